@@ -1,0 +1,2 @@
+//! The `coopmat` command line.
+fn main() {}
