@@ -1,2 +1,42 @@
-//! The `coopmat` command line.
-fn main() {}
+//! The `coopmat` command line: one module a subcommand.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod cmd_as;
+mod cmd_dis;
+mod cmd_info;
+
+/// coopmat: SPIR-V cooperative-matrix toolkit.
+#[derive(Parser)]
+#[command(name = "coopmat", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Disassemble a SPIR-V binary (text compatible with spirv-dis).
+    Dis(cmd_dis::Args),
+    /// Assemble SPIR-V text into a binary (accepts what spirv-dis prints).
+    As(cmd_as::Args),
+    /// Summarize modules: version, capabilities, entry points, cooperative types and instructions.
+    Info(cmd_info::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Dis(a) => cmd_dis::run(a),
+        Command::As(a) => cmd_as::run(a),
+        Command::Info(a) => cmd_info::run(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
