@@ -3,3 +3,7 @@
 
 pub mod binary;
 pub mod grammar;
+pub mod module;
+
+pub use binary::{Instruction, ParseError};
+pub use module::{Module, ModuleError};
