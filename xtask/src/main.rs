@@ -3,6 +3,7 @@
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 
+mod corpus;
 mod grammar;
 
 fn repo_root() -> PathBuf {
@@ -26,7 +27,12 @@ fn main() -> Result<()> {
             }
             Ok(())
         }
-        _ => bail!("usage: cargo xtask grammar [--check]"),
+        Some("corpus") => {
+            let (dir, n) = corpus::run(&repo)?;
+            println!("{n} SPIR-V modules in {}", dir.display());
+            Ok(())
+        }
+        _ => bail!("usage: cargo xtask grammar [--check] | cargo xtask corpus"),
     }
 }
 

@@ -1,0 +1,115 @@
+//! Test helpers shared across coopmat crates: where the real-shader corpus and the peer tools
+//! (SPIRV-Tools, glslang, ...) are.
+//!
+//! Tests that need either should skip with a printed notice when [`corpus_dir`] or
+//! [`peer_tool`] returns `None`, so the suite still runs on a bare checkout.
+
+use std::path::{Path, PathBuf};
+
+/// The corpus directory, relative to the repository root (filled by `cargo xtask corpus`).
+pub const CORPUS_SUBDIR: &str = "corpus-cache/cyllama-vulkan-0.7.0/spv";
+
+/// Default location of the peer tools.
+pub const DEFAULT_PEERS_BIN: &str = "/opt/coopmat-peers/bin";
+
+/// The repository root (this crate lives at `crates/testkit`).
+pub fn repo_root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent()
+        .and_then(Path::parent)
+        .unwrap_or(here)
+        .to_path_buf()
+}
+
+/// The directory of corpus `.spv` modules: `COOPMAT_CORPUS_DIR` if set, else
+/// `<repo>/corpus-cache/cyllama-vulkan-0.7.0/spv` if it exists.
+pub fn corpus_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("COOPMAT_CORPUS_DIR") {
+        let dir = PathBuf::from(dir);
+        return dir.is_dir().then_some(dir);
+    }
+    let dir = repo_root().join(CORPUS_SUBDIR);
+    dir.is_dir().then_some(dir)
+}
+
+/// Paths of every `.spv` file in the corpus, sorted by name (empty when there is no corpus).
+pub fn corpus_paths() -> Vec<PathBuf> {
+    let Some(dir) = corpus_dir() else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "spv"))
+                .collect()
+        })
+        .unwrap_or_default();
+    paths.sort();
+    paths
+}
+
+/// Every corpus module as (name without `.spv`, bytes), sorted by name; empty when there is
+/// no corpus. Unreadable files are skipped with a notice on stderr.
+pub fn corpus_modules() -> Vec<(String, Vec<u8>)> {
+    corpus_paths()
+        .into_iter()
+        .filter_map(|p| {
+            let name = p.file_stem()?.to_string_lossy().into_owned();
+            match std::fs::read(&p) {
+                Ok(bytes) => Some((name, bytes)),
+                Err(e) => {
+                    eprintln!("skipping {}: {e}", p.display());
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
+/// Prints the usual "no corpus" notice; returns the modules (possibly none) for chaining:
+/// `let mods = coopmat_testkit::corpus_or_notice("my_test"); if mods.is_empty() { return; }`.
+pub fn corpus_or_notice(test: &str) -> Vec<(String, Vec<u8>)> {
+    let mods = corpus_modules();
+    if mods.is_empty() {
+        eprintln!(
+            "{test}: skipping, no corpus (run `cargo xtask corpus` or set COOPMAT_CORPUS_DIR)"
+        );
+    }
+    mods
+}
+
+/// Finds a peer tool (e.g. `spirv-dis`): in `COOPMAT_PEERS_BIN` if set, else in
+/// `/opt/coopmat-peers/bin`, else on `PATH`.
+pub fn peer_tool(name: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("COOPMAT_PEERS_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| DEFAULT_PEERS_BIN.into());
+    let candidate = dir.join(name);
+    if candidate.is_file() {
+        return Some(candidate);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn corpus_modules_are_spirv() {
+        let mods = corpus_or_notice("corpus_modules_are_spirv");
+        for (name, bytes) in &mods {
+            assert!(bytes.starts_with(&0x0723_0203u32.to_le_bytes()), "{name}");
+        }
+    }
+
+    #[test]
+    fn repo_root_has_the_workspace_manifest() {
+        assert!(repo_root().join("Cargo.toml").is_file());
+    }
+}
