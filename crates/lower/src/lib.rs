@@ -1,0 +1,93 @@
+//! Rewrites that let a shader run on a driver that lacks an extension.
+//!
+//! Each rewrite edits a [`Module`]'s instruction list and re-indexes it; the result is a valid
+//! module whenever the input was.
+
+use coopmat_spirv::binary::{Instruction, decode_string};
+use coopmat_spirv::grammar::{OperandKind, capability, op, tensor_addressing_operands};
+use coopmat_spirv::{Module, ModuleError};
+
+/// What a rewrite changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RewriteReport {
+    /// Instructions removed.
+    pub removed: usize,
+    /// Instructions rewritten in place.
+    pub rewritten: usize,
+}
+
+/// Removes SPV_NV_cooperative_matrix_decode_vector from a module: the `DecodeVectorFunc` bit (0x4)
+/// and its id operand from every OpCooperativeMatrixLoadTensorNV, the capability and the extension.
+///
+/// This is always legal: the spec makes DecodeVectorFunc an optional optimization ("the
+/// implementation may invoke either DecodeFunc or DecodeVectorFunc", SPV_NV_cooperative_matrix_decode_vector,
+/// modifications to OpCooperativeMatrixLoadTensorNV), and DecodeFunc must be present beside it. The vector
+/// decode functions stay in the module, unused.
+pub fn strip_decode_vector(module: &mut Module) -> Result<RewriteReport, ModuleError> {
+    let mut report = RewriteReport::default();
+    let before = module.instructions.len();
+    module.instructions.retain(|inst| {
+        !(inst.opcode == op::Capability && inst.word(0) == Some(capability::CooperativeMatrixDecodeVectorNV)
+            || inst.opcode == op::Extension
+                && decode_string(&inst.words[1..]).0 == "SPV_NV_cooperative_matrix_decode_vector")
+    });
+    report.removed = before - module.instructions.len();
+    for inst in &mut module.instructions {
+        if inst.opcode == op::CooperativeMatrixLoadTensorNV && drop_mask_bit(inst, tensor_addressing_operands::DecodeVectorFunc)
+        {
+            report.rewritten += 1;
+        }
+    }
+    // Re-parse so operand tables match the edited words.
+    let words = module.to_words();
+    *module = Module::from_words(&words)?;
+    Ok(report)
+}
+
+/// Clears `bit` in the instruction's TensorAddressingOperands mask and removes that bit's single
+/// id parameter. Parameters follow the mask in ascending bit order (SPIR-V 2.2.2, "Instructions":
+/// operands of enabled mask bits appear in bit order).
+fn drop_mask_bit(inst: &mut Instruction, bit: u32) -> bool {
+    let Some(mask_index) = inst.operands.iter().position(|o| o.kind == Some(OperandKind::TensorAddressingOperands))
+    else {
+        return false;
+    };
+    let mask_word = inst.operands[mask_index].offset as usize;
+    let mask = inst.words[mask_word];
+    if mask & bit == 0 {
+        return false;
+    }
+    // Every TensorAddressingOperands bit carries exactly one id.
+    let param = mask_word + 1 + (mask & (bit - 1)).count_ones() as usize;
+    inst.words.remove(param);
+    inst.words[mask_word] = mask & !bit;
+    let count = inst.words.len() as u32;
+    inst.words[0] = (count << 16) | (inst.words[0] & 0xffff);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drops_the_bit_and_its_parameter() {
+        // OpCooperativeMatrixLoadTensorNV %t %r %p %o %l None TensorView|DecodeFunc|DecodeVectorFunc %v %d %dv
+        let words = vec![(11 << 16) | op::CooperativeMatrixLoadTensorNV as u32, 1, 2, 3, 4, 5, 0, 7, 10, 11, 12];
+        let mut inst = Instruction {
+            opcode: op::CooperativeMatrixLoadTensorNV,
+            words,
+            operands: vec![coopmat_spirv::binary::ParsedOperand {
+                offset: 7,
+                num_words: 1,
+                kind: Some(OperandKind::TensorAddressingOperands),
+                number: coopmat_spirv::binary::NumberKind::None,
+            }],
+            result_type: Some(1),
+            result_id: Some(2),
+            offset: 0,
+        };
+        assert!(drop_mask_bit(&mut inst, tensor_addressing_operands::DecodeVectorFunc));
+        assert_eq!(inst.words, vec![(10 << 16) | op::CooperativeMatrixLoadTensorNV as u32, 1, 2, 3, 4, 5, 0, 3, 10, 11]);
+    }
+}
