@@ -1,0 +1,180 @@
+//! Robustness of the binary reader against the real-shader corpus and damaged input:
+//! every corpus module must round-trip word for word, and truncated or mutated modules must
+//! give `Ok` or a `ParseError` whose offset lies within the input, never a panic.
+
+use coopmat_spirv::binary::{self, ParseError, ParsedBinary};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// SplitMix64: a small seeded generator so failures reproduce without a `rand` dependency.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn words_of(bytes: &[u8]) -> Vec<u32> {
+    binary::words_from_bytes(bytes)
+        .expect("corpus module has a valid magic")
+        .0
+}
+
+/// Parses `words`, turning a panic into a test failure that names the case, and checks the
+/// error offset. An offset equal to the length means "at the end of the input".
+fn parse_checked(words: &[u32], case: &str) -> Result<ParsedBinary, ParseError> {
+    let result = catch_unwind(AssertUnwindSafe(|| binary::parse_words(words)))
+        .unwrap_or_else(|_| panic!("parse_words panicked on {case}"));
+    if let Err(e) = &result {
+        assert!(
+            e.offset <= words.len(),
+            "{case}: error offset {} beyond {} words ({e})",
+            e.offset,
+            words.len()
+        );
+    }
+    result
+}
+
+/// Picks a handful of small, varied modules (cooperative-matrix ones included) for the
+/// truncation and mutation tests, which are quadratic in module size.
+fn sample(mods: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u32>)> {
+    let wanted = [
+        "_cm2",
+        "_cm1",
+        "cm2",
+        "coopmat",
+        "add_f32",
+        "soft_max",
+        "rms_norm",
+        "rope_norm",
+    ];
+    let mut picked: Vec<(String, Vec<u32>)> = Vec::new();
+    for key in wanted {
+        let best = mods
+            .iter()
+            .filter(|(n, _)| n.contains(key) && !picked.iter().any(|(p, _)| p == n))
+            .min_by_key(|(_, b)| b.len());
+        if let Some((n, b)) = best {
+            picked.push((n.clone(), words_of(b)));
+        }
+    }
+    picked
+}
+
+#[test]
+fn corpus_round_trips_word_for_word() {
+    let mods = coopmat_testkit::corpus_or_notice("corpus_round_trips_word_for_word");
+    if mods.is_empty() {
+        return;
+    }
+    let mut ok = 0;
+    let mut failures = Vec::new();
+    for (name, bytes) in &mods {
+        let words = words_of(bytes);
+        match binary::parse_bytes(bytes) {
+            Ok(p) if binary::write_words(&p.header, &p.instructions) == words => ok += 1,
+            Ok(_) => failures.push(format!("{name}: written words differ")),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    eprintln!(
+        "round trip: {ok}/{} corpus modules word-identical",
+        mods.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures, first: {:?}",
+        failures.len(),
+        &failures[..failures.len().min(5)]
+    );
+}
+
+#[test]
+fn corpus_parses_without_diagnostics() {
+    // Everything in the corpus is known to the grammar: a diagnostic means a table gap.
+    let mods = coopmat_testkit::corpus_or_notice("corpus_parses_without_diagnostics");
+    for (name, bytes) in &mods {
+        let p = binary::parse_bytes(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            p.diagnostics.is_empty(),
+            "{name}: {:?}",
+            p.diagnostics.first()
+        );
+    }
+}
+
+#[test]
+fn truncation_at_every_word_boundary() {
+    let mods = coopmat_testkit::corpus_or_notice("truncation_at_every_word_boundary");
+    let mut cases = 0;
+    for (name, words) in sample(&mods) {
+        // Instruction boundaries: a cut there leaves a valid (shorter) module.
+        let full = parse_checked(&words, &name).expect("sample module parses");
+        let boundaries: Vec<usize> = full.instructions.iter().map(|i| i.offset).collect();
+        for len in 0..words.len() {
+            let case = format!("{name} truncated to {len} words");
+            let result = parse_checked(&words[..len], &case);
+            let at_boundary = len == binary::HEADER_WORDS || boundaries.contains(&len);
+            assert_eq!(result.is_ok(), at_boundary, "{case}: {:?}", result.err());
+            cases += 1;
+        }
+        // Byte-level truncation goes through the size check of `parse_bytes`.
+        let bytes = binary::bytes_from_words(&words, binary::Endian::Little);
+        for len in [1, 3, 5, 21, bytes.len() - 1] {
+            let e = binary::parse_bytes(&bytes[..len]).expect_err("odd length is an error");
+            assert!(
+                e.offset <= len / 4,
+                "{name} cut to {len} bytes: offset {}",
+                e.offset
+            );
+        }
+    }
+    eprintln!("truncation: {cases} cases");
+    if !mods.is_empty() {
+        assert!(cases > 1000, "too few truncation cases ({cases})");
+    }
+}
+
+#[test]
+fn random_word_flips_never_panic() {
+    let mods = coopmat_testkit::corpus_or_notice("random_word_flips_never_panic");
+    let mut rng = SplitMix(0x5eed_c00f_3a7b_0001);
+    let (mut ok, mut errs, mut cases) = (0usize, 0usize, 0usize);
+    for (name, words) in sample(&mods) {
+        for round in 0..500 {
+            let mut w = words.clone();
+            // One to three words replaced; half of them by values likely to hit limits.
+            for _ in 0..1 + rng.below(3) {
+                let at = rng.below(w.len());
+                let r = rng.next() as u32;
+                w[at] = match rng.below(6) {
+                    0 => r,
+                    1 => w[at] ^ (1 << (r % 32)),
+                    2 => w[at] & 0xffff | (r % 8) << 16, // small word counts
+                    3 => [0, 1, u32::MAX, 0xffff, 0x8000_0000][r as usize % 5],
+                    4 => w[at].wrapping_add(r % 5).wrapping_sub(2),
+                    _ => w[at] & 0xffff_0000 | (r % 6000), // another opcode, same length
+                };
+            }
+            let case = format!("{name} mutation round {round}");
+            match parse_checked(&w, &case) {
+                Ok(p) => {
+                    // Whatever parses must still write back exactly.
+                    assert_eq!(binary::write_words(&p.header, &p.instructions), w, "{case}");
+                    ok += 1;
+                }
+                Err(_) => errs += 1,
+            }
+            cases += 1;
+        }
+    }
+    eprintln!("mutation: {cases} cases, {ok} parsed, {errs} errors");
+}
