@@ -1,0 +1,29 @@
+//! Runs the compute subset of AmberScript (Google Amber's shader test format, as used by the Vulkan CTS) on
+//! coopmat's CPU execution engine.
+//!
+//! [`parse::parse`] turns a script into statements; [`runner::run_text`] executes them against any
+//! [`runner::Engine`]; [`run_file`] does both for a file. Scripts that need what the engine or this machine does not
+//! have (images, graphics, OpenCL C, unsupported `DEVICE_FEATURE`s) come back as [`Outcome::Skip`] with the reason.
+
+pub mod features;
+pub mod parse;
+pub mod runner;
+pub mod shader;
+pub mod types;
+
+pub use runner::{Engine, Outcome, Report, SpecMap};
+
+use std::path::Path;
+
+/// Reads and runs the script at `path` with `engine`.
+pub fn run_file<E: Engine>(engine: &E, path: &Path) -> Report {
+    match std::fs::read_to_string(path) {
+        Ok(text) => runner::run_text(engine, &text, path.parent().unwrap_or(Path::new("."))),
+        Err(e) => Report {
+            outcome: Outcome::Fail(format!("cannot read {}: {e}", path.display())),
+            runs: 0,
+            expects: 0,
+            dispatch_time: std::time::Duration::ZERO,
+        },
+    }
+}

@@ -1,0 +1,832 @@
+//! Executes a parsed script against an [`Engine`]: buffers, pipelines, `RUN`, `EXPECT`, `COPY`, `REPEAT`.
+
+use crate::features;
+use crate::parse::{
+    self, BindKind, BufferDef, BufferInit, Cmp, ExpectKind, PipelineDef, Script, ShaderDef, Stmt,
+    StmtKind, Tolerance,
+};
+use crate::shader::{self, ShaderError};
+use crate::types::{DataType, ElementLayout, Layout, Scalar, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Raw spec-constant bits by SpecId (zero-extended), as `coopmat-exec` takes them.
+pub type SpecMap = HashMap<u32, u64>;
+
+/// What the runner needs from an execution engine.
+pub trait Engine {
+    /// A compiled pipeline.
+    type Pipeline;
+    /// Compiles `words` for `entry_point` with `spec`; `subgroup_size` is a `REQUIRED_SIZE`, if any.
+    fn compile(
+        &self,
+        words: &[u32],
+        entry_point: &str,
+        spec: &SpecMap,
+        subgroup_size: Option<u32>,
+    ) -> Result<Self::Pipeline, String>;
+    /// The pipeline's workgroup size.
+    fn local_size(&self, pipeline: &Self::Pipeline) -> [u32; 3];
+    /// The subgroup size the pipeline runs with.
+    fn subgroup_size(&self, pipeline: &Self::Pipeline) -> u32;
+    /// Runs `groups` workgroups over `buffers` (by (set, binding)) and `push_constants`.
+    fn dispatch(
+        &self,
+        pipeline: &Self::Pipeline,
+        buffers: &mut BTreeMap<(u32, u32), Vec<u8>>,
+        push_constants: &mut Vec<u8>,
+        groups: [u32; 3],
+    ) -> Result<(), String>;
+}
+
+/// Result of one script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every `EXPECT` held.
+    Pass,
+    /// Something failed: the reason (line, expected vs got, or the engine's error).
+    Fail(String),
+    /// The script needs something not available: the reason.
+    Skip(String),
+}
+
+/// A script's outcome with counters.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Pass / fail / skip.
+    pub outcome: Outcome,
+    /// `RUN`s executed (counting repeats).
+    pub runs: u64,
+    /// `EXPECT`s checked.
+    pub expects: u64,
+    /// Time spent in the engine's dispatches.
+    pub dispatch_time: Duration,
+}
+
+struct Buffer {
+    ty: DataType,
+    layout: Layout,
+    bytes: Vec<u8>,
+}
+
+impl Buffer {
+    fn element_layout(&self) -> ElementLayout {
+        self.ty.element_layout(self.layout)
+    }
+}
+
+/// Top-level placeholders such as `{device_features}` mark a template that a generator fills in.
+fn template_placeholders(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for tok in text.split_whitespace() {
+        if let Some(inner) = tok.strip_prefix('{').and_then(|t| t.strip_suffix('}'))
+            && !inner.is_empty()
+            && inner
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_')
+            && !out.iter().any(|o| o == tok)
+        {
+            out.push(tok.to_string());
+        }
+    }
+    out
+}
+
+/// Parses and runs the script text `text` whose file lives in `dir`.
+pub fn run_text<E: Engine>(engine: &E, text: &str, dir: &Path) -> Report {
+    let mut report = Report {
+        outcome: Outcome::Pass,
+        runs: 0,
+        expects: 0,
+        dispatch_time: Duration::ZERO,
+    };
+    let script = match parse::parse(text) {
+        Ok(s) => s,
+        Err(e) => {
+            let ph = template_placeholders(text);
+            report.outcome = if ph.is_empty() {
+                Outcome::Fail(format!("parse error: {e}"))
+            } else {
+                Outcome::Skip(format!(
+                    "template with unfilled placeholders {}",
+                    ph.join(" ")
+                ))
+            };
+            return report;
+        }
+    };
+    let reasons = skip_reasons(&script, dir);
+    if !reasons.is_empty() {
+        report.outcome = Outcome::Skip(reasons.join("; "));
+        return report;
+    }
+    let mut st = State {
+        engine,
+        dir,
+        buffers: HashMap::new(),
+        shaders: HashMap::new(),
+        pipelines: HashMap::new(),
+    };
+    if let Err(o) = st.exec_block(&script.statements, &mut report) {
+        report.outcome = o;
+    }
+    report
+}
+
+/// Everything in the script that makes it unrunnable here, named.
+pub fn skip_reasons(script: &Script, dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut push = |r: String| {
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    };
+    fn walk(stmts: &[Stmt], dir: &Path, push: &mut dyn FnMut(String)) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::DeviceFeature(f) if !features::feature_supported(f) => {
+                    push(format!("needs DEVICE_FEATURE {f}"));
+                }
+                StmtKind::DeviceExtension(e) if !features::extension_supported(e) => {
+                    push(format!("needs DEVICE_EXTENSION {e}"));
+                }
+                StmtKind::Unsupported(r) => push(format!("uses {r}")),
+                StmtKind::Shader(ShaderDef {
+                    format: parse::ShaderFormat::Other(f),
+                    ..
+                }) => {
+                    push(format!("uses {f} shaders (no compiler for them here)"));
+                }
+                StmtKind::Shader(ShaderDef { stage, .. }) if stage != "compute" => {
+                    push(format!("uses {stage} shaders (graphics)"));
+                }
+                StmtKind::Buffer(BufferDef {
+                    init: BufferInit::File { path, .. },
+                    ..
+                }) if !dir.join(path).is_file() => {
+                    push(format!("needs data file {path}, absent next to the script"));
+                }
+                StmtKind::Pipeline(p) => {
+                    for b in &p.binds {
+                        if b.buffers.len() > 1 {
+                            push(
+                                "uses BIND BUFFER_ARRAY (descriptor arrays: the engine's Resources hold one buffer \
+                                 per (set, binding))"
+                                    .into(),
+                            );
+                        }
+                    }
+                }
+                StmtKind::Expect(parse::Expect {
+                    kind: ExpectKind::Rgba { text },
+                    ..
+                }) => {
+                    push(format!("uses image probe `{text}`"));
+                }
+                StmtKind::Repeat { body, .. } => walk(body, dir, push),
+                _ => {}
+            }
+        }
+    }
+    walk(&script.statements, dir, &mut push);
+    out
+}
+
+struct State<'a, E: Engine> {
+    engine: &'a E,
+    dir: &'a Path,
+    buffers: HashMap<String, Buffer>,
+    shaders: HashMap<String, ShaderDef>,
+    pipelines: HashMap<String, (PipelineDef, Option<E::Pipeline>)>,
+}
+
+fn fail(line: usize, msg: impl std::fmt::Display) -> Outcome {
+    Outcome::Fail(format!("line {line}: {msg}"))
+}
+
+impl<E: Engine> State<'_, E> {
+    fn exec_block(&mut self, stmts: &[Stmt], report: &mut Report) -> Result<(), Outcome> {
+        for s in stmts {
+            self.exec(s, report)?;
+        }
+        Ok(())
+    }
+
+    fn exec(&mut self, s: &Stmt, report: &mut Report) -> Result<(), Outcome> {
+        let line = s.line;
+        match &s.kind {
+            StmtKind::DeviceFeature(_)
+            | StmtKind::DeviceExtension(_)
+            | StmtKind::InstanceExtension(_)
+            | StmtKind::SetEngineData
+            | StmtKind::Clear(_) => {}
+            StmtKind::Unsupported(r) => return Err(Outcome::Skip(format!("uses {r}"))),
+            StmtKind::Shader(sh) => {
+                if self.shaders.insert(sh.name.clone(), sh.clone()).is_some() {
+                    return Err(fail(line, format!("shader {} defined twice", sh.name)));
+                }
+            }
+            StmtKind::Buffer(b) => {
+                let bytes = self.init_buffer(b).map_err(|m| fail(line, m))?;
+                if self
+                    .buffers
+                    .insert(
+                        b.name.clone(),
+                        Buffer {
+                            ty: b.ty,
+                            layout: b.layout,
+                            bytes,
+                        },
+                    )
+                    .is_some()
+                {
+                    return Err(fail(line, format!("buffer {} defined twice", b.name)));
+                }
+            }
+            StmtKind::Pipeline(p) => {
+                if p.attach.len() != 1 {
+                    return Err(fail(
+                        line,
+                        format!("compute pipeline {} needs exactly one ATTACH", p.name),
+                    ));
+                }
+                for b in &p.binds {
+                    for name in &b.buffers {
+                        if !self.buffers.contains_key(name) {
+                            return Err(fail(b.line, format!("unknown buffer {name}")));
+                        }
+                    }
+                }
+                if !self.shaders.contains_key(&p.attach[0].shader) {
+                    return Err(fail(line, format!("unknown shader {}", p.attach[0].shader)));
+                }
+                if self
+                    .pipelines
+                    .insert(p.name.clone(), (p.clone(), None))
+                    .is_some()
+                {
+                    return Err(fail(line, format!("pipeline {} defined twice", p.name)));
+                }
+            }
+            StmtKind::Run { pipeline, groups } => {
+                self.run(line, pipeline, *groups, report)?;
+                report.runs += 1;
+            }
+            StmtKind::Expect(e) => {
+                self.expect(line, e)?;
+                report.expects += 1;
+            }
+            StmtKind::Copy { from, to } => {
+                let src = self
+                    .buffers
+                    .get(from)
+                    .ok_or_else(|| fail(line, format!("unknown buffer {from}")))?;
+                let (ty, layout, bytes) = (src.ty, src.layout, src.bytes.clone());
+                let dst = self
+                    .buffers
+                    .get_mut(to)
+                    .ok_or_else(|| fail(line, format!("unknown buffer {to}")))?;
+                *dst = Buffer { ty, layout, bytes };
+            }
+            StmtKind::Repeat { count, body } => {
+                for _ in 0..*count {
+                    self.exec_block(body, report)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn init_buffer(&self, b: &BufferDef) -> Result<Vec<u8>, String> {
+        let el = b.ty.element_layout(b.layout);
+        let per = b.ty.components();
+        Ok(match &b.init {
+            BufferInit::Data(v) => {
+                if v.len() % per != 0 {
+                    return Err(format!(
+                        "buffer {}: {} values is not a whole number of {}",
+                        b.name,
+                        v.len(),
+                        b.ty
+                    ));
+                }
+                el.pack(v, 0)
+            }
+            BufferInit::Zero { elements } => vec![0; elements * el.stride],
+            BufferInit::Fill { elements, value } => {
+                el.pack(&vec![*value; elements * per], *elements)
+            }
+            BufferInit::Series {
+                elements,
+                from,
+                inc,
+            } => {
+                let vals: Vec<Value> = (0..elements * per)
+                    .map(|k| match (from, inc) {
+                        (Value::Int(f), Value::Int(i)) => Value::Int(f + i * k as i128),
+                        _ => Value::Float(from.as_f64() + inc.as_f64() * k as f64),
+                    })
+                    .collect();
+                el.pack(&vals, *elements)
+            }
+            BufferInit::File {
+                elements,
+                kind,
+                path,
+            } => {
+                let p = self.dir.join(path);
+                match kind.as_deref() {
+                    Some("BINARY") => {
+                        let mut bytes =
+                            std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                        bytes.resize(elements * el.stride, 0);
+                        bytes
+                    }
+                    Some("PNG") => return Err("PNG buffer files are not supported".into()),
+                    _ => {
+                        let text = std::fs::read_to_string(&p)
+                            .map_err(|e| format!("{}: {e}", p.display()))?;
+                        let vals = text
+                            .split(|c: char| c.is_whitespace() || c == ',')
+                            .filter(|t| !t.is_empty())
+                            .map(|t| {
+                                Value::parse(t)
+                                    .ok_or_else(|| format!("{}: bad value {t}", p.display()))
+                            })
+                            .collect::<Result<Vec<_>, _>>()?;
+                        el.pack(&vals, *elements)
+                    }
+                }
+            }
+        })
+    }
+
+    fn run(
+        &mut self,
+        line: usize,
+        name: &str,
+        groups: [u32; 3],
+        report: &mut Report,
+    ) -> Result<(), Outcome> {
+        let (def, compiled) = self
+            .pipelines
+            .get(name)
+            .ok_or_else(|| fail(line, format!("unknown pipeline {name}")))?;
+        let def = def.clone();
+        if compiled.is_none() {
+            let p = self.compile(&def)?;
+            self.pipelines.get_mut(name).expect("pipeline present").1 = Some(p);
+        }
+        let pipeline = self.pipelines[name].1.as_ref().expect("compiled");
+
+        // Gather the bound ranges. A buffer bound at one binding with no offset moves into the engine's map;
+        // otherwise its range is copied and only bytes the dispatch changed are written back, so that several
+        // views of one buffer behave like aliases as long as their writes do not conflict.
+        let mut uses: HashMap<&str, usize> = HashMap::new();
+        for b in &def.binds {
+            *uses.entry(b.buffers[0].as_str()).or_default() += 1;
+        }
+        let mut map: BTreeMap<(u32, u32), Vec<u8>> = BTreeMap::new();
+        let mut push = Vec::new();
+        // (set, binding) -> (buffer, start, original bytes if copied)
+        let mut back: Vec<((u32, u32), String, usize, Option<Vec<u8>>)> = Vec::new();
+        for b in &def.binds {
+            let bname = &b.buffers[0];
+            let buf = self.buffers.get_mut(bname).expect("checked at PIPELINE");
+            if b.kind == BindKind::PushConstant {
+                push = buf.bytes.clone();
+                continue;
+            }
+            let dynamic = matches!(b.kind, BindKind::StorageDynamic | BindKind::UniformDynamic);
+            if !dynamic && !b.offsets.is_empty() {
+                return Err(fail(b.line, "OFFSET needs a *_dynamic binding"));
+            }
+            let start = (b.offsets.first().copied().unwrap_or(0)
+                + b.descriptor_offsets.first().copied().unwrap_or(0))
+                as usize;
+            let end = match b.descriptor_ranges.first() {
+                Some(&r) => start + r as usize,
+                None => buf.bytes.len(),
+            };
+            if start > buf.bytes.len() || end > buf.bytes.len() {
+                return Err(fail(
+                    b.line,
+                    format!(
+                        "bound range {start}..{end} of buffer {bname} exceeds its {} bytes",
+                        buf.bytes.len()
+                    ),
+                ));
+            }
+            let key = (b.set, b.binding);
+            if map.contains_key(&key) {
+                return Err(fail(
+                    b.line,
+                    format!("descriptor set {} binding {} bound twice", b.set, b.binding),
+                ));
+            }
+            if start == 0 && end == buf.bytes.len() && uses[bname.as_str()] == 1 {
+                map.insert(key, std::mem::take(&mut buf.bytes));
+                back.push((key, bname.clone(), 0, None));
+            } else {
+                let slice = buf.bytes[start..end].to_vec();
+                map.insert(key, slice.clone());
+                back.push((key, bname.clone(), start, Some(slice)));
+            }
+        }
+        let t0 = Instant::now();
+        let result = self.engine.dispatch(pipeline, &mut map, &mut push, groups);
+        report.dispatch_time += t0.elapsed();
+        for (key, bname, start, orig) in back {
+            let data = map.remove(&key).unwrap_or_default();
+            let buf = self.buffers.get_mut(&bname).expect("bound buffer");
+            match orig {
+                None => buf.bytes = data,
+                Some(orig) => {
+                    for (i, (&new, &old)) in data.iter().zip(&orig).enumerate() {
+                        if new != old {
+                            buf.bytes[start + i] = new;
+                        }
+                    }
+                }
+            }
+        }
+        result.map_err(|e| fail(line, format!("RUN {name}: engine error: {e}")))
+    }
+
+    fn compile(&self, def: &PipelineDef) -> Result<E::Pipeline, Outcome> {
+        let at = &def.attach[0];
+        let sh = &self.shaders[&at.shader];
+        let words = shader::compile(sh, self.dir).map_err(|e| match e {
+            ShaderError::Unavailable(r) => Outcome::Skip(r),
+            ShaderError::Failed(r) => Outcome::Fail(r),
+        })?;
+        let spec: SpecMap = at
+            .specialize
+            .iter()
+            .map(|&(id, sc, v)| (id, spec_bits(sc, v)))
+            .collect();
+        if let Some(w) = &def.subgroup.required_size_word {
+            return Err(Outcome::Skip(format!("SUBGROUP REQUIRED_SIZE {w}")));
+        }
+        let p = self
+            .engine
+            .compile(&words, &at.entry_point, &spec, def.subgroup.required_size)
+            .map_err(|e| {
+                Outcome::Fail(format!(
+                    "pipeline {}: engine rejected shader {}: {e}",
+                    def.name, at.shader
+                ))
+            })?;
+        if def.subgroup.fully_populated {
+            let (ls, sg) = (self.engine.local_size(&p), self.engine.subgroup_size(&p));
+            if ls[0] % sg != 0 {
+                return Err(Outcome::Fail(format!(
+                    "pipeline {}: FULLY_POPULATED needs local_size_x {} to be a multiple of the subgroup size {sg}",
+                    def.name, ls[0]
+                )));
+            }
+        }
+        Ok(p)
+    }
+
+    fn expect(&self, line: usize, e: &parse::Expect) -> Result<(), Outcome> {
+        let buf = self
+            .buffers
+            .get(&e.buffer)
+            .ok_or_else(|| fail(line, format!("unknown buffer {}", e.buffer)))?;
+        let el = buf.element_layout();
+        let sc = el.scalar;
+        match &e.kind {
+            ExpectKind::Values {
+                offset,
+                cmp,
+                tolerance,
+                values,
+            } => {
+                let offs: Vec<usize> = el
+                    .value_offsets(*offset, buf.bytes.len())
+                    .take(values.len())
+                    .collect();
+                if offs.len() < values.len() {
+                    return Err(fail(
+                        line,
+                        format!(
+                            "EXPECT {} IDX {offset}: {} values of {} read past the buffer's {} bytes",
+                            e.buffer,
+                            values.len(),
+                            buf.ty,
+                            buf.bytes.len()
+                        ),
+                    ));
+                }
+                let mut bad = Vec::new();
+                for (i, (&off, &want)) in offs.iter().zip(values).enumerate() {
+                    let got = sc.decode(&buf.bytes[off..]);
+                    let tol = (!tolerance.is_empty()).then(|| tolerance[i % tolerance.len()]);
+                    if !compare(sc, got, want, *cmp, tol) {
+                        bad.push(format!("byte {off}: expected {cmp} {want}, got {got}"));
+                    }
+                }
+                if !bad.is_empty() {
+                    let n = bad.len();
+                    bad.truncate(4);
+                    let tol = if tolerance.is_empty() {
+                        String::new()
+                    } else {
+                        let t: Vec<String> = tolerance
+                            .iter()
+                            .map(|t| format!("{}{}", t.value, if t.percent { "%" } else { "" }))
+                            .collect();
+                        format!(" (tolerance {})", t.join(" "))
+                    };
+                    return Err(fail(
+                        line,
+                        format!(
+                            "EXPECT {} ({}){tol}: {n} of {} values wrong: {}",
+                            e.buffer,
+                            buf.ty,
+                            values.len(),
+                            bad.join("; ")
+                        ),
+                    ));
+                }
+            }
+            ExpectKind::EqBuffer(other) | ExpectKind::RmseBuffer { other, .. } => {
+                let ob = self
+                    .buffers
+                    .get(other)
+                    .ok_or_else(|| fail(line, format!("unknown buffer {other}")))?;
+                let oel = ob.element_layout();
+                if oel != el {
+                    return Err(fail(
+                        line,
+                        format!(
+                            "EXPECT {} vs {other}: formats differ ({} and {})",
+                            e.buffer, buf.ty, ob.ty
+                        ),
+                    ));
+                }
+                if ob.bytes.len() != buf.bytes.len() {
+                    return Err(fail(
+                        line,
+                        format!(
+                            "EXPECT {} vs {other}: sizes differ ({} and {} bytes)",
+                            e.buffer,
+                            buf.bytes.len(),
+                            ob.bytes.len()
+                        ),
+                    ));
+                }
+                let size = sc.size();
+                let offs = el.value_offsets(0, buf.bytes.len());
+                if let ExpectKind::RmseBuffer { tolerance, .. } = e.kind {
+                    let (mut sum, mut n) = (0.0f64, 0usize);
+                    for off in offs {
+                        let d = sc.decode(&buf.bytes[off..]).as_f64()
+                            - sc.decode(&ob.bytes[off..]).as_f64();
+                        sum += d * d;
+                        n += 1;
+                    }
+                    let rmse = if n == 0 { 0.0 } else { (sum / n as f64).sqrt() };
+                    if rmse.is_nan() || rmse > tolerance {
+                        return Err(fail(
+                            line,
+                            format!(
+                                "EXPECT {} RMSE_BUFFER {other}: RMSE {rmse} > tolerance {tolerance}",
+                                e.buffer
+                            ),
+                        ));
+                    }
+                } else {
+                    let mut bad = Vec::new();
+                    let mut n = 0usize;
+                    for off in offs {
+                        if buf.bytes[off..off + size] != ob.bytes[off..off + size] {
+                            n += 1;
+                            if bad.len() < 4 {
+                                bad.push(format!(
+                                    "byte {off}: {} has {}, {other} has {}",
+                                    e.buffer,
+                                    sc.decode(&buf.bytes[off..]),
+                                    sc.decode(&ob.bytes[off..])
+                                ));
+                            }
+                        }
+                    }
+                    if n > 0 {
+                        return Err(fail(
+                            line,
+                            format!(
+                                "EXPECT {} EQ_BUFFER {other}: {n} values differ: {}",
+                                e.buffer,
+                                bad.join("; ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            ExpectKind::Rgba { text } => {
+                return Err(Outcome::Skip(format!("uses image probe `{text}`")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Spec-constant bits for `SPECIALIZE id AS type value` (zero-extended to 64 bits).
+fn spec_bits(sc: Scalar, v: Value) -> u64 {
+    let mut b = [0u8; 8];
+    sc.encode(v, &mut b[..sc.size()]);
+    u64::from_le_bytes(b)
+}
+
+/// One value check. Expected values are first rounded to the buffer's type (so `EQ 4.7` on a `float` buffer means
+/// the float nearest 4.7, as in Amber); with a tolerance the difference is measured in doubles, absolute or as a
+/// percentage of the expected value.
+pub fn compare(sc: Scalar, got: Value, want: Value, cmp: Cmp, tol: Option<Tolerance>) -> bool {
+    if let Some(t) = tol {
+        let (g, w) = (got.as_f64(), want.as_f64());
+        if g.is_nan() || w.is_nan() {
+            return g.is_nan() && w.is_nan();
+        }
+        if g == w {
+            return true; // also covers equal infinities
+        }
+        let limit = if t.percent {
+            t.value / 100.0 * w.abs()
+        } else {
+            t.value
+        };
+        return (g - w).abs() <= limit;
+    }
+    let want = sc.round(want);
+    if sc.is_float() {
+        let (g, w) = (got.as_f64(), want.as_f64());
+        match cmp {
+            Cmp::Eq => g == w || (g.is_nan() && w.is_nan()),
+            Cmp::Ne => !(g == w || (g.is_nan() && w.is_nan())),
+            Cmp::Lt => g < w,
+            Cmp::Le => g <= w,
+            Cmp::Gt => g > w,
+            Cmp::Ge => g >= w,
+        }
+    } else {
+        let (g, w) = (got.as_i128(), want.as_i128());
+        match cmp {
+            Cmp::Eq => g == w,
+            Cmp::Ne => g != w,
+            Cmp::Lt => g < w,
+            Cmp::Le => g <= w,
+            Cmp::Gt => g > w,
+            Cmp::Ge => g >= w,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An engine that runs nothing: enough to exercise buffers and EXPECT logic without `coopmat-exec`.
+    struct NullEngine;
+    impl Engine for NullEngine {
+        type Pipeline = ();
+        fn compile(&self, _: &[u32], _: &str, _: &SpecMap, _: Option<u32>) -> Result<(), String> {
+            Ok(())
+        }
+        fn local_size(&self, _: &()) -> [u32; 3] {
+            [1, 1, 1]
+        }
+        fn subgroup_size(&self, _: &()) -> u32 {
+            1
+        }
+        fn dispatch(
+            &self,
+            _: &(),
+            buffers: &mut BTreeMap<(u32, u32), Vec<u8>>,
+            _: &mut Vec<u8>,
+            _: [u32; 3],
+        ) -> Result<(), String> {
+            // Writes 7 into the first u32 of every bound buffer so tests see the data flow.
+            for b in buffers.values_mut() {
+                b[..4].copy_from_slice(&7u32.to_le_bytes());
+            }
+            Ok(())
+        }
+    }
+
+    fn run(src: &str) -> Outcome {
+        run_text(&NullEngine, src, Path::new(".")).outcome
+    }
+
+    #[test]
+    fn expects_on_initial_data() {
+        assert_eq!(
+            run("BUFFER b DATA_TYPE uint32 SIZE 4 SERIES_FROM 3 INC_BY 2\nEXPECT b IDX 4 EQ 5 7 9"),
+            Outcome::Pass
+        );
+        let Outcome::Fail(m) =
+            run("BUFFER b DATA_TYPE uint32 SIZE 4 FILL 1\nEXPECT b IDX 0 EQ 1 2")
+        else {
+            panic!()
+        };
+        assert!(
+            m.contains("line 2") && m.contains("expected EQ 2, got 1"),
+            "{m}"
+        );
+        assert!(matches!(
+            run("BUFFER b DATA_TYPE uint32 SIZE 1 FILL 1\nEXPECT b IDX 0 EQ 1 1"),
+            Outcome::Fail(_)
+        ));
+        // Float EQ compares in the buffer's precision; TOLERANCE absolute and percent.
+        assert_eq!(
+            run("BUFFER b DATA_TYPE float DATA 4.7 END\nEXPECT b IDX 0 EQ 4.7"),
+            Outcome::Pass
+        );
+        assert_eq!(
+            run("BUFFER b DATA_TYPE float16 DATA 2.4 END\nEXPECT b IDX 0 TOLERANCE 0.01 EQ 2.4"),
+            Outcome::Pass
+        );
+        assert_eq!(
+            run("BUFFER b DATA_TYPE float DATA 102 END\nEXPECT b IDX 0 TOLERANCE 2% EQ 100"),
+            Outcome::Pass
+        );
+        assert!(matches!(
+            run("BUFFER b DATA_TYPE float DATA 103 END\nEXPECT b IDX 0 TOLERANCE 2% EQ 100"),
+            Outcome::Fail(_)
+        ));
+        assert_eq!(
+            run("BUFFER b DATA_TYPE int8 DATA -3 END\nEXPECT b IDX 0 LT -2"),
+            Outcome::Pass
+        );
+        assert_eq!(
+            run("BUFFER b DATA_TYPE uint32 DATA -1 END\nEXPECT b IDX 0 EQ 4294967295"),
+            Outcome::Pass
+        );
+        assert_eq!(
+            run("BUFFER b DATA_TYPE float DATA nan END\nEXPECT b IDX 0 EQ nan"),
+            Outcome::Pass
+        );
+        // vec3 elements skip their padding.
+        assert_eq!(
+            run("BUFFER b DATA_TYPE vec3<float> DATA 1 2 3 4 5 6 END\nEXPECT b IDX 16 EQ 4 5 6"),
+            Outcome::Pass
+        );
+    }
+
+    #[test]
+    fn eq_buffer_copy_and_repeat() {
+        let src = "BUFFER a DATA_TYPE int32 DATA 1 2 3 END\nBUFFER b DATA_TYPE int32 SIZE 3 FILL 0\n\
+                   EXPECT a EQ_BUFFER a\nCOPY a TO b\nEXPECT b EQ_BUFFER a\nREPEAT 2\nEXPECT b IDX 8 EQ 3\nEND\n";
+        let r = run_text(&NullEngine, src, Path::new("."));
+        assert_eq!((r.outcome, r.expects), (Outcome::Pass, 4));
+        let Outcome::Fail(m) = run(
+            "BUFFER a DATA_TYPE int32 DATA 1 2 END\nBUFFER b DATA_TYPE int32 DATA 1 3 END\n\
+                                    EXPECT a EQ_BUFFER b",
+        ) else {
+            panic!()
+        };
+        assert!(m.contains("1 values differ"), "{m}");
+        assert_eq!(
+            run(
+                "BUFFER a DATA_TYPE float DATA 1 2 END\nBUFFER b DATA_TYPE float DATA 1 3 END\n\
+                 EXPECT a RMSE_BUFFER b TOLERANCE 0.8"
+            ),
+            Outcome::Pass
+        );
+    }
+
+    #[test]
+    fn skips_name_the_reason() {
+        let Outcome::Skip(r) =
+            run("DEVICE_FEATURE shaderStorageImageMultisample\nIMAGE i FORMAT R8_UNORM")
+        else {
+            panic!()
+        };
+        assert!(
+            r.contains("shaderStorageImageMultisample") && r.contains("IMAGE"),
+            "{r}"
+        );
+        let Outcome::Skip(r) =
+            run("BUFFER b DATA_TYPE {amber_float_type} DATA\n{significands}\nEND")
+        else {
+            panic!()
+        };
+        assert!(r.contains("{amber_float_type}"), "{r}");
+    }
+
+    #[test]
+    fn dynamic_offsets_and_push_constants() {
+        // Binding at OFFSET 16 (+ DESCRIPTOR_OFFSET 4) makes the engine's write land at byte 20; the unused
+        // `SHADER` never compiles because NullEngine ignores words, but the shader must still be SPIR-V.
+        let spv = "SHADER compute s SPIRV-HEX\n03 02 23 07 00 00 01 00 00 00 00 00 01 00 00 00 00 00 00 00\nEND\n";
+        let src = format!(
+            "{spv}BUFFER a DATA_TYPE uint32 SIZE 8 FILL 0\nBUFFER pc DATA_TYPE uint32 DATA 1 END\n\
+             PIPELINE compute p\nATTACH s\nBIND BUFFER a AS storage_dynamic DESCRIPTOR_SET 0 BINDING 0 OFFSET 16 \
+             DESCRIPTOR_OFFSET 4\nBIND BUFFER pc AS push_constant\nEND\nRUN p 1 1 1\n\
+             EXPECT a IDX 0 EQ 0 0 0 0 0 7 0 0\n"
+        );
+        assert_eq!(run(&src), Outcome::Pass);
+    }
+}
