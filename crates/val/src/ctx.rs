@@ -1,0 +1,408 @@
+//! Per-id tables built in one pass over the module, shared by every check.
+
+use crate::rules::Rule;
+use crate::{Diagnostic, Severity, ValidateOptions};
+use coopmat_spirv::Module;
+use coopmat_spirv::grammar::{self, op};
+use std::collections::HashSet;
+
+/// The shape of a type id, enough for the checks (members and parameters stay in the instruction).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ty {
+    /// Not a type.
+    None,
+    Void,
+    Bool,
+    Int {
+        width: u32,
+        signed: bool,
+    },
+    Float {
+        width: u32,
+        /// FP Encoding operand (bfloat16, float8), if any.
+        encoding: Option<u32>,
+    },
+    Vector {
+        comp: u32,
+        count: u32,
+    },
+    Matrix {
+        column: u32,
+        count: u32,
+    },
+    Array {
+        elem: u32,
+        /// The length's id.
+        len: u32,
+    },
+    RuntimeArray {
+        elem: u32,
+    },
+    Struct,
+    Pointer {
+        storage: u32,
+        pointee: u32,
+    },
+    /// Untyped or forward-declared pointer.
+    OpaquePointer {
+        storage: u32,
+    },
+    Function {
+        ret: u32,
+    },
+    /// OpTypeCooperativeMatrixKHR: ids of scope, rows, cols and use.
+    CoopKhr {
+        comp: u32,
+        scope: u32,
+        rows: u32,
+        cols: u32,
+        usage: u32,
+    },
+    /// OpTypeCooperativeMatrixNV: ids of scope, rows and cols.
+    CoopNv {
+        comp: u32,
+        scope: u32,
+        rows: u32,
+        cols: u32,
+    },
+    /// OpTypeTensorLayoutNV: ids of Dim and ClampMode.
+    Layout {
+        dim: u32,
+        clamp: u32,
+    },
+    /// OpTypeTensorViewNV: ids of Dim and HasDimensions.
+    View {
+        dim: u32,
+        has_dim: u32,
+    },
+    /// OpTypeCooperativeVectorNV: component type and count id.
+    CoopVec {
+        comp: u32,
+        count: u32,
+    },
+    /// Any other type (images, samplers, ...).
+    Other,
+}
+
+/// What an id is as a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Konst {
+    /// Not a constant instruction.
+    None,
+    /// A scalar OpConstant / OpConstantTrue / OpConstantFalse / OpConstantNull with its value.
+    Value(u64),
+    /// A scalar spec constant with its default value.
+    Spec(u64),
+    /// A composite constant, OpSpecConstantOp or other constant instruction.
+    Other,
+}
+
+/// The validation context: the module, the options, per-id tables and the findings.
+pub(crate) struct Ctx<'m> {
+    pub m: &'m Module,
+    pub opts: &'m ValidateOptions,
+    /// Instruction index of each id's definition (`NONE` when undefined).
+    pub def: Vec<u32>,
+    /// Each type id's shape.
+    pub ty: Vec<Ty>,
+    /// Each value id's result type (0 when none).
+    pub vty: Vec<u32>,
+    /// Constant values.
+    pub konst: Vec<Konst>,
+    /// Declared capabilities, implicit ones included.
+    pub caps: HashSet<u32>,
+    /// Declared extensions.
+    pub exts: HashSet<String>,
+    /// Findings.
+    pub diags: Vec<Diagnostic>,
+    /// Set when the structure is too broken for the later checks (ids out of bound).
+    pub fatal: bool,
+}
+
+/// Marks an id without a definition.
+pub(crate) const NONE: u32 = u32::MAX;
+/// Ids above this are rejected (SPIR-V 2.17 universal limit on the id bound).
+pub(crate) const MAX_BOUND: u32 = 0x3F_FFFF;
+
+impl<'m> Ctx<'m> {
+    pub fn new(m: &'m Module, opts: &'m ValidateOptions) -> Ctx<'m> {
+        let bound = m.header.bound.min(MAX_BOUND + 1) as usize;
+        let mut cx = Ctx {
+            m,
+            opts,
+            def: vec![NONE; bound],
+            ty: vec![Ty::None; bound],
+            vty: vec![0; bound],
+            konst: vec![Konst::None; bound],
+            caps: HashSet::new(),
+            exts: HashSet::new(),
+            diags: Vec::new(),
+            fatal: false,
+        };
+        cx.build();
+        cx
+    }
+
+    fn build(&mut self) {
+        let m = self.m;
+        for (i, inst) in m.instructions.iter().enumerate() {
+            match inst.opcode {
+                op::Capability => {
+                    if let Some(c) = inst.word(0) {
+                        add_capability(&mut self.caps, c);
+                    }
+                }
+                op::Extension => {
+                    if let Some(s) = inst.string(0) {
+                        self.exts.insert(s);
+                    }
+                }
+                _ => {}
+            }
+            let Some(id) = inst.result_id else { continue };
+            let Some(slot) = self.def.get_mut(id as usize) else {
+                continue;
+            };
+            *slot = i as u32;
+            if let Some(t) = inst.result_type {
+                self.vty[id as usize] = t;
+            }
+            let w = |k: usize| inst.word(k).unwrap_or(0);
+            let ty = match inst.opcode {
+                op::TypeVoid => Ty::Void,
+                op::TypeBool => Ty::Bool,
+                op::TypeInt => Ty::Int {
+                    width: w(1),
+                    signed: w(2) != 0,
+                },
+                op::TypeFloat => Ty::Float {
+                    width: w(1),
+                    encoding: inst.word(2),
+                },
+                op::TypeVector => Ty::Vector {
+                    comp: w(1),
+                    count: w(2),
+                },
+                op::TypeMatrix => Ty::Matrix {
+                    column: w(1),
+                    count: w(2),
+                },
+                op::TypeArray => Ty::Array {
+                    elem: w(1),
+                    len: w(2),
+                },
+                op::TypeRuntimeArray => Ty::RuntimeArray { elem: w(1) },
+                op::TypeStruct => Ty::Struct,
+                op::TypePointer => Ty::Pointer {
+                    storage: w(1),
+                    pointee: w(2),
+                },
+                op::TypeUntypedPointerKHR => Ty::OpaquePointer { storage: w(1) },
+                op::TypeFunction => Ty::Function { ret: w(1) },
+                op::TypeCooperativeMatrixKHR => Ty::CoopKhr {
+                    comp: w(1),
+                    scope: w(2),
+                    rows: w(3),
+                    cols: w(4),
+                    usage: w(5),
+                },
+                op::TypeCooperativeMatrixNV => Ty::CoopNv {
+                    comp: w(1),
+                    scope: w(2),
+                    rows: w(3),
+                    cols: w(4),
+                },
+                op::TypeTensorLayoutNV => Ty::Layout {
+                    dim: w(1),
+                    clamp: w(2),
+                },
+                op::TypeTensorViewNV => Ty::View {
+                    dim: w(1),
+                    has_dim: w(2),
+                },
+                op::TypeCooperativeVectorNV => Ty::CoopVec {
+                    comp: w(1),
+                    count: w(2),
+                },
+                _ if inst.desc().is_some_and(|d| d.class == "Type-Declaration") => Ty::Other,
+                _ => Ty::None,
+            };
+            self.ty[id as usize] = ty;
+            let k = match inst.opcode {
+                op::Constant => {
+                    let words = inst.operand_words(2);
+                    if words.len() <= 2 {
+                        Konst::Value(fold(words))
+                    } else {
+                        Konst::Other
+                    }
+                }
+                op::ConstantTrue => Konst::Value(1),
+                op::ConstantFalse | op::ConstantNull => Konst::Value(0),
+                op::SpecConstant => Konst::Spec(fold(inst.operand_words(2))),
+                op::SpecConstantTrue => Konst::Spec(1),
+                op::SpecConstantFalse => Konst::Spec(0),
+                op::ConstantComposite
+                | op::SpecConstantComposite
+                | op::SpecConstantOp
+                | op::ConstantCompositeReplicateEXT
+                | op::SpecConstantCompositeReplicateEXT
+                | op::ConstantSampler => Konst::Other,
+                _ => Konst::None,
+            };
+            self.konst[id as usize] = k;
+        }
+    }
+
+    /// The shape of type `id`.
+    pub fn ty(&self, id: u32) -> Ty {
+        self.ty.get(id as usize).copied().unwrap_or(Ty::None)
+    }
+
+    /// The result type of value `id` (0 when none).
+    pub fn vty(&self, id: u32) -> u32 {
+        self.vty.get(id as usize).copied().unwrap_or(0)
+    }
+
+    /// The shape of the type of value `id`.
+    pub fn vshape(&self, id: u32) -> Ty {
+        self.ty(self.vty(id))
+    }
+
+    /// The instruction index defining `id`.
+    pub fn def(&self, id: u32) -> Option<usize> {
+        self.def
+            .get(id as usize)
+            .copied()
+            .filter(|&d| d != NONE)
+            .map(|d| d as usize)
+    }
+
+    /// The opcode defining `id` (0 when undefined).
+    pub fn def_op(&self, id: u32) -> u16 {
+        self.def(id).map(|i| self.m.instructions[i].opcode).unwrap_or(0)
+    }
+
+    /// Constant kind of `id`.
+    pub fn konst(&self, id: u32) -> Konst {
+        self.konst.get(id as usize).copied().unwrap_or(Konst::None)
+    }
+
+    /// The value of a non-specialization scalar constant.
+    pub fn const_value(&self, id: u32) -> Option<u64> {
+        match self.konst(id) {
+            Konst::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The value of a scalar constant, a spec constant's default included.
+    pub fn const_or_default(&self, id: u32) -> Option<u64> {
+        match self.konst(id) {
+            Konst::Value(v) | Konst::Spec(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Whether `id` is the result of a constant instruction (spec constants included).
+    pub fn is_constant(&self, id: u32) -> bool {
+        self.konst(id) != Konst::None
+    }
+
+    /// Whether `ty` is a scalar integer of 32 bits.
+    pub fn is_int32(&self, ty: u32) -> bool {
+        matches!(self.ty(ty), Ty::Int { width: 32, .. })
+    }
+
+    /// Whether value `id` has a scalar 32-bit integer type.
+    pub fn is_int32_value(&self, id: u32) -> bool {
+        self.is_int32(self.vty(id))
+    }
+
+    /// Whether `ty` is a scalar integer type.
+    pub fn is_int(&self, ty: u32) -> bool {
+        matches!(self.ty(ty), Ty::Int { .. })
+    }
+
+    /// Whether `ty` is a scalar numerical type.
+    pub fn is_numerical(&self, ty: u32) -> bool {
+        matches!(self.ty(ty), Ty::Int { .. } | Ty::Float { .. })
+    }
+
+    /// Bit width of a scalar type.
+    pub fn width(&self, ty: u32) -> Option<u32> {
+        match self.ty(ty) {
+            Ty::Int { width, .. } | Ty::Float { width, .. } => Some(width),
+            Ty::Bool => Some(32),
+            _ => None,
+        }
+    }
+
+    /// Whether the capability is declared (directly or implicitly).
+    pub fn has_cap(&self, cap: u32) -> bool {
+        self.caps.contains(&cap)
+    }
+
+    /// Records an error.
+    pub fn err(&mut self, rule: &'static Rule, inst: usize, msg: impl Into<String>) -> &mut Diagnostic {
+        self.push(rule, Severity::Error, Some(inst), msg.into())
+    }
+
+    /// Records a warning.
+    pub fn warn(&mut self, rule: &'static Rule, inst: usize, msg: impl Into<String>) -> &mut Diagnostic {
+        self.push(rule, Severity::Warning, Some(inst), msg.into())
+    }
+
+    /// Records an error about the module as a whole.
+    pub fn err_module(&mut self, rule: &'static Rule, msg: impl Into<String>) -> &mut Diagnostic {
+        self.push(rule, Severity::Error, None, msg.into())
+    }
+
+    fn push(&mut self, rule: &'static Rule, severity: Severity, inst: Option<usize>, message: String) -> &mut Diagnostic {
+        self.diags.push(Diagnostic {
+            rule,
+            severity,
+            message,
+            inst,
+            related: Vec::new(),
+        });
+        self.diags.last_mut().expect("just pushed")
+    }
+
+    /// A short name for an id in messages: `%name` when named, else `%N`.
+    pub fn name(&self, id: u32) -> String {
+        match self.m.name(id) {
+            Some(n) if !n.is_empty() => format!("%{n}"),
+            _ => format!("%{id}"),
+        }
+    }
+}
+
+impl Diagnostic {
+    /// Adds a related instruction (by defining id) with a note; ids without a definition are skipped.
+    pub(crate) fn rel(&mut self, cx_def: Option<usize>, note: impl Into<String>) -> &mut Diagnostic {
+        if let Some(i) = cx_def {
+            self.related.push((i, note.into()));
+        }
+        self
+    }
+}
+
+fn fold(words: &[u32]) -> u64 {
+    words.iter().rev().fold(0u64, |acc, &w| (acc << 32) | w as u64)
+}
+
+/// Adds a capability and, transitively, the ones it implicitly declares (the grammar's
+/// "capabilities" list of a Capability enumerant; SPIR-V 3.31 "Implicitly Declares").
+pub(crate) fn add_capability(caps: &mut HashSet<u32>, cap: u32) {
+    if !caps.insert(cap) {
+        return;
+    }
+    if let Some(e) = grammar::enumerant(grammar::OperandKind::Capability, cap) {
+        for name in e.capabilities {
+            if let Some(d) = grammar::enumerant_by_name(grammar::OperandKind::Capability, name) {
+                add_capability(caps, d.value);
+            }
+        }
+    }
+}
