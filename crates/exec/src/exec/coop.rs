@@ -1,0 +1,285 @@
+//! Cooperative-matrix ops on whole tiles: load/store, MulAdd, element-wise ops, conversions.
+//!
+//! A matrix is one dense row-major tile per scope instance (subgroup or workgroup); lane `l`
+//! of an instance, component `i` is element `l + i·scope` (see DESIGN.md).
+
+use super::*;
+
+/// Splits `v` into the destination range and shared views of the source ranges.
+fn split_dst<'v, T>(v: &'v mut [T], d: (usize, usize), srcs: &[(usize, usize)]) -> Option<(&'v mut [T], Vec<&'v [T]>)> {
+    let (lo, rest) = v.split_at_mut(d.0);
+    let (dm, hi) = rest.split_at_mut(d.1);
+    let (lo, hi): (&[T], &[T]) = (lo, hi);
+    let mut out = Vec::with_capacity(srcs.len());
+    for &(o, n) in srcs {
+        if o + n <= d.0 {
+            out.push(&lo[o..o + n]);
+        } else if o >= d.0 + d.1 {
+            out.push(&hi[o - d.0 - d.1..o - d.0 - d.1 + n]);
+        } else {
+            return None;
+        }
+    }
+    Some((dm, out))
+}
+
+impl Batch<'_, '_> {
+    pub(super) fn cm_mem(&mut self, o: &Op, mask: &Mask) -> Result<(), Fault> {
+        let (m, ptr, stride, col_major, pbytes, store) = match *o {
+            Op::CmLoad { d, ptr, stride, col_major, pbytes } => (d, ptr, stride, col_major, pbytes, false),
+            Op::CmStore { ptr, m, stride, col_major, pbytes } => (m, ptr, stride, col_major, pbytes, true),
+            _ => return Ok(()),
+        };
+        let s = self.p.mats[m as usize];
+        let cm = s.cm;
+        let (rows, cols) = (cm.rows as usize, cm.cols as usize);
+        let cb = cm.num.bytes() as u64;
+        let robust = self.p.options.robust;
+        let n_el = cm.elems();
+        for (i, l0) in self.instances(m, mask) {
+            let addr = self.cols[ptr as usize * self.lanes + l0];
+            let st = if stride == u32::MAX { 0 } else { self.cols[stride as usize * self.lanes + l0] & 0xffff_ffff };
+            if store && st == 0 && stride != u32::MAX && (if col_major { cols } else { rows }) > 1 {
+                return Err(Fault { what: "cooperative matrix store with stride 0".into(), lane: Some(l0) });
+            }
+            let (outer, inner) = if col_major { (cols, rows) } else { (rows, cols) };
+            let toff = s.off + i * n_el;
+            for oi in 0..outer {
+                let base = addr.wrapping_add(oi as u64 * st * pbytes as u64);
+                let run = inner as u64 * cb;
+                let res = self.mem.resolve(base, l0, run, store);
+                let (sh, idx, b) = match res {
+                    Ok(r) => r,
+                    Err(e) => {
+                        if !robust {
+                            return Err(Fault { what: e.to_string(), lane: Some(l0) });
+                        }
+                        // Robust: element by element, zeros / dropped stores outside.
+                        for ii in 0..inner {
+                            let e = if col_major { ii * cols + oi } else { oi * cols + ii };
+                            let a = base.wrapping_add(ii as u64 * cb);
+                            if store {
+                                let x = self.mat_get(m, i, e);
+                                let _ = self.mem.write(a, l0, cb as u32, x);
+                            } else {
+                                let x = self.mem.read(a, l0, cb as u32).unwrap_or(0);
+                                self.mat_set(m, i, e, x);
+                            }
+                        }
+                        continue;
+                    }
+                };
+                let words = self.mem.words(sh, idx);
+                if store {
+                    for ii in 0..inner {
+                        let e = if col_major { ii * cols + oi } else { oi * cols + ii };
+                        let x = if cm.is_f32_arena() {
+                            let v = self.mf[toff + e];
+                            match cm.num {
+                                Num::F32 => v.to_bits() as u64,
+                                Num::F16 => floats::f32_to_f16(v) as u64,
+                                n => floats::from_f64(n, v as f64),
+                            }
+                        } else {
+                            self.mw[toff + e]
+                        };
+                        memory::write_bytes(words, b + ii * cb as usize, cb as u32, x, sh);
+                    }
+                } else if cm.num == Num::F16 && !col_major && b % 4 == 0 && inner % 2 == 0 && inner <= 256 {
+                    // Fast path: whole f16 rows, two per word, converted in one vector loop.
+                    let mut tmp = [0u32; 128];
+                    let nw = inner / 2;
+                    for (k, t) in tmp[..nw].iter_mut().enumerate() {
+                        *t = words[b / 4 + k].load(Relaxed);
+                    }
+                    let e0 = toff + oi * cols;
+                    kernels::f16_words_to_f32(&tmp[..nw], &mut self.mf[e0..e0 + inner]);
+                } else if cm.num == Num::F32 && b % 4 == 0 {
+                    for ii in 0..inner {
+                        let e = if col_major { ii * cols + oi } else { oi * cols + ii };
+                        self.mf[toff + e] = f32::from_bits(words[b / 4 + ii].load(Relaxed));
+                    }
+                } else {
+                    let lut = floats::f16_lut();
+                    for ii in 0..inner {
+                        let e = if col_major { ii * cols + oi } else { oi * cols + ii };
+                        let x = memory::read_bytes(words, b + ii * cb as usize, cb as u32);
+                        if cm.is_f32_arena() {
+                            self.mf[toff + e] = match cm.num {
+                                Num::F16 => lut[x as usize],
+                                n => floats::to_f64(n, x) as f32,
+                            };
+                        } else {
+                            self.mw[toff + e] = x;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn muladd(&mut self, d: u32, a: u32, b: u32, c: u32, flags: u32, mask: &Mask) -> Result<(), Fault> {
+        let p = self.p;
+        let (sd, sa, sb, sc) = (p.mats[d as usize], p.mats[a as usize], p.mats[b as usize], p.mats[c as usize]);
+        let (m, n, k) = (sd.cm.rows as usize, sd.cm.cols as usize, sa.cm.cols as usize);
+        let all_f32 = [sd, sa, sb, sc].iter().all(|s| s.cm.is_f32_arena());
+        let insts = self.instances(d, mask);
+        self.flops += (2 * m * n * k * insts.len()) as u64;
+        for (i, _) in insts {
+            if all_f32 {
+                let dr = (sd.off + i * m * n, m * n);
+                let srcs = [(sa.off + i * m * k, m * k), (sb.off + i * k * n, k * n), (sc.off + i * m * n, m * n)];
+                match split_dst(&mut self.mf, dr, &srcs) {
+                    Some((dm, s)) => kernels::matmul_f32(m, n, k, s[0], s[1], s[2], dm),
+                    None => {
+                        let s: Vec<Vec<f32>> = srcs.iter().map(|&(o, l)| self.mf[o..o + l].to_vec()).collect();
+                        kernels::matmul_f32(m, n, k, &s[0], &s[1], &s[2], &mut self.mf[dr.0..dr.0 + dr.1]);
+                    }
+                }
+                if sd.cm.num != Num::F32 {
+                    let num = sd.cm.num;
+                    for x in &mut self.mf[dr.0..dr.0 + dr.1] {
+                        *x = floats::to_f64(num, floats::from_f64(num, *x as f64)) as f32;
+                    }
+                }
+            } else if [sd, sa, sb, sc].iter().all(|s| s.cm.num.is_float()) {
+                let get = |s: &Self, slot: u32, e: usize| {
+                    let ms = p.mats[slot as usize];
+                    floats::to_f64(ms.cm.num, s.mat_get(slot, i, e))
+                };
+                let av: Vec<f64> = (0..m * k).map(|e| get(self, a, e)).collect();
+                let bv: Vec<f64> = (0..k * n).map(|e| get(self, b, e)).collect();
+                let cv: Vec<f64> = (0..m * n).map(|e| get(self, c, e)).collect();
+                let mut dv = vec![0f64; m * n];
+                kernels::matmul_f64(m, n, k, &av, &bv, &cv, &mut dv);
+                for (e, &x) in dv.iter().enumerate() {
+                    let raw = floats::from_f64(sd.cm.num, x);
+                    self.mat_set(d, i, e, raw);
+                }
+            } else {
+                // Integers (KHR rules, SPV_KHR_cooperative_matrix "OpCooperativeMatrixMulAddKHR"):
+                // signedness from the operand bits; A·B exact; C added at result precision with
+                // wrap, or saturation with the result's signedness when SaturatingAccumulation.
+                let ext = |s: &Self, slot: u32, e: usize, signed: bool| -> i128 {
+                    let ms = p.mats[slot as usize];
+                    let raw = s.mat_get(slot, i, e);
+                    if ms.cm.num.is_float() {
+                        floats::to_f64(ms.cm.num, raw) as i128
+                    } else if signed {
+                        sext(raw, ms.cm.num.bits()) as i128
+                    } else {
+                        trunc(raw, ms.cm.num.bits()) as i128
+                    }
+                };
+                let av: Vec<i128> = (0..m * k).map(|e| ext(self, a, e, flags & cmo::MatrixASignedComponentsKHR != 0)).collect();
+                let bv: Vec<i128> = (0..k * n).map(|e| ext(self, b, e, flags & cmo::MatrixBSignedComponentsKHR != 0)).collect();
+                let mut ab = vec![0i128; m * n];
+                kernels::matmul_int(m, n, k, &av, &bv, &mut ab);
+                let rbits = sd.cm.num.bits();
+                let rsigned = flags & cmo::MatrixResultSignedComponentsKHR != 0;
+                let sat = flags & cmo::SaturatingAccumulationKHR != 0;
+                for (e, &x) in ab.iter().enumerate() {
+                    let cval = ext(self, c, e, flags & cmo::MatrixCSignedComponentsKHR != 0);
+                    let r = if sd.cm.num.is_float() {
+                        floats::from_f64(sd.cm.num, (x + cval) as f64)
+                    } else if sat {
+                        let v = x + cval;
+                        let (lo, hi) = if rsigned {
+                            (-(1i128 << (rbits - 1)), (1i128 << (rbits - 1)) - 1)
+                        } else {
+                            (0, (1i128 << rbits) - 1)
+                        };
+                        trunc(v.clamp(lo, hi) as u64, rbits)
+                    } else {
+                        trunc(x.wrapping_add(cval) as u64, rbits)
+                    };
+                    self.mat_set(d, i, e, r);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn cm_elementwise(&mut self, o: &Op, mask: &Mask) -> Result<(), Fault> {
+        let p = self.p;
+        match *o {
+            Op::CmUn { op, d, a } => {
+                let sd = p.mats[d as usize];
+                let n = sd.cm.elems();
+                for (i, _) in self.instances(d, mask) {
+                    if sd.cm.num == Num::F32 && op == UnOp::FNeg {
+                        let sa = p.mats[a as usize];
+                        for e in 0..n {
+                            self.mf[sd.off + i * n + e] = -self.mf[sa.off + i * n + e];
+                        }
+                        continue;
+                    }
+                    for e in 0..n {
+                        let x = self.mat_get(a, i, e);
+                        self.mat_set(d, i, e, un1(op, sd.cm.num, x));
+                    }
+                }
+            }
+            Op::CmBin { op, d, a, b } => {
+                let sd = p.mats[d as usize];
+                let (sa, sb) = (p.mats[a as usize], p.mats[b as usize]);
+                let n = sd.cm.elems();
+                for (i, _) in self.instances(d, mask) {
+                    if sd.cm.num == Num::F32 && matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv) {
+                        for e in 0..n {
+                            let (x, y) = (self.mf[sa.off + i * n + e], self.mf[sb.off + i * n + e]);
+                            self.mf[sd.off + i * n + e] = match op {
+                                BinOp::FAdd => x + y,
+                                BinOp::FSub => x - y,
+                                BinOp::FMul => x * y,
+                                _ => x / y,
+                            };
+                        }
+                        continue;
+                    }
+                    for e in 0..n {
+                        let (x, y) = (self.mat_get(a, i, e), self.mat_get(b, i, e));
+                        self.mat_set(d, i, e, bin1(op, sd.cm.num, x, y));
+                    }
+                }
+            }
+            Op::CmScale { d, a, s } => {
+                let sd = p.mats[d as usize];
+                let n = sd.cm.elems();
+                for (i, l) in self.instances(d, mask) {
+                    let sv = self.cols[s as usize * self.lanes + l];
+                    let op = if sd.cm.num.is_float() { BinOp::FMul } else { BinOp::IMul };
+                    for e in 0..n {
+                        let x = self.mat_get(a, i, e);
+                        self.mat_set(d, i, e, bin1(op, sd.cm.num, x, sv));
+                    }
+                }
+            }
+            Op::CmCvt { kind, d, a } => {
+                let (sd, sa) = (p.mats[d as usize], p.mats[a as usize]);
+                let n = sd.cm.elems();
+                for (i, _) in self.instances(d, mask) {
+                    if kind == CvtKind::FConv && sd.cm.is_f32_arena() && sa.cm.is_f32_arena() {
+                        let to = sd.cm.num;
+                        for e in 0..n {
+                            let x = self.mf[sa.off + i * n + e];
+                            self.mf[sd.off + i * n + e] = match to {
+                                Num::F32 => x,
+                                Num::F16 => half::f16::from_f32(x).to_f32(),
+                                t => floats::to_f64(t, floats::from_f64(t, x as f64)) as f32,
+                            };
+                        }
+                        continue;
+                    }
+                    for e in 0..n {
+                        let x = self.mat_get(a, i, e);
+                        self.mat_set(d, i, e, cvt1(kind, sa.cm.num, sd.cm.num, x));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,236 @@
+//! Scalar number kinds and exact conversions between their raw bits and f64.
+//!
+//! Every value lives in a register as raw bits, zero-extended to 64 bits. Floating-point
+//! arithmetic on f16, bf16, fp8 and f32 is done in f64 and rounded once to the result type:
+//! for +, −, ×, ÷ and sqrt this equals the correctly rounded result, because f64 has more
+//! than twice the significand bits of each of these formats plus two.
+
+use half::{bf16, f16};
+use std::sync::OnceLock;
+
+/// A scalar kind as the engine stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Num {
+    /// Boolean (0 or 1).
+    Bool,
+    /// Integer of 8, 16, 32 or 64 bits (signedness is the instruction's business).
+    Int(u8),
+    /// IEEE binary16.
+    F16,
+    /// IEEE binary32.
+    F32,
+    /// IEEE binary64.
+    F64,
+    /// bfloat16 (SPV_KHR_bfloat16).
+    BF16,
+    /// OFP8 E4M3 (SPV_EXT_float8): bias 7, no infinities, NaN = S.1111.111.
+    E4M3,
+    /// OFP8 E5M2 (SPV_EXT_float8): bias 15, IEEE-like infinities and NaNs.
+    E5M2,
+}
+
+impl Num {
+    /// Size in bytes in memory.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Num::Bool => 4,
+            Num::Int(w) => w as u32 / 8,
+            Num::F16 | Num::BF16 => 2,
+            Num::F32 => 4,
+            Num::F64 => 8,
+            Num::E4M3 | Num::E5M2 => 1,
+        }
+    }
+
+    /// Bit width of the value.
+    pub fn bits(self) -> u32 {
+        match self {
+            Num::Bool => 1,
+            _ => self.bytes() * 8,
+        }
+    }
+
+    /// Whether it is a floating-point kind.
+    pub fn is_float(self) -> bool {
+        !matches!(self, Num::Bool | Num::Int(_))
+    }
+
+    /// The mask of the value's bits.
+    pub fn mask(self) -> u64 {
+        let b = self.bits();
+        if b >= 64 { u64::MAX } else { (1u64 << b) - 1 }
+    }
+}
+
+/// Sign-extends the low `bits` bits of `v`.
+#[inline(always)]
+pub fn sext(v: u64, bits: u32) -> i64 {
+    let s = 64 - bits;
+    ((v << s) as i64) >> s
+}
+
+/// Keeps the low `bits` bits.
+#[inline(always)]
+pub fn trunc(v: u64, bits: u32) -> u64 {
+    if bits >= 64 { v } else { v & ((1u64 << bits) - 1) }
+}
+
+fn f16_table() -> &'static [f32] {
+    static T: OnceLock<Vec<f32>> = OnceLock::new();
+    T.get_or_init(|| (0..=u16::MAX).map(|b| f16::from_bits(b).to_f32()).collect())
+}
+
+/// f16 bits to f32 (exact), through a 64 K-entry table built once.
+#[inline(always)]
+pub fn f16_to_f32(b: u16) -> f32 {
+    f16_table()[b as usize]
+}
+
+/// The f16 table, for loops that want to hoist the lookup of the static.
+pub fn f16_lut() -> &'static [f32] {
+    f16_table()
+}
+
+/// f32 to f16 bits, round to nearest even.
+#[inline(always)]
+pub fn f32_to_f16(x: f32) -> u16 {
+    f16::from_f32(x).to_bits()
+}
+
+/// Raw bits of kind `n` to f64 (exact for every float kind; integers as unsigned).
+#[inline(always)]
+pub fn to_f64(n: Num, b: u64) -> f64 {
+    match n {
+        Num::F32 => f32::from_bits(b as u32) as f64,
+        Num::F64 => f64::from_bits(b),
+        Num::F16 => f16_to_f32(b as u16) as f64,
+        Num::BF16 => bf16::from_bits(b as u16).to_f64(),
+        Num::E4M3 => fp8_to_f64(b as u8, 3, 7, false),
+        Num::E5M2 => fp8_to_f64(b as u8, 2, 15, true),
+        Num::Bool | Num::Int(_) => b as f64,
+    }
+}
+
+/// f64 to raw bits of float kind `n`, round to nearest even (fp8 E4M3 overflows to NaN unless
+/// `saturate`, E5M2 to infinity).
+#[inline(always)]
+pub fn from_f64(n: Num, x: f64) -> u64 {
+    match n {
+        Num::F32 => (x as f32).to_bits() as u64,
+        Num::F64 => x.to_bits(),
+        Num::F16 => f16::from_f64(x).to_bits() as u64,
+        Num::BF16 => bf16::from_f64(x).to_bits() as u64,
+        Num::E4M3 => f64_to_fp8(x, 3, 7, false, false) as u64,
+        Num::E5M2 => f64_to_fp8(x, 2, 15, true, false) as u64,
+        Num::Bool | Num::Int(_) => x as u64,
+    }
+}
+
+/// Like [`from_f64`] but fp8 results saturate to the largest finite value
+/// (SaturatedToLargestFloat8NormalConversionEXT).
+pub fn from_f64_sat(n: Num, x: f64) -> u64 {
+    match n {
+        Num::E4M3 => f64_to_fp8(x, 3, 7, false, true) as u64,
+        Num::E5M2 => f64_to_fp8(x, 2, 15, true, true) as u64,
+        _ => from_f64(n, x),
+    }
+}
+
+/// Decodes an 8-bit float with `m` mantissa bits and exponent bias `bias`.
+pub fn fp8_to_f64(b: u8, m: u32, bias: i32, ieee: bool) -> f64 {
+    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+    let e_bits = 7 - m;
+    let e = ((b as u32 & 0x7f) >> m) as i32;
+    let man = (b as u32) & ((1 << m) - 1);
+    let emax = (1 << e_bits) - 1;
+    if ieee && e == emax {
+        return if man == 0 { sign * f64::INFINITY } else { f64::NAN };
+    }
+    if !ieee && e == emax && man == (1 << m) - 1 {
+        return f64::NAN;
+    }
+    if e == 0 {
+        sign * man as f64 * 2f64.powi(1 - bias - m as i32)
+    } else {
+        sign * (1.0 + man as f64 / (1u32 << m) as f64) * 2f64.powi(e - bias)
+    }
+}
+
+/// Encodes an 8-bit float, round to nearest even.
+pub fn f64_to_fp8(x: f64, m: u32, bias: i32, ieee: bool, saturate: bool) -> u8 {
+    let e_bits = 7 - m;
+    let emax = (1i32 << e_bits) - 1;
+    let nan: u8 = if ieee { 0x7f } else { 0x7f };
+    if x.is_nan() {
+        return nan;
+    }
+    let sign: u8 = if x.is_sign_negative() { 0x80 } else { 0 };
+    let a = x.abs();
+    // Largest finite: IEEE-like kinds lose the top exponent, E4M3 loses only the all-ones mantissa.
+    let max = if ieee {
+        (2.0 - 2f64.powi(-(m as i32))) * 2f64.powi(emax - 1 - bias)
+    } else {
+        (2.0 - 2f64.powi(1 - m as i32)) * 2f64.powi(emax - bias)
+    };
+    let overflow = |s: u8| -> u8 {
+        if saturate {
+            s | f64_to_fp8(max, m, bias, ieee, false)
+        } else if ieee {
+            s | ((emax as u8) << m)
+        } else {
+            s | nan
+        }
+    };
+    if a.is_infinite() {
+        return overflow(sign);
+    }
+    if a == 0.0 {
+        return sign;
+    }
+    let min_exp = 1 - bias;
+    let e = (a.log2().floor() as i32).max(min_exp);
+    // log2 may be off by one near powers of two; fix it up exactly.
+    let e = if 2f64.powi(e) > a && e > min_exp {
+        e - 1
+    } else if 2f64.powi(e + 1) <= a {
+        e + 1
+    } else {
+        e
+    };
+    let q = 2f64.powi(e - m as i32);
+    let r = (a / q).round_ties_even();
+    let v = r * q;
+    if v > max {
+        return overflow(sign);
+    }
+    if v < 2f64.powi(min_exp) {
+        return sign | (v / 2f64.powi(min_exp - m as i32)) as u8;
+    }
+    let e2 = v.log2().floor() as i32;
+    let e2 = if 2f64.powi(e2) > v { e2 - 1 } else if 2f64.powi(e2 + 1) <= v { e2 + 1 } else { e2 };
+    let man = (v / 2f64.powi(e2 - m as i32)) as u32 - (1 << m);
+    sign | (((e2 + bias) as u8) << m) | man as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fp8_round_trips_every_code() {
+        for b in 0..=255u8 {
+            for (m, bias, ieee) in [(3, 7, false), (2, 15, true)] {
+                let v = fp8_to_f64(b, m, bias, ieee);
+                if v.is_nan() {
+                    continue;
+                }
+                assert_eq!(f64_to_fp8(v, m, bias, ieee, false), b, "code {b:#x} m={m}");
+            }
+        }
+        assert_eq!(fp8_to_f64(0x7e, 3, 7, false), 448.0);
+        assert_eq!(fp8_to_f64(0x7b, 2, 15, true), 57344.0);
+        assert_eq!(f64_to_fp8(1000.0, 3, 7, false, true), 0x7e);
+        // 1 + 1/16 is a tie between 1 and 1.125 in E4M3: even mantissa wins.
+        assert_eq!(fp8_to_f64(f64_to_fp8(1.0625, 3, 7, false, false), 3, 7, false), 1.0);
+    }
+}

@@ -1,0 +1,194 @@
+//! Memory objects and the 64-bit address space.
+//!
+//! Every pointer is a 64-bit address: object index in bits 40.., byte offset below. Buffers
+//! bound in [`crate::Resources`] get objects `1..` in (set, binding) order, so their
+//! PhysicalStorageBuffer addresses are `(i + 1) << 40`; push constants and the engine's own
+//! objects (Function, Private, Input, Workgroup variables) follow. Function, Private and
+//! Input objects are per lane: the same address names each lane's own copy.
+//!
+//! All memory is `AtomicU32` words. Buffers are shared by the rayon workers that run
+//! workgroups in parallel, so plain words would need `unsafe`; relaxed atomic loads and stores
+//! compile to plain moves, sub-word stores to buffers use a compare-exchange loop so that two
+//! workgroups writing neighbouring bytes of one word never lose each other's bytes.
+
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+/// Bit position of the object index in an address.
+pub const OBJ_SHIFT: u32 = 40;
+/// Object index of the first bound buffer.
+pub const FIRST_BUFFER_OBJECT: u32 = 1;
+const OFF_MASK: u64 = (1u64 << OBJ_SHIFT) - 1;
+
+/// The address of byte 0 of object `i`.
+pub fn object_base(i: u32) -> u64 {
+    (i as u64) << OBJ_SHIFT
+}
+
+/// What an object is.
+#[derive(Clone, Copy, Debug)]
+pub struct ObjInfo {
+    /// Index into the shared (buffer) or local word vectors.
+    pub idx: u32,
+    /// Shared between workers (a buffer) rather than owned by the batch.
+    pub shared: bool,
+    /// Bytes per lane for per-lane objects, 0 for one copy.
+    pub per_lane: u64,
+    /// Usable bytes (per lane for per-lane objects).
+    pub size: u64,
+    /// Stores allowed.
+    pub writable: bool,
+}
+
+/// A memory error: the address and what was wrong.
+#[derive(Clone, Debug)]
+pub struct MemErr {
+    /// The faulting address.
+    pub addr: u64,
+    /// Bytes accessed.
+    pub bytes: u64,
+    /// Why.
+    pub why: &'static str,
+}
+
+impl std::fmt::Display for MemErr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({} bytes at address {:#x}: object {}, offset {})",
+            self.why,
+            self.bytes,
+            self.addr,
+            self.addr >> OBJ_SHIFT,
+            self.addr & OFF_MASK
+        )
+    }
+}
+
+/// The memory a batch sees.
+pub struct Mem<'a> {
+    /// Objects by index (index 0 is the null object).
+    pub objs: Vec<ObjInfo>,
+    /// Buffer words (shared by all workers).
+    pub shared: Vec<&'a [AtomicU32]>,
+    /// Batch-owned words.
+    pub local: Vec<Vec<AtomicU32>>,
+}
+
+impl<'a> Mem<'a> {
+    /// Resolves `bytes` bytes at `addr` for `lane`: (shared?, word vector index, byte offset).
+    #[inline]
+    pub fn resolve(&self, addr: u64, lane: usize, bytes: u64, write: bool) -> Result<(bool, u32, usize), MemErr> {
+        let oi = (addr >> OBJ_SHIFT) as usize;
+        let off = addr & OFF_MASK;
+        let bad = |why| MemErr { addr, bytes, why };
+        let Some(o) = self.objs.get(oi).filter(|_| oi != 0) else {
+            return Err(bad("access through an invalid or null pointer"));
+        };
+        if off.checked_add(bytes).is_none_or(|e| e > o.size) {
+            return Err(bad("out-of-bounds access"));
+        }
+        if write && !o.writable {
+            return Err(bad("store to read-only memory"));
+        }
+        Ok((o.shared, o.idx, (o.per_lane * lane as u64 + off) as usize))
+    }
+
+    /// The words of a resolved object.
+    #[inline(always)]
+    pub fn words(&self, shared: bool, idx: u32) -> &[AtomicU32] {
+        if shared { self.shared[idx as usize] } else { &self.local[idx as usize] }
+    }
+
+    /// Reads `n` (1, 2, 4 or 8) bytes, little-endian, zero-extended.
+    #[inline]
+    pub fn read(&self, addr: u64, lane: usize, n: u32) -> Result<u64, MemErr> {
+        let (s, i, b) = self.resolve(addr, lane, n as u64, false)?;
+        Ok(read_bytes(self.words(s, i), b, n))
+    }
+
+    /// Writes the low `n` bytes of `v`.
+    #[inline]
+    pub fn write(&self, addr: u64, lane: usize, n: u32, v: u64) -> Result<(), MemErr> {
+        let (s, i, b) = self.resolve(addr, lane, n as u64, true)?;
+        write_bytes(self.words(s, i), b, n, v, s);
+        Ok(())
+    }
+}
+
+/// Reads `n` bytes at byte offset `b` of a word vector.
+#[inline(always)]
+pub fn read_bytes(w: &[AtomicU32], b: usize, n: u32) -> u64 {
+    let sh = (b % 4) * 8;
+    match n {
+        4 if sh == 0 => w[b / 4].load(Relaxed) as u64,
+        2 if sh <= 16 => ((w[b / 4].load(Relaxed) >> sh) & 0xffff) as u64,
+        1 => ((w[b / 4].load(Relaxed) >> sh) & 0xff) as u64,
+        8 if sh == 0 => w[b / 4].load(Relaxed) as u64 | ((w[b / 4 + 1].load(Relaxed) as u64) << 32),
+        _ => {
+            let mut v = 0u64;
+            for k in 0..n as usize {
+                v |= read_bytes(w, b + k, 1) << (8 * k);
+            }
+            v
+        }
+    }
+}
+
+/// Writes the low `n` bytes of `v` at byte offset `b`; `shared` words get an atomic
+/// read-modify-write for partial words.
+#[inline(always)]
+pub fn write_bytes(w: &[AtomicU32], b: usize, n: u32, v: u64, shared: bool) {
+    let sh = (b % 4) * 8;
+    match n {
+        4 if sh == 0 => w[b / 4].store(v as u32, Relaxed),
+        8 if sh == 0 => {
+            w[b / 4].store(v as u32, Relaxed);
+            w[b / 4 + 1].store((v >> 32) as u32, Relaxed);
+        }
+        1 | 2 if sh + 8 * n as usize <= 32 => {
+            let m = (((1u64 << (8 * n)) - 1) as u32) << sh;
+            let bits = ((v as u32) << sh) & m;
+            let word = &w[b / 4];
+            if shared {
+                let mut cur = word.load(Relaxed);
+                loop {
+                    match word.compare_exchange_weak(cur, (cur & !m) | bits, Relaxed, Relaxed) {
+                        Ok(_) => break,
+                        Err(x) => cur = x,
+                    }
+                }
+            } else {
+                word.store((word.load(Relaxed) & !m) | bits, Relaxed);
+            }
+        }
+        _ => {
+            for k in 0..n as usize {
+                write_bytes(w, b + k, 1, v >> (8 * k), shared);
+            }
+        }
+    }
+}
+
+/// Word vector of `bytes` bytes (rounded up), zeroed.
+pub fn zeroed(bytes: usize) -> Vec<AtomicU32> {
+    (0..bytes.div_ceil(4)).map(|_| AtomicU32::new(0)).collect()
+}
+
+/// Word vector holding a copy of `data`.
+pub fn from_bytes(data: &[u8]) -> Vec<AtomicU32> {
+    let mut v = Vec::with_capacity(data.len().div_ceil(4) + 1);
+    for c in data.chunks(4) {
+        let mut b = [0u8; 4];
+        b[..c.len()].copy_from_slice(c);
+        v.push(AtomicU32::new(u32::from_le_bytes(b)));
+    }
+    v
+}
+
+/// Copies words back into bytes.
+pub fn to_bytes(w: &[AtomicU32], out: &mut [u8]) {
+    for (c, x) in out.chunks_mut(4).zip(w) {
+        let b = x.load(Relaxed).to_le_bytes();
+        c.copy_from_slice(&b[..c.len()]);
+    }
+}

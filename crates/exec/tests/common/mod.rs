@@ -1,0 +1,104 @@
+//! Shared helpers: compiling GLSL / assembling SPIR-V text with the peer tools, running.
+#![allow(dead_code)]
+
+use coopmat_exec::{EngineOptions, Pipeline, Resources};
+use coopmat_spirv::Module;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The peer tool, or None (with a printed notice) when it is absent.
+pub fn tool(name: &str) -> Option<PathBuf> {
+    let p = coopmat_testkit::peer_tool(name);
+    if p.is_none() {
+        eprintln!("notice: peer tool {name} not found; skipping");
+    }
+    p
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("coopmat-exec-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn unique(tag: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("{tag}-{}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Compiles a GLSL compute shader (`-V --target-env vulkan1.3`); None if glslang is absent.
+pub fn glsl(src: &str) -> Option<Module> {
+    glsl_opt(src, false)
+}
+
+/// Like [`glsl`], optionally running `spirv-opt -O` afterwards.
+pub fn glsl_opt(src: &str, optimize: bool) -> Option<Module> {
+    let glslang = tool("glslangValidator")?;
+    let u = unique("shader");
+    let input = tmp(&format!("{u}.comp"));
+    let out = tmp(&format!("{u}.spv"));
+    std::fs::write(&input, src).unwrap();
+    let o = Command::new(glslang)
+        .args(["-V", "--target-env", "vulkan1.3", "-o"])
+        .arg(&out)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "glslang failed:\n{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    if optimize {
+        let opt = tool("spirv-opt")?;
+        let o = Command::new(opt).arg("-O").arg(&out).arg("-o").arg(&out).output().unwrap();
+        assert!(o.status.success(), "spirv-opt failed: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let bytes = std::fs::read(&out).unwrap();
+    Some(Module::from_bytes(&bytes).unwrap())
+}
+
+/// Assembles SPIR-V text with spirv-as; None if it is absent.
+pub fn spvasm(src: &str) -> Option<Module> {
+    let asm = tool("spirv-as")?;
+    let u = unique("asm");
+    let input = tmp(&format!("{u}.spvasm"));
+    let out = tmp(&format!("{u}.spv"));
+    std::fs::write(&input, src).unwrap();
+    let o = Command::new(asm).args(["--target-env", "vulkan1.3", "-o"]).arg(&out).arg(&input).output().unwrap();
+    assert!(o.status.success(), "spirv-as failed: {}", String::from_utf8_lossy(&o.stderr));
+    Some(Module::from_bytes(&std::fs::read(&out).unwrap()).unwrap())
+}
+
+/// Compiles and dispatches; panics with the engine's message on error.
+pub fn run(m: &Module, res: &mut Resources, groups: [u32; 3], opts: &EngineOptions) -> coopmat_exec::DispatchStats {
+    let p = Pipeline::compile(m, "main", &Default::default(), opts).unwrap_or_else(|e| panic!("compile: {e}"));
+    p.dispatch(res, groups).unwrap_or_else(|e| panic!("dispatch: {e}"))
+}
+
+pub fn u32s(v: &[u8]) -> Vec<u32> {
+    v.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+pub fn i32s(v: &[u8]) -> Vec<i32> {
+    v.chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+pub fn f32s(v: &[u8]) -> Vec<f32> {
+    v.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+pub fn bytes_u32(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+pub fn bytes_f32(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A tiny deterministic generator (xorshift64*).
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
