@@ -30,3 +30,331 @@ void main() {
         }
     }
 }
+
+fn one_buffer(m: &coopmat_spirv::Module, data: Vec<u8>, groups: [u32; 3], threads: usize) -> Vec<u8> {
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), data);
+    let opts = EngineOptions { threads, ..Default::default() };
+    run(m, &mut res, groups, &opts);
+    res.buffers.remove(&(0, 0)).unwrap()
+}
+
+#[test]
+fn integer_and_float_arithmetic() {
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { uint a[256]; int r[2048]; float f[1024]; double d[256]; uint64_t q[256]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = a[i];
+    int s = int(x) - 1000;
+    int k = int(i) + 1;
+    r[i * 8 + 0] = s * 7 + k;
+    r[i * 8 + 1] = s / k;
+    r[i * 8 + 2] = s % k;
+    r[i * 8 + 3] = s >> 3;
+    r[i * 8 + 4] = int(x << (i % 31)) ^ int(x | 0x55u);
+    r[i * 8 + 5] = min(s, k * 3) + max(s, -k);
+    r[i * 8 + 6] = int(bitCount(x)) + findMSB(x) * 100 + findLSB(x) * 10000;
+    r[i * 8 + 7] = int(uint(s) / uint(k)) + clamp(s, -50, 50);
+    float fx = float(s) * 0.37;
+    f[i * 4 + 0] = fx * fx - float(k) / 3.0;
+    f[i * 4 + 1] = sqrt(abs(fx)) + floor(fx) - ceil(fx * 0.5);
+    f[i * 4 + 2] = float(int(fx)) + fract(abs(fx)) + float(uint(abs(fx)));
+    f[i * 4 + 3] = fma(fx, 2.0, 1.0) + mix(1.0, 3.0, 0.25) + clamp(fx, -3.0, 3.0);
+    d[i] = double(s) / 3.0LF + double(k);
+    q[i] = uint64_t(x) * 4294967311ul + (uint64_t(k) << 40);
+}"#,
+    ) else {
+        return;
+    };
+    let mut rng = Rng(7);
+    let a: Vec<u32> = (0..256).map(|_| rng.below(3000) as u32).collect();
+    let mut data = bytes_u32(&a);
+    data.resize(1024 + 2048 * 4 + 1024 * 4 + 256 * 8 + 256 * 8, 0);
+    let out = one_buffer(&m, data, [4, 1, 1], 1);
+    let r = i32s(&out[1024..1024 + 8192]);
+    let f = f32s(&out[1024 + 8192..1024 + 8192 + 4096]);
+    let doff = 1024 + 8192 + 4096;
+    for i in 0..256usize {
+        let x = a[i];
+        let s = x as i32 - 1000;
+        let k = i as i32 + 1;
+        let fm = |v: u32| if v == 0 { -1 } else { 31 - v.leading_zeros() as i32 };
+        let fl = |v: u32| if v == 0 { -1 } else { v.trailing_zeros() as i32 };
+        let want = [
+            s * 7 + k,
+            s / k,
+            // glslang lowers GLSL `%` on ints to OpSMod (result has the divisor's sign).
+            s.rem_euclid(k),
+            s >> 3,
+            (x << (i % 31)) as i32 ^ (x | 0x55) as i32,
+            s.min(k * 3) + s.max(-k),
+            x.count_ones() as i32 + fm(x) * 100 + fl(x) * 10000,
+            ((s as u32) / (k as u32)) as i32 + s.clamp(-50, 50),
+        ];
+        assert_eq!(&r[i * 8..i * 8 + 8], &want, "ints at {i}");
+        let fx = s as f32 * 0.37f32;
+        let wf = [
+            fx * fx - k as f32 / 3.0,
+            fx.abs().sqrt() + fx.floor() - (fx * 0.5).ceil(),
+            (fx as i32) as f32 + (fx.abs() - fx.abs().floor()) + (fx.abs() as u32) as f32,
+            fx.mul_add(2.0, 1.0) + 1.5 + fx.clamp(-3.0, 3.0),
+        ];
+        for j in 0..4 {
+            assert_eq!(f[i * 4 + j], wf[j], "float {j} at {i}");
+        }
+        let dv = f64::from_le_bytes(out[doff + i * 8..doff + i * 8 + 8].try_into().unwrap());
+        assert_eq!(dv, s as f64 / 3.0 + k as f64);
+        let qv = u64::from_le_bytes(out[doff + 2048 + i * 8..doff + 2048 + i * 8 + 8].try_into().unwrap());
+        assert_eq!(qv, (x as u64).wrapping_mul(4294967311) + ((k as u64) << 40));
+    }
+}
+
+#[test]
+fn divergent_loops_early_return_and_switch() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { uint a[]; };
+uint collatz(uint n) {
+    uint steps = 0u;
+    while (n != 1u) {
+        if ((n & 1u) == 0u) { n /= 2u; } else { n = 3u * n + 1u; }
+        steps++;
+        if (steps > 500u) break;
+    }
+    return steps;
+}
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = a[i];
+    if (x % 7u == 3u) { a[i] = 0xdeadu; return; }
+    uint acc = 0u;
+    for (uint j = 0u; j < x % 13u; j++) {
+        if (j == 5u) continue;
+        switch (j % 4u) {
+            case 0u: acc += j; break;
+            case 1u: acc ^= 0x10u;
+            case 2u: acc += 100u; break;
+            default: acc *= 3u; break;
+        }
+        if (acc > 5000u) break;
+    }
+    a[i] = acc * 1000u + collatz(x + 1u);
+}"#,
+    ) else {
+        return;
+    };
+    let mut rng = Rng(99);
+    let a: Vec<u32> = (0..512).map(|_| rng.below(10000) as u32 + 1).collect();
+    let out = u32s(&one_buffer(&m, bytes_u32(&a), [8, 1, 1], 2));
+    for i in 0..512 {
+        let x = a[i];
+        let want = if x % 7 == 3 {
+            0xdead
+        } else {
+            let mut acc: u32 = 0;
+            for j in 0..x % 13 {
+                if j == 5 {
+                    continue;
+                }
+                match j % 4 {
+                    0 => acc += j,
+                    1 => {
+                        acc ^= 0x10;
+                        acc += 100
+                    }
+                    2 => acc += 100,
+                    _ => acc = acc.wrapping_mul(3),
+                }
+                if acc > 5000 {
+                    break;
+                }
+            }
+            let mut n = x + 1;
+            let mut steps = 0;
+            while n != 1 {
+                n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+                steps += 1;
+                if steps > 500 {
+                    break;
+                }
+            }
+            acc * 1000 + steps
+        };
+        assert_eq!(out[i], want, "lane {i} x={x}");
+    }
+}
+
+#[test]
+fn shared_memory_reduction_and_atomics() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 128) in;
+layout(std430, binding = 0) buffer B { uint total; uint hist[16]; uint sums[]; };
+layout(std430, binding = 1) readonly buffer I { uint data[]; };
+shared uint tmp[128];
+void main() {
+    uint l = gl_LocalInvocationID.x;
+    uint x = data[gl_GlobalInvocationID.x];
+    tmp[l] = x;
+    barrier();
+    for (uint s = 64u; s > 0u; s >>= 1) {
+        if (l < s) tmp[l] += tmp[l + s];
+        barrier();
+    }
+    if (l == 0u) sums[gl_WorkGroupID.x] = tmp[0];
+    atomicAdd(total, x);
+    atomicAdd(hist[x % 16u], 1u);
+}"#,
+    ) else {
+        return;
+    };
+    let mut rng = Rng(5);
+    let data: Vec<u32> = (0..128 * 16).map(|_| rng.below(1000) as u32).collect();
+    for threads in [1, 2] {
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), vec![0; 4 * (17 + 16)]);
+        res.buffers.insert((0, 1), bytes_u32(&data));
+        run(&m, &mut res, [16, 1, 1], &EngineOptions { threads, ..Default::default() });
+        let out = u32s(&res.buffers[&(0, 0)]);
+        assert_eq!(out[0], data.iter().sum::<u32>());
+        for b in 0..16 {
+            assert_eq!(out[1 + b], data.iter().filter(|&&x| x % 16 == b as u32).count() as u32);
+        }
+        for g in 0..16 {
+            assert_eq!(out[17 + g], data[g * 128..(g + 1) * 128].iter().sum::<u32>());
+        }
+    }
+}
+
+#[test]
+fn subgroup_ops_in_divergent_code() {
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_vote : require
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { uint a[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = a[i];
+    uint o0 = 0u, o1 = 0u, o2 = 0u, o3 = 0u, o4 = 0u, o5 = 0u;
+    if (x % 3u != 0u) {
+        o0 = subgroupAdd(x);
+        o1 = subgroupInclusiveMax(x);
+        o2 = subgroupBallotBitCount(subgroupBallot((x & 1u) == 1u));
+        o3 = subgroupBroadcastFirst(x);
+        o4 = subgroupElect() ? 1u : 0u;
+        o5 = subgroupExclusiveAdd(x);
+    }
+    uint sh = subgroupShuffleXor(x, 5u);
+    a[i] = 0u;
+    a[1024u + i * 8u + 0u] = o0;
+    a[1024u + i * 8u + 1u] = o1;
+    a[1024u + i * 8u + 2u] = o2;
+    a[1024u + i * 8u + 3u] = o3;
+    a[1024u + i * 8u + 4u] = o4;
+    a[1024u + i * 8u + 5u] = o5;
+    a[1024u + i * 8u + 6u] = sh;
+    a[1024u + i * 8u + 7u] = gl_SubgroupInvocationID + 100u * gl_SubgroupID;
+}"#,
+    ) else {
+        return;
+    };
+    let mut rng = Rng(11);
+    let n = 128usize;
+    let a: Vec<u32> = (0..n).map(|_| rng.below(100) as u32).collect();
+    let mut data = bytes_u32(&a);
+    data.resize(4 * (1024 + n * 8), 0);
+    for sg in [8u32, 16, 32] {
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), data.clone());
+        run(&m, &mut res, [2, 1, 1], &EngineOptions { subgroup_size: sg, ..Default::default() });
+        let out = u32s(&res.buffers[&(0, 0)]);
+        let sg = sg as usize;
+        for i in 0..n {
+            let base = i / sg * sg;
+            let act: Vec<usize> = (base..base + sg).filter(|&j| a[j] % 3 != 0).collect();
+            let o = &out[1024 + i * 8..1024 + i * 8 + 8];
+            if a[i] % 3 != 0 {
+                assert_eq!(o[0], act.iter().map(|&j| a[j]).sum::<u32>(), "add {i}");
+                assert_eq!(o[1], act.iter().filter(|&&j| j <= i).map(|&j| a[j]).max().unwrap(), "imax {i}");
+                assert_eq!(o[2], act.iter().filter(|&&j| a[j] & 1 == 1).count() as u32, "ballot {i}");
+                assert_eq!(o[3], a[act[0]], "bfirst {i}");
+                assert_eq!(o[4], (i == act[0]) as u32, "elect {i}");
+                assert_eq!(o[5], act.iter().filter(|&&j| j < i).map(|&j| a[j]).sum::<u32>(), "exadd {i}");
+            } else {
+                assert_eq!(&o[..6], &[0; 6]);
+            }
+            assert_eq!(o[6], a[base + ((i - base) ^ 5)], "shuffle xor {i}");
+            assert_eq!(o[7], (i % 64 % sg) as u32 + 100 * ((i % 64) / sg) as u32);
+        }
+    }
+}
+
+#[test]
+fn buffer_reference_and_function_pointer_args() {
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+layout(local_size_x = 32) in;
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Floats { float v[]; };
+layout(push_constant) uniform P { Floats src; Floats dst; uint n; } pc;
+void scale(inout float x, float s) { x = x * s + 1.0; }
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i >= pc.n) return;
+    float x = pc.src.v[i];
+    scale(x, 3.0);
+    Floats shifted = Floats(uint64_t(pc.dst) + 4ul * uint64_t(i));
+    shifted.v[0] = x;
+}"#,
+    ) else {
+        return;
+    };
+    let src: Vec<f32> = (0..100).map(|i| i as f32 * 0.5).collect();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), bytes_f32(&src));
+    res.buffers.insert((0, 1), vec![0; 400]);
+    let a = res.device_address(0, 0).unwrap();
+    let b = res.device_address(0, 1).unwrap();
+    let mut push = Vec::new();
+    push.extend(a.to_le_bytes());
+    push.extend(b.to_le_bytes());
+    push.extend(100u32.to_le_bytes());
+    push.extend([0; 4]);
+    res.push_constants = push;
+    run(&m, &mut res, [4, 1, 1], &EngineOptions::default());
+    let out = f32s(&res.buffers[&(0, 1)]);
+    for i in 0..100 {
+        assert_eq!(out[i], src[i] * 3.0 + 1.0);
+    }
+}
+
+#[test]
+fn out_of_bounds_is_an_error_naming_the_place() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 4) in;
+layout(std430, binding = 0) buffer B { uint a[]; };
+void main() { a[gl_GlobalInvocationID.x * 2u] = 1u; }"#,
+    ) else {
+        return;
+    };
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 16]);
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err().to_string();
+    assert!(e.contains("out-of-bounds") && e.contains("local invocation (2, 0, 0)"), "{e}");
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &EngineOptions { robust: true, ..Default::default() }).unwrap();
+    p.dispatch(&mut res, [1, 1, 1]).unwrap();
+    assert_eq!(u32s(&res.buffers[&(0, 0)]), vec![1, 0, 1, 0]);
+}
