@@ -1,11 +1,9 @@
 //! The SPIR-V core of coopmat: grammar tables, the binary reader and writer, the module IR,
 //! the disassembler and the assembler.
 
-pub mod asm;
 pub mod binary;
 pub mod dis;
 pub mod grammar;
-pub mod info;
 pub mod module;
 
 pub use binary::{Instruction, ParseError};
