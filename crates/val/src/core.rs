@@ -410,7 +410,7 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
             let dop = m.instructions[d].opcode;
             if d >= i && !forward_ok(inst, n, dop) && !forward_ptrs.contains(&id) {
                 cx.err(&CORE_ID_FORWARD, i, format!("id {} is used before its definition", cx.name(id)))
-                    .rel(Some(d), "defined here");
+                    .at(d, "defined here");
                 continue;
             }
             // SSA dominance for ids defined inside a function body.
@@ -431,7 +431,7 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
             }
             if cfg.func[def_block as usize] != cfg.func[use_block as usize] {
                 cx.err(&CORE_SSA_DOMINANCE, i, format!("id {} is defined in another function", cx.name(id)))
-                    .rel(Some(d), "defined here");
+                    .at(d, "defined here");
                 continue;
             }
             let ub = if inst.opcode == op::Phi {
@@ -459,7 +459,7 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
                     i,
                     format!("id {} defined in block {} does not dominate its use in block {}", cx.name(id), cx.name(dl), cx.name(ul)),
                 )
-                .rel(Some(d), "defined here");
+                .at(d, "defined here");
             }
         }
         // Result types must be types.
@@ -791,19 +791,19 @@ fn functions(cx: &mut Ctx) {
             let fdef = &m.instructions[f.def];
             if fdef.result_type != inst.result_type {
                 cx.err(&CORE_FUNCTION_USE, i, "OpFunctionCall's result type differs from the callee's return type")
-                    .rel(Some(f.def), "callee");
+                    .at(f.def, "callee");
             }
             let args = inst.operands.len().saturating_sub(3);
             if args != f.params.len() {
                 cx.err(&CORE_FUNCTION_USE, i, format!("{} arguments passed, the callee takes {}", args, f.params.len()))
-                    .rel(Some(f.def), "callee");
+                    .at(f.def, "callee");
             } else {
                 for (k, &p) in f.params.iter().enumerate() {
                     let a = inst.word(3 + k).unwrap_or(0);
                     let pt = m.instructions[p].result_type.unwrap_or(0);
                     if cx.vty(a) != pt {
                         cx.err(&CORE_FUNCTION_USE, i, format!("argument {k} does not have the parameter's type"))
-                            .rel(Some(p), "parameter");
+                            .at(p, "parameter");
                     }
                 }
             }
@@ -820,17 +820,17 @@ fn functions(cx: &mut Ctx) {
         }
         if t.word(1) != fdef.result_type {
             cx.err(&CORE_FUNCTION_TYPE, f.def, "OpFunction's result type differs from its function type's return type")
-                .rel(Some(tdef), "function type");
+                .at(tdef, "function type");
         }
         let np = t.operands.len().saturating_sub(2);
         if np != f.params.len() {
             cx.err(&CORE_FUNCTION_TYPE, f.def, format!("the function type has {np} parameters, the function declares {}", f.params.len()))
-                .rel(Some(tdef), "function type");
+                .at(tdef, "function type");
         } else {
             for (k, &p) in f.params.iter().enumerate() {
                 if m.instructions[p].result_type != t.word(2 + k) {
                     cx.err(&CORE_FUNCTION_TYPE, p, format!("parameter {k} differs from the function type"))
-                        .rel(Some(tdef), "function type");
+                        .at(tdef, "function type");
                 }
             }
         }
@@ -882,7 +882,7 @@ fn control_flow(cx: &mut Ctx, cfg: &Cfg) {
                     if k == 0 {
                         if let Some(&prev) = merge_used.get(&t) {
                             cx.err(&CORE_CFG_MERGE, i, format!("block {} is already the merge block of another header", cx.name(t)))
-                                .rel(Some(prev), "other header");
+                                .at(prev, "other header");
                         } else {
                             merge_used.insert(t, i);
                         }

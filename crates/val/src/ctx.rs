@@ -4,6 +4,7 @@ use crate::rules::Rule;
 use crate::{Diagnostic, Severity, ValidateOptions};
 use coopmat_spirv::Module;
 use coopmat_spirv::grammar::{self, op};
+use std::cell::RefCell;
 use std::collections::HashSet;
 
 /// The shape of a type id, enough for the checks (members and parameters stay in the instruction).
@@ -113,8 +114,8 @@ pub(crate) struct Ctx<'m> {
     pub caps: HashSet<u32>,
     /// Declared extensions.
     pub exts: HashSet<String>,
-    /// Findings.
-    pub diags: Vec<Diagnostic>,
+    /// Findings (interior mutability so checks can report while holding shared borrows).
+    pub diags: RefCell<Vec<Diagnostic>>,
     /// Set when the structure is too broken for the later checks (ids out of bound).
     pub fatal: bool,
 }
@@ -136,7 +137,7 @@ impl<'m> Ctx<'m> {
             konst: vec![Konst::None; bound],
             caps: HashSet::new(),
             exts: HashSet::new(),
-            diags: Vec::new(),
+            diags: RefCell::new(Vec::new()),
             fatal: false,
         };
         cx.build();
@@ -264,11 +265,6 @@ impl<'m> Ctx<'m> {
         self.vty.get(id as usize).copied().unwrap_or(0)
     }
 
-    /// The shape of the type of value `id`.
-    pub fn vshape(&self, id: u32) -> Ty {
-        self.ty(self.vty(id))
-    }
-
     /// The instruction index defining `id`.
     pub fn def(&self, id: u32) -> Option<usize> {
         self.def
@@ -344,29 +340,35 @@ impl<'m> Ctx<'m> {
     }
 
     /// Records an error.
-    pub fn err(&mut self, rule: &'static Rule, inst: usize, msg: impl Into<String>) -> &mut Diagnostic {
+    pub fn err(&self, rule: &'static Rule, inst: usize, msg: impl Into<String>) -> DiagRef<'_> {
         self.push(rule, Severity::Error, Some(inst), msg.into())
     }
 
     /// Records a warning.
-    pub fn warn(&mut self, rule: &'static Rule, inst: usize, msg: impl Into<String>) -> &mut Diagnostic {
+    #[allow(dead_code)]
+    pub fn warn(&self, rule: &'static Rule, inst: usize, msg: impl Into<String>) -> DiagRef<'_> {
         self.push(rule, Severity::Warning, Some(inst), msg.into())
     }
 
     /// Records an error about the module as a whole.
-    pub fn err_module(&mut self, rule: &'static Rule, msg: impl Into<String>) -> &mut Diagnostic {
+    pub fn err_module(&self, rule: &'static Rule, msg: impl Into<String>) -> DiagRef<'_> {
         self.push(rule, Severity::Error, None, msg.into())
     }
 
-    fn push(&mut self, rule: &'static Rule, severity: Severity, inst: Option<usize>, message: String) -> &mut Diagnostic {
-        self.diags.push(Diagnostic {
+    fn push(&self, rule: &'static Rule, severity: Severity, inst: Option<usize>, message: String) -> DiagRef<'_> {
+        let mut diags = self.diags.borrow_mut();
+        diags.push(Diagnostic {
             rule,
             severity,
             message,
             inst,
             related: Vec::new(),
         });
-        self.diags.last_mut().expect("just pushed")
+        DiagRef {
+            diags: &self.diags,
+            index: diags.len() - 1,
+            def: &self.def,
+        }
     }
 
     /// A short name for an id in messages: `%name` when named, else `%N`.
@@ -378,12 +380,27 @@ impl<'m> Ctx<'m> {
     }
 }
 
-impl Diagnostic {
-    /// Adds a related instruction (by defining id) with a note; ids without a definition are skipped.
-    pub(crate) fn rel(&mut self, cx_def: Option<usize>, note: impl Into<String>) -> &mut Diagnostic {
-        if let Some(i) = cx_def {
-            self.related.push((i, note.into()));
+/// A just-recorded diagnostic, to attach related instructions to.
+pub(crate) struct DiagRef<'a> {
+    diags: &'a RefCell<Vec<Diagnostic>>,
+    index: usize,
+    def: &'a [u32],
+}
+
+impl DiagRef<'_> {
+    /// Adds the instruction defining `id` as related (skipped when undefined).
+    pub fn rel_id(self, id: u32, note: impl Into<String>) -> Self {
+        if let Some(&d) = self.def.get(id as usize) {
+            if d != NONE {
+                self.diags.borrow_mut()[self.index].related.push((d as usize, note.into()));
+            }
         }
+        self
+    }
+
+    /// Adds instruction `inst` as related.
+    pub fn at(self, inst: usize, note: impl Into<String>) -> Self {
+        self.diags.borrow_mut()[self.index].related.push((inst, note.into()));
         self
     }
 }

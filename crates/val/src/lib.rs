@@ -143,7 +143,7 @@ pub fn validate(module: &Module, options: &ValidateOptions) -> Vec<Diagnostic> {
             profile::check(&mut cx, p);
         }
     }
-    let mut diags = cx.diags;
+    let mut diags = cx.diags.into_inner();
     diags.sort_by_key(|d| (d.severity, d.inst.unwrap_or(0)));
     diags
 }

@@ -108,7 +108,7 @@ rules! {
     // ---- SPV_NV_tensor_addressing --------------------------------------------------------
     TA_LAYOUT_TYPE = "TA-LayoutType", true, "SPV_NV_tensor_addressing, OpTypeTensorLayoutNV", "Dim a 32-bit integer constant in 1..5, ClampMode a 32-bit integer constant holding a TensorClampMode";
     TA_VIEW_TYPE = "TA-ViewType", true, "SPV_NV_tensor_addressing, OpTypeTensorViewNV", "Dim in 1..5, HasDimensions a boolean constant, Dim permutation operands forming a permutation of [0,Dim)";
-    TA_TYPE_CONST = "TA-Type-NonSpecConstant", false, "SPV_NV_tensor_addressing, OpTypeTensorLayoutNV / OpTypeTensorViewNV ('constant instruction')", "tensor layout and view type operands are constant instructions whose values are known (no OpSpecConstantOp / undefined)";
+    TA_TYPE_CONST = "TA-Type-Constant", false, "SPV_NV_tensor_addressing, OpTypeTensorLayoutNV / OpTypeTensorViewNV (must be a constant instruction)", "Dim, ClampMode, HasDimensions and the permutation operands are constant instructions";
     TA_CREATE = "TA-Create", true, "SPV_NV_tensor_addressing, OpCreateTensorLayoutNV / OpCreateTensorViewNV", "Result Type is a tensor layout (view) type";
     TA_OPERANDS = "TA-Operand-Count", true, "SPV_NV_tensor_addressing, OpTensorLayoutSet*/Slice, OpTensorViewSet*", "the number of operands matches the dimension (Slice: 2xDim, Clip: 4, ClampValue: 1)";
     TA_OPERAND_TYPES = "TA-Operand-Type", true, "SPV_NV_tensor_addressing, OpTensorLayoutSet*/Slice, OpTensorViewSet*", "operands are scalar 32-bit integers and the input object has the Result Type";
