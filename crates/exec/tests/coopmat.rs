@@ -1,0 +1,353 @@
+//! Cooperative matrices (KHR and NV): GLSL compiled at test time, results checked against
+//! references computed here. Integer results are exact; float results within stated bounds.
+
+mod common;
+use common::*;
+use coopmat_exec::{EngineOptions, Resources};
+use half::{bf16, f16};
+
+const HDR: &str = r#"#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+#extension GL_KHR_shader_subgroup_basic : require
+"#;
+
+fn run_bufs(m: &coopmat_spirv::Module, bufs: Vec<Vec<u8>>, groups: [u32; 3], opts: &EngineOptions) -> Vec<Vec<u8>> {
+    let mut res = Resources::default();
+    for (i, b) in bufs.into_iter().enumerate() {
+        res.buffers.insert((0, i as u32), b);
+    }
+    run(m, &mut res, groups, opts);
+    res.buffers.into_values().collect()
+}
+
+#[test]
+fn load_store_layouts_and_strides() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer I {{ float inp[]; }};
+layout(std430, binding = 1) buffer O {{ float outp[]; }};
+void main() {{
+    coopmat<float, gl_ScopeSubgroup, 16, 8, gl_MatrixUseAccumulator> m;
+    coopMatLoad(m, inp, 3, 20, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(m, outp, 5, 24, gl_CooperativeMatrixLayoutColumnMajor);
+    coopmat<float, gl_ScopeSubgroup, 16, 8, gl_MatrixUseAccumulator> t;
+    coopMatLoad(t, inp, 7, 17, gl_CooperativeMatrixLayoutColumnMajor);
+    coopMatStore(t, outp, 400, 9, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let inp: Vec<f32> = (0..600).map(|i| i as f32 * 1.5 - 7.0).collect();
+    let out = run_bufs(&m, vec![bytes_f32(&inp), vec![0; 4 * 600]], [1, 1, 1], &EngineOptions::default());
+    let o = f32s(&out[1]);
+    for r in 0..16 {
+        for c in 0..8 {
+            assert_eq!(o[5 + c * 24 + r], inp[3 + r * 20 + c], "row-major load / col-major store ({r},{c})");
+            assert_eq!(o[400 + r * 9 + c], inp[7 + c * 17 + r], "col-major load / row-major store ({r},{c})");
+        }
+    }
+}
+
+fn f16s(n: usize, rng: &mut Rng) -> Vec<f16> {
+    (0..n).map(|_| f16::from_f32((rng.below(2001) as f32 - 1000.0) / 256.0)).collect()
+}
+
+#[test]
+fn muladd_f16_to_f32() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer A {{ float16_t a[]; }};
+layout(std430, binding = 1) buffer B {{ float16_t b[]; }};
+layout(std430, binding = 2) buffer C {{ float c[]; }};
+void main() {{
+    uint sg = gl_SubgroupID;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> mb;
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> mc;
+    coopMatLoad(ma, a, sg * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mb, b, 0, 16, gl_CooperativeMatrixLayoutColumnMajor);
+    coopMatLoad(mc, c, sg * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    mc = coopMatMulAdd(ma, mb, mc);
+    coopMatStore(mc, c, sg * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let mut rng = Rng(3);
+    let a = f16s(512, &mut rng);
+    let b = f16s(256, &mut rng);
+    let c: Vec<f32> = (0..512).map(|i| i as f32 * 0.25).collect();
+    let hb = |v: &[f16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let out = run_bufs(&m, vec![hb(&a), hb(&b), bytes_f32(&c)], [1, 1, 1], &EngineOptions::default());
+    let o = f32s(&out[2]);
+    for s in 0..2 {
+        for i in 0..16 {
+            for j in 0..16 {
+                let mut exact = c[s * 256 + i * 16 + j] as f64;
+                let mut mag = exact.abs();
+                for k in 0..16 {
+                    // B is column-major: element (k, j) at j*16 + k.
+                    let p = a[s * 256 + i * 16 + k].to_f64() * b[j * 16 + k].to_f64();
+                    exact += p;
+                    mag += p.abs();
+                }
+                // f32 accumulation of 16 exact products: |error| <= 17 * 2^-24 * sum|terms|.
+                let got = o[s * 256 + i * 16 + j] as f64;
+                assert!((got - exact).abs() <= 17.0 * mag * 2f64.powi(-24), "({s},{i},{j}) {got} vs {exact}");
+            }
+        }
+    }
+}
+
+#[test]
+fn muladd_f32_with_workgroup_scope_and_shared_memory() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer A {{ float a[]; }};
+layout(std430, binding = 1) buffer C {{ float c[]; }};
+shared float sa[16 * 8];
+void main() {{
+    uint l = gl_LocalInvocationID.x;
+    sa[l] = a[l];
+    sa[l + 64] = a[l + 64];
+    barrier();
+    coopmat<float, gl_ScopeWorkgroup, 16, 8, gl_MatrixUseA> ma;
+    coopmat<float, gl_ScopeWorkgroup, 8, 16, gl_MatrixUseB> mb;
+    coopMatLoad(ma, sa, 0, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mb, a, 128, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopmat<float, gl_ScopeWorkgroup, 16, 16, gl_MatrixUseAccumulator> mc = coopmat<float, gl_ScopeWorkgroup, 16, 16, gl_MatrixUseAccumulator>(1.0);
+    mc = coopMatMulAdd(ma, mb, mc);
+    coopMatStore(mc, c, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let a: Vec<f32> = (0..256).map(|i| ((i * 37) % 17) as f32 - 8.0).collect();
+    let out = run_bufs(&m, vec![bytes_f32(&a), vec![0; 1024]], [1, 1, 1], &EngineOptions::default());
+    let o = f32s(&out[1]);
+    for i in 0..16 {
+        for j in 0..16 {
+            let mut s = 1.0f32;
+            for k in 0..8 {
+                s += a[i * 8 + k] * a[128 + k * 16 + j];
+            }
+            // Small integers: exact.
+            assert_eq!(o[i * 16 + j], s, "({i},{j})");
+        }
+    }
+}
+
+fn int_muladd(signed: bool, saturating: bool) {
+    let (t8, t32) = if signed { ("int8_t", "int32_t") } else { ("uint8_t", "uint32_t") };
+    let sat = if saturating { ", gl_MatrixOperandsSaturatingAccumulation" } else { "" };
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer A {{ {t8} a[]; }};
+layout(std430, binding = 1) buffer C {{ {t32} c[]; }};
+void main() {{
+    coopmat<{t8}, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma;
+    coopmat<{t8}, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> mb;
+    coopmat<{t32}, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> mc;
+    coopMatLoad(ma, a, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mb, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mc, c, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    mc = coopMatMulAdd(ma, mb, mc{sat});
+    coopMatStore(mc, c, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let mut rng = Rng(if signed { 1 } else { 2 });
+    let a: Vec<u8> = (0..512).map(|_| rng.next() as u8).collect();
+    // Accumulators near the limits so that saturation and wrapping both happen.
+    let c: Vec<u32> = (0..256)
+        .map(|i| match i % 4 {
+            0 => if signed { i32::MAX as u32 - 1000 } else { u32::MAX - 1000 },
+            1 => if signed { (i32::MIN + 1000) as u32 } else { 5 },
+            _ => rng.next() as u32,
+        })
+        .collect();
+    let out = run_bufs(&m, vec![a.clone(), bytes_u32(&c)], [1, 1, 1], &EngineOptions::default());
+    let o = u32s(&out[1]);
+    let ext = |x: u8| if signed { x as i8 as i64 } else { x as i64 };
+    for i in 0..16 {
+        for j in 0..16 {
+            let mut ab = 0i64;
+            for k in 0..16 {
+                ab += ext(a[i * 16 + k]) * ext(a[256 + k * 16 + j]);
+            }
+            let cv = if signed { c[i * 16 + j] as i32 as i64 } else { c[i * 16 + j] as i64 };
+            let exact = ab + cv;
+            let want = if saturating {
+                if signed { exact.clamp(i32::MIN as i64, i32::MAX as i64) as u32 } else { exact.clamp(0, u32::MAX as i64) as u32 }
+            } else {
+                exact as u32
+            };
+            assert_eq!(o[i * 16 + j], want, "signed={signed} sat={saturating} ({i},{j})");
+        }
+    }
+}
+
+#[test]
+fn muladd_int8_to_int32_signed_unsigned_saturating() {
+    int_muladd(true, false);
+    int_muladd(true, true);
+    int_muladd(false, false);
+    int_muladd(false, true);
+}
+
+#[test]
+fn muladd_bf16() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+#extension GL_EXT_bfloat16 : require
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer A {{ bfloat16_t a[]; }};
+layout(std430, binding = 1) buffer C {{ float c[]; }};
+void main() {{
+    coopmat<bfloat16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma;
+    coopmat<bfloat16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> mb;
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> mc = coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.5);
+    coopMatLoad(ma, a, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mb, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    mc = coopMatMulAdd(ma, mb, mc);
+    coopMatStore(mc, c, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let mut rng = Rng(17);
+    let a: Vec<bf16> = (0..512).map(|_| bf16::from_f32((rng.below(2001) as f32 - 1000.0) / 64.0)).collect();
+    let ab: Vec<u8> = a.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let out = run_bufs(&m, vec![ab, vec![0; 1024]], [1, 1, 1], &EngineOptions::default());
+    let o = f32s(&out[1]);
+    for i in 0..16 {
+        for j in 0..16 {
+            let (mut s, mut mag) = (0.5f64, 0.5f64);
+            for k in 0..16 {
+                let p = a[i * 16 + k].to_f64() * a[256 + k * 16 + j].to_f64();
+                s += p;
+                mag += p.abs();
+            }
+            assert!((o[i * 16 + j] as f64 - s).abs() <= 17.0 * mag * 2f64.powi(-24), "({i},{j})");
+        }
+    }
+}
+
+#[test]
+fn length_extract_insert_follow_the_documented_mapping() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer C {{ uint len; uint pad[3]; float c[]; }};
+void main() {{
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(2.0);
+    for (int i = 0; i < m.length(); i++) {{
+        m[i] = m[i] * float(gl_SubgroupInvocationID) + float(i);
+    }}
+    coopMatStore(m, c, gl_SubgroupID * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    if (gl_LocalInvocationID.x == 0) len = uint(m.length());
+}}"#
+    )) else {
+        return;
+    };
+    for sg in [16u32, 32, 64] {
+        let out = run_bufs(&m, vec![vec![0; 4 * (4 + 1024)]], [1, 1, 1], &EngineOptions { subgroup_size: sg, ..Default::default() });
+        let o = f32s(&out[0][16..]);
+        let s = sg as usize;
+        assert_eq!(u32s(&out[0])[0], (256usize.div_ceil(s)) as u32, "length with subgroup {sg}");
+        let nsg = 64 / s;
+        for g in 0..nsg {
+            for e in 0..256 {
+                // Element e is lane e % S, component e / S (row-major, DESIGN.md).
+                let want = 2.0 * (e % s) as f32 + (e / s) as f32;
+                assert_eq!(o[g * 256 + e], want, "sg={sg} group {g} element {e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn elementwise_ops_and_conversions() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer A {{ float a[]; }};
+layout(std430, binding = 1) buffer O {{ float o[256]; float16_t h[256]; int iv[256]; }};
+void main() {{
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> x, y;
+    coopMatLoad(x, a, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(y, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> r = (x + y) * x - y / x;
+    r = -r * 0.5;
+    coopMatStore(r, o, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> hx = coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(x);
+    coopMatStore(hx, h, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> ix = coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(y);
+    ix = ix * 3 - ix;
+    coopMatStore(ix, iv, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let a: Vec<f32> = (0..512).map(|i| if i < 256 { (i as f32 - 127.5) * 0.37 } else { (i as f32 - 300.0) * 1.7 }).collect();
+    let out = run_bufs(&m, vec![bytes_f32(&a), vec![0; 1024 + 512 + 1024]], [1, 1, 1], &EngineOptions::default());
+    let o = &out[1];
+    let r = f32s(&o[..1024]);
+    for e in 0..256 {
+        let (x, y) = (a[e], a[256 + e]);
+        let want = -((x + y) * x - y / x) * 0.5;
+        assert_eq!(r[e], want, "element {e}");
+        let h = f16::from_le_bytes([o[1024 + 2 * e], o[1024 + 2 * e + 1]]);
+        assert_eq!(h, f16::from_f32(x));
+        let iv = i32::from_le_bytes(o[1536 + 4 * e..1540 + 4 * e].try_into().unwrap());
+        assert_eq!(iv, (y as i32) * 3 - (y as i32));
+    }
+}
+
+#[test]
+fn nv_cooperative_matrix_muladd() {
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer A { float16_t a[]; };
+layout(std430, binding = 1) buffer C { float c[]; };
+void main() {
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> ma;
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> mb;
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> mc = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
+    coopMatLoadNV(ma, a, 0, 16, false);
+    coopMatLoadNV(mb, a, 256, 16, true);
+    mc = coopMatMulAddNV(ma, mb, mc);
+    coopMatStoreNV(mc, c, 0, 8, false);
+}"#,
+    ) else {
+        return;
+    };
+    let mut rng = Rng(23);
+    let a = f16s(512, &mut rng);
+    let ab: Vec<u8> = a.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let out = run_bufs(&m, vec![ab, vec![0; 512]], [1, 1, 1], &EngineOptions::default());
+    let o = f32s(&out[1]);
+    for i in 0..16 {
+        for j in 0..8 {
+            let (mut s, mut mag) = (0f64, 0f64);
+            for k in 0..16 {
+                // B column-major with stride 16: element (k, j) at 256 + j*16 + k.
+                let p = a[i * 16 + k].to_f64() * a[256 + j * 16 + k].to_f64();
+                s += p;
+                mag += p.abs();
+            }
+            assert!((o[i * 8 + j] as f64 - s).abs() <= 17.0 * mag * 2f64.powi(-24), "({i},{j})");
+        }
+    }
+}
