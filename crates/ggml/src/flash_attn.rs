@@ -1,0 +1,190 @@
+//! Flash attention (ggml's FLASH_ATTN_EXT) reference in f64, and the interface facts of the
+//! `flash_attn_*_cm2` modules as far as the disassembly shows them.
+//!
+//! Layouts (ggml, innermost dimension first): Q `[HSK, n_q, H, B]` f32, K `[HSK, n_kv, H_kv, B]`
+//! and V `[HSV, n_kv, H_kv, B]` f16, mask `[n_kv, n_q]` f16 (shared by all heads), output
+//! `[HSV, H, n_q, B]` f32 (note: heads before rows, ggml permutes the result). Grouped-query
+//! attention: query head `h` uses K/V head `h / (H / H_kv)`.
+//!
+//! `O[b][i][h] = Σ_j softmax_j(s_ij) · V[b][h_kv][j]` with
+//! `s_ij = softcap(scale · Q[b][h][i]·K[b][h_kv][j]) + slope(h) · mask[i][j]`,
+//! `softcap(x) = c·tanh(x/c)` when `logit_softcap = c != 0`, ALiBi `slope(h)` from `max_bias`
+//! (1 when max_bias is 0), and an optional per-head sink logit that joins the softmax
+//! denominator only.
+
+use crate::GgmlError;
+
+/// Shape and options of one attention.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlashAttnParams {
+    /// Head size of Q and K (HSK).
+    pub hsk: usize,
+    /// Head size of V and O (HSV).
+    pub hsv: usize,
+    /// Query rows (N).
+    pub n_q: usize,
+    /// Key/value rows (KV).
+    pub n_kv: usize,
+    /// Query heads (H).
+    pub heads: usize,
+    /// K/V heads (H_kv, divides H).
+    pub kv_heads: usize,
+    /// Batches (ne3).
+    pub batch: usize,
+    /// Logit scale (usually 1/sqrt(HSK)).
+    pub scale: f64,
+    /// ALiBi max bias (0: off).
+    pub max_bias: f64,
+    /// Logit soft cap (0: off).
+    pub logit_softcap: f64,
+}
+
+/// ALiBi slope of head `h` of `heads` (ggml: `m0 = 2^(-max_bias/n)`, `m1 = 2^(-max_bias/2/n)`,
+/// `n = 2^floor(log2(heads))`; `h < n ? m0^(h+1) : m1^(2(h-n)+1)`).
+pub fn alibi_slope(max_bias: f64, heads: usize, h: usize) -> f64 {
+    if max_bias <= 0.0 {
+        return 1.0;
+    }
+    let n = 1usize << (usize::BITS - 1 - heads.max(1).leading_zeros());
+    let m0 = 2f64.powf(-max_bias / n as f64);
+    let m1 = 2f64.powf(-max_bias / 2.0 / n as f64);
+    if h < n {
+        m0.powi(h as i32 + 1)
+    } else {
+        m1.powi(2 * (h - n) as i32 + 1)
+    }
+}
+
+/// The reference. `q`, `k`, `v` are packed in ggml order (see the module docs); `mask` is
+/// `n_q x n_kv` (row i, column j at `i * n_kv + j`; `-inf` masks); `sinks` has one logit per
+/// query head. Returns O packed as `[HSV, H, n_q, B]`.
+pub fn flash_attn(
+    p: &FlashAttnParams,
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    mask: Option<&[f64]>,
+    sinks: Option<&[f64]>,
+) -> Result<Vec<f64>, GgmlError> {
+    let bad = |m: String| Err(GgmlError::Params(format!("flash_attn: {m}")));
+    if p.kv_heads == 0 || p.heads == 0 || !p.heads.is_multiple_of(p.kv_heads) {
+        return bad(format!(
+            "{} heads are not a multiple of {} kv heads",
+            p.heads, p.kv_heads
+        ));
+    }
+    let (hsk, hsv, nq, nkv, h, hkv, b) =
+        (p.hsk, p.hsv, p.n_q, p.n_kv, p.heads, p.kv_heads, p.batch);
+    if q.len() != hsk * nq * h * b
+        || k.len() != hsk * nkv * hkv * b
+        || v.len() != hsv * nkv * hkv * b
+    {
+        return bad("Q/K/V sizes do not match the shape".into());
+    }
+    if mask.is_some_and(|m| m.len() != nq * nkv) || sinks.is_some_and(|s| s.len() != h) {
+        return bad("mask or sinks size does not match".into());
+    }
+    let gqa = h / hkv;
+    let mut out = vec![0f64; hsv * h * nq * b];
+    let mut s = vec![0f64; nkv];
+    for bi in 0..b {
+        for hi in 0..h {
+            let hk = hi / gqa;
+            let slope = alibi_slope(p.max_bias, h, hi);
+            for i in 0..nq {
+                let qrow = &q[((bi * h + hi) * nq + i) * hsk..][..hsk];
+                for (j, sj) in s.iter_mut().enumerate() {
+                    let krow = &k[((bi * hkv + hk) * nkv + j) * hsk..][..hsk];
+                    let mut x = p.scale * qrow.iter().zip(krow).map(|(a, c)| a * c).sum::<f64>();
+                    if p.logit_softcap != 0.0 {
+                        x = p.logit_softcap * (x / p.logit_softcap).tanh();
+                    }
+                    if let Some(m) = mask {
+                        x += slope * m[i * nkv + j];
+                    }
+                    *sj = x;
+                }
+                let sink = sinks.map(|sv| sv[hi]);
+                let mx = s
+                    .iter()
+                    .copied()
+                    .chain(sink)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let o = &mut out[((bi * nq + i) * h + hi) * hsv..][..hsv];
+                if mx == f64::NEG_INFINITY {
+                    continue; // everything masked: ggml writes 0
+                }
+                let mut denom = sink.map_or(0.0, |x| (x - mx).exp());
+                for (j, &sj) in s.iter().enumerate() {
+                    let w = (sj - mx).exp();
+                    denom += w;
+                    let vrow = &v[((bi * hkv + hk) * nkv + j) * hsv..][..hsv];
+                    for (od, vd) in o.iter_mut().zip(vrow) {
+                        *od += w * vd;
+                    }
+                }
+                for od in o.iter_mut() {
+                    *od /= denom;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What a `flash_attn_*_cm2` binding holds (set 0). From the disassembly: several
+/// variables alias one binding with different element types (noted per entry).
+pub const FA_BINDINGS: [(u32, &str); 8] = [
+    (
+        0,
+        "Q (f32 data; declared as u8 runtime array, read through decode/bitcast views)",
+    ),
+    (1, "K (f16; declared as half, f16vec4 and u8 views)"),
+    (2, "V (f16; declared as half, f16vec4 and u8 views)"),
+    (3, "mask (f16; declared as half and u8 views)"),
+    (4, "sinks (f32 per head)"),
+    (5, "O / D (f32; declared as float and vec4 views)"),
+    (
+        6,
+        "u32 array (not identified; ggml's mask-optimisation bits, by its position)",
+    ),
+    (7, "i32 array (not identified)"),
+];
+
+/// The 32-word push-constant block of `flash_attn_*_cm2` (128 bytes): names as in ggml's
+/// `vk_flash_attn_push_constants`; the u32/f32 pattern and offsets (4·i) are checked against
+/// the disassembly by the tests.
+pub const FA_PUSH_CONSTANTS: [(&str, bool); 32] = [
+    ("N", false),
+    ("KV", false),
+    ("ne1", false),
+    ("ne2", false),
+    ("ne3", false),
+    ("neq2", false),
+    ("neq3", false),
+    ("nek2", false),
+    ("nek3", false),
+    ("nev2", false),
+    ("nev3", false),
+    ("nem1", false),
+    ("nem2", false),
+    ("nem3", false),
+    ("nb01", false),
+    ("nb02", false),
+    ("nb03", false),
+    ("nb11", false),
+    ("nb12", false),
+    ("nb13", false),
+    ("nb21", false),
+    ("nb22", false),
+    ("nb23", false),
+    ("scale", true),
+    ("max_bias", true),
+    ("logit_softcap", true),
+    ("mask_n_head_log2", false),
+    ("m0", true),
+    ("m1", true),
+    ("gqa_ratio", false),
+    ("split_kv", false),
+    ("k_num", false),
+];
