@@ -32,8 +32,28 @@ fn main() -> Result<()> {
             println!("{n} SPIR-V modules in {}", dir.display());
             Ok(())
         }
-        _ => bail!("usage: cargo xtask grammar [--check] | cargo xtask corpus"),
+        Some("test") => test(&repo, &args[1..]),
+        _ => bail!("usage: cargo xtask grammar [--check] | cargo xtask corpus | cargo xtask test [CARGO TEST ARGS]"),
     }
+}
+
+/// The project's test command: fetch the real-shader corpus (best effort; corpus tests skip
+/// without it), check the generated tables, then run every test of the workspace in release mode
+/// (the engine's kernels are too slow unoptimized).
+fn test(repo: &std::path::Path, extra: &[String]) -> Result<()> {
+    match corpus::run(repo) {
+        Ok((dir, n)) => println!("corpus: {n} modules in {}", dir.display()),
+        Err(e) => println!("corpus unavailable ({e:#}); corpus tests will be skipped"),
+    }
+    let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(repo)
+        .args(["test", "--workspace", "--release"])
+        .args(extra)
+        .status()?;
+    if !status.success() {
+        bail!("cargo test failed ({status})");
+    }
+    Ok(())
 }
 
 #[cfg(test)]
