@@ -1,7 +1,8 @@
 //! A slow, obviously-correct model of the tensor addressing pipeline, written from the spec's
-#![allow(clippy::needless_range_loop)] // the model indexes like the spec text
 //! prose rather than its pseudo-code where possible: coordinates are produced by stepping
 //! odometers (so no div/mod chain), clamping by repeated reflection/translation, all in i128.
+
+#![allow(clippy::needless_range_loop)] // the model indexes like the spec text
 
 use coopmat_tensor::{ClampMode, TensorLayout, TensorView};
 
