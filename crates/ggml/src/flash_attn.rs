@@ -188,3 +188,118 @@ pub const FA_PUSH_CONSTANTS: [(&str, bool); 32] = [
     ("split_kv", false),
     ("k_num", false),
 ];
+
+/// One specialization constant of `flash_attn_*_cm2` as read from the disassembly of
+/// `flash_attn_f32_f16_cm2` (cyllama b11669).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaSpecConstant {
+    /// SpecId.
+    pub id: u32,
+    /// The module's default value (of the main declaration; id 0 has several).
+    pub default: u32,
+    /// Meaning: established from use in the module where marked "(seen)", otherwise the name
+    /// ggml's flash_attn_cm2.comp gives that id (not visible in the optimized binary).
+    pub meaning: &'static str,
+    /// False when the module declares it but never uses it.
+    pub referenced: bool,
+}
+
+/// Specialization constants 0..=15 of `flash_attn_f32_f16_cm2`.
+pub const FA_SPEC_CONSTANTS: [FaSpecConstant; 16] = [
+    FaSpecConstant {
+        id: 0,
+        default: 1,
+        meaning: "workgroup size X (seen: LocalSizeId; another SpecId 0 constant defaults to 128)",
+        referenced: true,
+    },
+    FaSpecConstant {
+        id: 1,
+        default: 1,
+        meaning: "Br, query rows per workgroup (seen: tile shapes)",
+        referenced: true,
+    },
+    FaSpecConstant {
+        id: 2,
+        default: 32,
+        meaning: "Bc, KV columns per step (seen: tile shapes)",
+        referenced: true,
+    },
+    FaSpecConstant {
+        id: 3,
+        default: 32,
+        meaning: "HSK, Q/K head size",
+        referenced: true,
+    },
+    FaSpecConstant {
+        id: 4,
+        default: 32,
+        meaning: "HSV, V head size",
+        referenced: true,
+    },
+    FaSpecConstant {
+        id: 5,
+        default: 0,
+        meaning: "Clamp: 1 = clamp partial tiles (seen: compared with 1)",
+        referenced: true,
+    },
+    FaSpecConstant {
+        id: 6,
+        default: 16,
+        meaning: "D_split (unreferenced here)",
+        referenced: false,
+    },
+    FaSpecConstant {
+        id: 7,
+        default: 1,
+        meaning: "row split (unreferenced here)",
+        referenced: false,
+    },
+    FaSpecConstant {
+        id: 8,
+        default: 32,
+        meaning: "subgroup size (unreferenced here)",
+        referenced: false,
+    },
+    FaSpecConstant {
+        id: 9,
+        default: 0,
+        meaning: "shared-memory staging flag (unreferenced here)",
+        referenced: false,
+    },
+    FaSpecConstant {
+        id: 10,
+        default: 0,
+        meaning: "Flags bit mask (seen: bit 16 tested)",
+        referenced: true,
+    },
+    FaSpecConstant {
+        id: 11,
+        default: 0,
+        meaning: "occupancy limit (unreferenced here)",
+        referenced: false,
+    },
+    FaSpecConstant {
+        id: 12,
+        default: 0,
+        meaning: "K ggml_type (seen: compared with 1 = F16)",
+        referenced: true,
+    },
+    FaSpecConstant {
+        id: 13,
+        default: 0,
+        meaning: "V ggml_type (seen: compared with 1 = F16)",
+        referenced: true,
+    },
+    FaSpecConstant {
+        id: 14,
+        default: 2,
+        meaning: "K block size in bytes (seen: u8[spec 14] block struct)",
+        referenced: true,
+    },
+    FaSpecConstant {
+        id: 15,
+        default: 2,
+        meaning: "V block size in bytes (seen: u8[spec 15] block struct)",
+        referenced: true,
+    },
+];

@@ -316,3 +316,46 @@ fn corpus_flash_attn_push_constants() {
     assert_eq!(f.spec_ids, (0..16).collect());
     assert!(f.local_size_spec0);
 }
+
+#[test]
+fn corpus_flash_attn_spec_defaults() {
+    use coopmat_ggml::flash_attn::FA_SPEC_CONSTANTS;
+    let mods = coopmat_testkit::corpus_or_notice("corpus_flash_attn_spec_defaults");
+    let Some((_, bytes)) = mods.iter().find(|(n, _)| n == "flash_attn_f32_f16_cm2") else {
+        return;
+    };
+    let m = parse_bytes(bytes).unwrap();
+    // SpecId -> (default of each declaration, use count beyond the decoration and definition).
+    let mut spec_of: BTreeMap<u32, u32> = BTreeMap::new();
+    for i in &m.instructions {
+        if i.opcode == op::Decorate && i.words[2] == decoration::SpecId {
+            spec_of.insert(i.words[1], i.words[3]);
+        }
+    }
+    let mut defaults: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    let mut used: BTreeMap<u32, bool> = BTreeMap::new();
+    for i in &m.instructions {
+        if i.opcode == op::SpecConstant {
+            if let Some(&sid) = spec_of.get(&i.words[2]) {
+                defaults.entry(sid).or_default().push(i.words[3]);
+            }
+        }
+        if i.opcode != op::Decorate && i.result_id.is_none_or(|r| !spec_of.contains_key(&r)) {
+            for w in &i.words[1..] {
+                if let Some(&sid) = spec_of.get(w) {
+                    *used.entry(sid).or_default() = true;
+                }
+            }
+        }
+    }
+    for s in FA_SPEC_CONSTANTS {
+        let d = &defaults[&s.id];
+        assert!(d.contains(&s.default), "spec {}: defaults {d:?}", s.id);
+        assert_eq!(
+            used.get(&s.id).copied().unwrap_or(false),
+            s.referenced,
+            "spec {} use",
+            s.id
+        );
+    }
+}
