@@ -335,10 +335,10 @@ fn corpus_flash_attn_spec_defaults() {
     let mut defaults: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     let mut used: BTreeMap<u32, bool> = BTreeMap::new();
     for i in &m.instructions {
-        if i.opcode == op::SpecConstant {
-            if let Some(&sid) = spec_of.get(&i.words[2]) {
-                defaults.entry(sid).or_default().push(i.words[3]);
-            }
+        if i.opcode == op::SpecConstant
+            && let Some(&sid) = spec_of.get(&i.words[2])
+        {
+            defaults.entry(sid).or_default().push(i.words[3]);
         }
         if i.opcode != op::Decorate && i.result_id.is_none_or(|r| !spec_of.contains_key(&r)) {
             for w in &i.words[1..] {
