@@ -6,6 +6,7 @@ use std::process::ExitCode;
 mod cmd_as;
 mod cmd_dis;
 mod cmd_info;
+mod cmd_run;
 
 /// coopmat: SPIR-V cooperative-matrix toolkit.
 #[derive(Parser)]
@@ -23,6 +24,8 @@ enum Command {
     As(cmd_as::Args),
     /// Summarize modules: version, capabilities, entry points, cooperative types and instructions.
     Info(cmd_info::Args),
+    /// Run a compute shader on the CPU engine.
+    Run(cmd_run::Args),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +34,7 @@ fn main() -> ExitCode {
         Command::Dis(a) => cmd_dis::run(a),
         Command::As(a) => cmd_as::run(a),
         Command::Info(a) => cmd_info::run(a),
+        Command::Run(a) => cmd_run::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,0 +1,208 @@
+//! `coopmat run`: execute a compute shader on the CPU engine.
+
+use anyhow::{Context, Result, anyhow, bail};
+use coopmat_exec::{EngineOptions, Pipeline, Resources, SpecConstants};
+use std::path::PathBuf;
+
+/// Run a compute shader on the CPU (SIMT engine) and write buffers back out.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The SPIR-V binary.
+    pub file: PathBuf,
+    /// Entry point name (default: the first GLCompute entry point).
+    #[arg(long)]
+    pub entry: Option<String>,
+    /// Workgroup counts X,Y,Z.
+    #[arg(long, default_value = "1,1,1")]
+    pub groups: String,
+    /// Buffer SET:BINDING=SOURCE, SOURCE one of FILE.npy, raw:FILE, zeros:BYTES,
+    /// const:BYTES:U32 (repeated word), random:BYTES:SEED.
+    #[arg(long = "buffer")]
+    pub buffers: Vec<String>,
+    /// Push constants: a file, or hex bytes (e.g. 0x0100000002000000).
+    #[arg(long)]
+    pub push: Option<String>,
+    /// Specialization constant ID=VALUE (integer, 0x hex, or a float with a '.' = f32 bits).
+    #[arg(long = "spec")]
+    pub spec: Vec<String>,
+    /// Write buffer SET:BINDING=FILE.npy[:DTYPE] (DTYPE f16,f32,f64,i8..i64,u8..u64; default f32)
+    /// or FILE.bin (raw bytes).
+    #[arg(long = "out")]
+    pub outs: Vec<String>,
+    /// Subgroup size (power of two, 8..=128).
+    #[arg(long, default_value_t = 32)]
+    pub subgroup_size: u32,
+    /// Worker threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Robust buffer access (OOB loads read 0, OOB stores are dropped) instead of errors.
+    #[arg(long)]
+    pub robust: bool,
+    /// Lane-instruction budget per workgroup (0 = unlimited).
+    #[arg(long, default_value_t = 0)]
+    pub budget: u64,
+    /// Do not print NonSemantic.DebugPrintf output.
+    #[arg(long)]
+    pub no_printf: bool,
+}
+
+fn parse_binding(s: &str) -> Result<((u32, u32), &str)> {
+    let (k, v) = s.split_once('=').ok_or_else(|| anyhow!("expected SET:BINDING=..., got {s:?}"))?;
+    let (a, b) = k.split_once(':').ok_or_else(|| anyhow!("expected SET:BINDING, got {k:?}"))?;
+    Ok(((a.trim().parse().context("set")?, b.trim().parse().context("binding")?), v))
+}
+
+fn parse_u64(s: &str) -> Result<u64> {
+    let s = s.trim();
+    if let Some(h) = s.strip_prefix("0x") {
+        Ok(u64::from_str_radix(h, 16)?)
+    } else if let Some(n) = s.strip_prefix('-') {
+        Ok((n.parse::<i64>()?).wrapping_neg() as u64)
+    } else {
+        Ok(s.parse()?)
+    }
+}
+
+fn read_npy(path: &str) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {path}"))?;
+    let mut cur = std::io::Cursor::new(&bytes[..]);
+    let header = npyz::NpyHeader::from_reader(&mut cur).with_context(|| format!("{path}: not a .npy file"))?;
+    let start = cur.position() as usize;
+    let mut data = bytes[start..].to_vec();
+    if let npyz::DType::Plain(ts) = header.dtype() {
+        let n = ts.num_bytes().unwrap_or(1);
+        if ts.endianness() == npyz::Endianness::Big && n > 1 {
+            for c in data.chunks_mut(n) {
+                c.reverse();
+            }
+        }
+    }
+    Ok(data)
+}
+
+fn buffer_source(src: &str) -> Result<Vec<u8>> {
+    let parts: Vec<&str> = src.split(':').collect();
+    Ok(match parts[0] {
+        "zeros" => vec![0; parse_u64(parts.get(1).ok_or_else(|| anyhow!("zeros:BYTES"))?)? as usize],
+        "const" => {
+            let n = parse_u64(parts.get(1).ok_or_else(|| anyhow!("const:BYTES:U32"))?)? as usize;
+            let w = parse_u64(parts.get(2).ok_or_else(|| anyhow!("const:BYTES:U32"))?)? as u32;
+            w.to_le_bytes().iter().copied().cycle().take(n).collect()
+        }
+        "random" => {
+            let n = parse_u64(parts.get(1).ok_or_else(|| anyhow!("random:BYTES:SEED"))?)? as usize;
+            let mut s = parse_u64(parts.get(2).unwrap_or(&"1"))? | 1;
+            (0..n)
+                .map(|_| {
+                    s ^= s >> 12;
+                    s ^= s << 25;
+                    s ^= s >> 27;
+                    (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8
+                })
+                .collect()
+        }
+        "raw" => std::fs::read(&src[4..]).with_context(|| format!("reading {}", &src[4..]))?,
+        _ if src.ends_with(".npy") => read_npy(src)?,
+        _ => bail!("unknown buffer source {src:?} (FILE.npy, raw:FILE, zeros:N, const:N:U32, random:N:SEED)"),
+    })
+}
+
+fn write_npy(path: &str, dtype: &str, data: &[u8]) -> Result<()> {
+    macro_rules! w {
+        ($t:ty, $n:expr) => {{
+            let v: Vec<$t> = data.chunks_exact($n).map(|c| <$t>::from_le_bytes(c.try_into().unwrap())).collect();
+            npyz::to_file_1d(path, v)?
+        }};
+    }
+    match dtype {
+        "f16" => w!(half::f16, 2),
+        "f32" => w!(f32, 4),
+        "f64" => w!(f64, 8),
+        "i8" => w!(i8, 1),
+        "u8" => w!(u8, 1),
+        "i16" => w!(i16, 2),
+        "u16" => w!(u16, 2),
+        "i32" => w!(i32, 4),
+        "u32" => w!(u32, 4),
+        "i64" => w!(i64, 8),
+        "u64" => w!(u64, 8),
+        _ => bail!("unknown dtype {dtype:?}"),
+    }
+    Ok(())
+}
+
+/// Runs the command.
+pub fn run(a: Args) -> Result<u8> {
+    let bytes = std::fs::read(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
+    let module = coopmat_spirv::Module::from_bytes(&bytes).with_context(|| format!("parsing {}", a.file.display()))?;
+    let mut spec = SpecConstants::new();
+    for s in &a.spec {
+        let (id, v) = s.split_once('=').ok_or_else(|| anyhow!("--spec ID=VALUE, got {s:?}"))?;
+        let v = if v.contains('.') { v.parse::<f32>()?.to_bits() as u64 } else { parse_u64(v)? };
+        spec.insert(id.trim().parse()?, v);
+    }
+    let opts = EngineOptions {
+        subgroup_size: a.subgroup_size,
+        threads: a.threads,
+        robust: a.robust,
+        instruction_budget: a.budget,
+        printf: !a.no_printf,
+    };
+    let pipe = Pipeline::compile(&module, a.entry.as_deref().unwrap_or(""), &spec, &opts)?;
+    let g: Vec<u32> = a.groups.split(',').map(|x| x.trim().parse()).collect::<Result<_, _>>().context("--groups X,Y,Z")?;
+    let groups = [g.first().copied().unwrap_or(1), g.get(1).copied().unwrap_or(1), g.get(2).copied().unwrap_or(1)];
+    let mut res = Resources::default();
+    for b in &a.buffers {
+        let (key, src) = parse_binding(b)?;
+        res.buffers.insert(key, buffer_source(src)?);
+    }
+    if let Some(p) = &a.push {
+        res.push_constants = if std::path::Path::new(p).exists() {
+            std::fs::read(p)?
+        } else {
+            let h: String = p.trim_start_matches("0x").chars().filter(|c| !c.is_whitespace()).collect();
+            if h.len() % 2 != 0 {
+                bail!("--push hex has an odd number of digits");
+            }
+            (0..h.len()).step_by(2).map(|i| u8::from_str_radix(&h[i..i + 2], 16)).collect::<Result<_, _>>()?
+        };
+    }
+    // Missing bindings or short buffers are reported before the run (dispatch checks too).
+    for b in pipe.bindings() {
+        match res.buffers.get(&(b.set, b.binding)) {
+            None => bail!("binding {}:{}{} is used by the shader but no --buffer gives it", b.set, b.binding,
+                b.name.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()),
+            Some(v) if v.len() < b.min_size => bail!("buffer {}:{} has {} bytes; the layout needs {}", b.set, b.binding, v.len(), b.min_size),
+            _ => {}
+        }
+    }
+    let st = pipe.dispatch(&mut res, groups)?;
+    for o in &a.outs {
+        let (key, dst) = parse_binding(o)?;
+        let data = res.buffers.get(&key).ok_or_else(|| anyhow!("--out {}:{}: no such buffer", key.0, key.1))?;
+        if let Some((path, dtype)) = dst.split_once(".npy:") {
+            write_npy(&format!("{path}.npy"), dtype, data)?;
+        } else if dst.ends_with(".npy") {
+            write_npy(dst, "f32", data)?;
+        } else {
+            std::fs::write(dst, data).with_context(|| format!("writing {dst}"))?;
+        }
+    }
+    let secs = st.elapsed.as_secs_f64().max(1e-9);
+    println!(
+        "ran {} workgroups ({} invocations, local size {:?}) in {:.3} ms: {} lane-instructions ({:.1} M/s), {} batch instructions{}",
+        st.workgroups,
+        st.invocations,
+        pipe.local_size(),
+        secs * 1e3,
+        st.lane_instructions,
+        st.lane_instructions as f64 / secs / 1e6,
+        st.instructions,
+        if st.muladd_flops > 0 {
+            format!(", muladd {:.2} GFLOP/s", st.muladd_flops as f64 / secs / 1e9)
+        } else {
+            String::new()
+        }
+    );
+    Ok(0)
+}
