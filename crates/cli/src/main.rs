@@ -6,6 +6,7 @@ use std::process::ExitCode;
 mod cmd_as;
 mod cmd_dis;
 mod cmd_info;
+mod cmd_val;
 mod cmd_run;
 
 /// coopmat: SPIR-V cooperative-matrix toolkit.
@@ -24,6 +25,8 @@ enum Command {
     As(cmd_as::Args),
     /// Summarize modules: version, capabilities, entry points, cooperative types and instructions.
     Info(cmd_info::Args),
+    /// Validate modules: core structure, the cooperative-matrix family, Vulkan device profiles.
+    Val(cmd_val::Args),
     /// Run a compute shader on the CPU engine.
     Run(cmd_run::Args),
 }
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
         Command::Dis(a) => cmd_dis::run(a),
         Command::As(a) => cmd_as::run(a),
         Command::Info(a) => cmd_info::run(a),
+        Command::Val(a) => cmd_val::run(a),
         Command::Run(a) => cmd_run::run(a),
     };
     match result {

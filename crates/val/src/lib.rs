@@ -144,6 +144,9 @@ pub fn validate(module: &Module, options: &ValidateOptions) -> Vec<Diagnostic> {
         }
     }
     let mut diags = cx.diags.into_inner();
+    // The same finding reached through repeated operands is reported once.
+    let mut seen = std::collections::HashSet::new();
+    diags.retain(|d| seen.insert((d.rule.id, d.inst, d.message.clone())));
     diags.sort_by_key(|d| (d.severity, d.inst.unwrap_or(0)));
     diags
 }
