@@ -1,6 +1,7 @@
 //! The SPIR-V core of coopmat: grammar tables, the binary reader and writer, the module IR,
 //! the disassembler and the assembler.
 
+pub mod asm;
 pub mod binary;
 pub mod dis;
 pub mod grammar;
