@@ -5,6 +5,7 @@ pub mod asm;
 pub mod binary;
 pub mod dis;
 pub mod grammar;
+pub mod info;
 pub mod module;
 
 pub use binary::{Instruction, ParseError};

@@ -1,0 +1,293 @@
+//! `info::module_info` against an independent reference: the text spirv-dis (SPIRV-Tools)
+//! prints for the same corpus modules, read back with a tiny line parser here.
+
+use coopmat_spirv::info::{self, MatrixFlavor, ModuleInfo, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What the test reads out of `spirv-dis --raw-id` text.
+#[derive(Default)]
+struct Dis {
+    version: String,
+    generator: String,
+    bound: u32,
+    capabilities: Vec<String>,
+    extensions: Vec<String>,
+    imports: Vec<String>,
+    memory_model: Vec<String>,
+    /// (model, function id, name)
+    entry_points: Vec<(String, String, String)>,
+    /// function id -> (mode, operands)
+    modes: HashMap<String, (String, Vec<String>)>,
+    spec_ids: HashMap<String, u32>,
+    workgroup_size: Option<String>,
+    /// id -> (opcode, operands after the result)
+    defs: HashMap<String, (String, Vec<String>)>,
+    /// opcode name -> count
+    opcodes: BTreeMap<String, usize>,
+    coop_types: Vec<(String, String, Vec<String>)>,
+}
+
+fn unquote(s: &str) -> String {
+    s.trim_matches('"').to_string()
+}
+
+fn read_dis(text: &str) -> Dis {
+    let mut d = Dis::default();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("; ") {
+            if let Some(v) = rest.strip_prefix("Version: ") {
+                d.version = v.to_string();
+            } else if let Some(v) = rest.strip_prefix("Generator: ") {
+                d.generator = v.to_string();
+            } else if let Some(v) = rest.strip_prefix("Bound: ") {
+                d.bound = v.parse().unwrap();
+            }
+            continue;
+        }
+        let toks: Vec<&str> = line.split_whitespace().collect();
+        let (result, opcode, ops) = match toks.as_slice() {
+            [r, "=", opc, ops @ ..] => (Some(r.to_string()), *opc, ops),
+            [opc, ops @ ..] => (None, *opc, ops),
+            [] => continue,
+        };
+        *d.opcodes.entry(opcode.to_string()).or_default() += 1;
+        let ops: Vec<String> = ops.iter().map(|s| s.to_string()).collect();
+        match opcode {
+            "OpCapability" => d.capabilities.push(ops[0].clone()),
+            "OpExtension" => d.extensions.push(unquote(&ops[0])),
+            "OpExtInstImport" => d.imports.push(unquote(&ops[0])),
+            "OpMemoryModel" => d.memory_model = ops.clone(),
+            "OpEntryPoint" => {
+                d.entry_points
+                    .push((ops[0].clone(), ops[1].clone(), unquote(&ops[2])))
+            }
+            "OpExecutionMode" | "OpExecutionModeId" if ops[1].starts_with("LocalSize") => {
+                d.modes
+                    .insert(ops[0].clone(), (ops[1].clone(), ops[2..].to_vec()));
+            }
+            "OpDecorate" if ops[1] == "SpecId" => {
+                d.spec_ids.insert(ops[0].clone(), ops[2].parse().unwrap());
+            }
+            "OpDecorate" if ops[1] == "BuiltIn" && ops[2] == "WorkgroupSize" => {
+                d.workgroup_size = Some(ops[0].clone())
+            }
+            "OpTypeCooperativeMatrixKHR" | "OpTypeCooperativeMatrixNV" => {
+                d.coop_types
+                    .push((result.clone().unwrap(), opcode.to_string(), ops.clone()))
+            }
+            _ => {}
+        }
+        if let Some(r) = result {
+            d.defs.insert(r, (opcode.to_string(), ops));
+        }
+    }
+    d
+}
+
+/// The dis text's view of an id operand, rendered like `Value`'s default: the literal of a
+/// constant, or `spec S default D`, or `op` for anything else.
+fn dis_value(d: &Dis, id: &str) -> String {
+    match d.defs.get(id) {
+        Some((opc, ops)) if opc == "OpConstant" => ops[1].clone(),
+        Some((opc, ops)) if opc == "OpSpecConstant" => {
+            format!("spec {:?} default {}", d.spec_ids.get(id), ops[1])
+        }
+        Some((opc, _)) if opc == "OpSpecConstantOp" => "op".into(),
+        _ => "other".into(),
+    }
+}
+
+fn our_value(v: &Value) -> String {
+    match v {
+        Value::Literal(x) => x.to_string(),
+        Value::Constant { value, .. } => value.to_string(),
+        Value::SpecConstant {
+            spec_id, default, ..
+        } => format!("spec {spec_id:?} default {default}"),
+        Value::SpecConstantOp { .. } => "op".into(),
+        Value::Other { .. } => "other".into(),
+    }
+}
+
+fn compare(name: &str, m: &ModuleInfo, d: &Dis) {
+    assert_eq!(
+        format!("{}.{}", m.version.0, m.version.1),
+        d.version,
+        "{name}: version"
+    );
+    assert_eq!(
+        format!("{}; {}", m.generator, m.generator_version),
+        d.generator,
+        "{name}: generator"
+    );
+    assert_eq!(m.bound, d.bound, "{name}: bound");
+    assert_eq!(m.capabilities, d.capabilities, "{name}: capabilities");
+    assert_eq!(m.extensions, d.extensions, "{name}: extensions");
+    assert_eq!(m.ext_inst_imports, d.imports, "{name}: imports");
+    let mm: Vec<String> = [&m.addressing_model, &m.memory_model]
+        .iter()
+        .filter_map(|s| (*s).clone())
+        .collect();
+    assert_eq!(mm, d.memory_model, "{name}: memory model");
+    assert_eq!(
+        m.entry_points.len(),
+        d.entry_points.len(),
+        "{name}: entry points"
+    );
+    for (ep, (model, func, ep_name)) in m.entry_points.iter().zip(&d.entry_points) {
+        assert_eq!(
+            (&ep.execution_model, &ep.name, format!("%{}", ep.function)),
+            (model, ep_name, func.clone())
+        );
+        let expected: Option<Vec<String>> = if let Some(wg) = &d.workgroup_size {
+            let (_, ops) = &d.defs[wg];
+            Some(ops[1..4].iter().map(|id| dis_value(d, id)).collect())
+        } else {
+            d.modes.get(func).map(|(mode, ops)| {
+                if mode == "LocalSizeId" {
+                    ops.iter().map(|id| dis_value(d, id)).collect()
+                } else {
+                    ops.clone()
+                }
+            })
+        };
+        let ours = ep
+            .local_size
+            .as_ref()
+            .map(|s| s.iter().map(our_value).collect::<Vec<_>>());
+        assert_eq!(ours, expected, "{name}: local size of {}", ep.name);
+    }
+    assert_eq!(
+        m.coop_matrix_types.len(),
+        d.coop_types.len(),
+        "{name}: cooperative matrix types"
+    );
+    for (t, (id, opc, ops)) in m.coop_matrix_types.iter().zip(&d.coop_types) {
+        assert_eq!(format!("%{}", t.id), *id);
+        assert_eq!(
+            t.flavor == MatrixFlavor::Khr,
+            opc == "OpTypeCooperativeMatrixKHR"
+        );
+        assert_eq!(
+            our_value(&t.rows),
+            dis_value(d, &ops[2]),
+            "{name}: rows of {id}"
+        );
+        assert_eq!(
+            our_value(&t.columns),
+            dis_value(d, &ops[3]),
+            "{name}: columns of {id}"
+        );
+        assert_eq!(
+            our_value(&t.scope),
+            dis_value(d, &ops[1]),
+            "{name}: scope of {id}"
+        );
+        if let Some(u) = &t.matrix_use {
+            assert_eq!(our_value(u), dis_value(d, &ops[4]), "{name}: use of {id}");
+        }
+        // The component type: its declaration in the dis text.
+        let (c_op, c_ops) = &d.defs[&ops[0]];
+        let expected = match (c_op.as_str(), c_ops.as_slice()) {
+            ("OpTypeFloat", [w]) => format!("f{w}"),
+            ("OpTypeFloat", [_, enc]) if enc == "BFloat16KHR" => "bf16".into(),
+            ("OpTypeInt", [w, s]) => format!("{}{w}", if s == "1" { "i" } else { "u" }),
+            other => format!("{other:?}"),
+        };
+        assert_eq!(t.component, expected, "{name}: component of {id}");
+    }
+    for (op, n) in &m.coop_instructions {
+        assert_eq!(d.opcodes.get(op), Some(n), "{name}: count of {op}");
+    }
+    // Every instruction named after the family must have been counted.
+    for (op, n) in &d.opcodes {
+        let family = [
+            "CooperativeMatrix",
+            "CooperativeVector",
+            "TensorLayout",
+            "TensorView",
+        ];
+        if family.iter().any(|f| op.contains(f)) {
+            assert_eq!(
+                m.coop_instructions.get(op),
+                Some(n),
+                "{name}: {op} not counted"
+            );
+        }
+    }
+    assert_eq!(
+        m.tensor_layout_types.len(),
+        d.opcodes.get("OpTypeTensorLayoutNV").copied().unwrap_or(0)
+    );
+    assert_eq!(
+        m.tensor_view_types.len(),
+        d.opcodes.get("OpTypeTensorViewNV").copied().unwrap_or(0)
+    );
+}
+
+fn spirv_dis(tool: &std::path::Path, bytes: &[u8]) -> String {
+    let dir = std::env::temp_dir().join(format!("coopmat-info-ref-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Tests run in parallel threads of one process: one file per call.
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let path = dir.join(format!("m{}.spv", N.fetch_add(1, Ordering::Relaxed)));
+    std::fs::write(&path, bytes).unwrap();
+    let out = Command::new(tool)
+        .arg("--raw-id")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "spirv-dis failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_file(&path);
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn corpus_info_matches_spirv_dis() {
+    let Some(tool) = coopmat_testkit::peer_tool("spirv-dis") else {
+        eprintln!("corpus_info_matches_spirv_dis: skipping, spirv-dis not found");
+        return;
+    };
+    let mods = coopmat_testkit::corpus_or_notice("corpus_info_matches_spirv_dis");
+    let mut checked = 0;
+    let mut coop = 0;
+    for (i, (name, bytes)) in mods.iter().enumerate() {
+        let m = info::module_info_from_bytes(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // Every cooperative module, and a tenth of the rest.
+        let is_coop = !m.coop_instructions.is_empty();
+        if !is_coop && i % 10 != 0 {
+            continue;
+        }
+        compare(name, &m, &read_dis(&spirv_dis(&tool, bytes)));
+        checked += 1;
+        coop += is_coop as usize;
+    }
+    eprintln!(
+        "info vs spirv-dis: {checked} modules checked ({coop} with cooperative instructions)"
+    );
+}
+
+#[test]
+fn generator_names_match_spirv_dis() {
+    let Some(tool) = coopmat_testkit::peer_tool("spirv-dis") else {
+        eprintln!("generator_names_match_spirv_dis: skipping, spirv-dis not found");
+        return;
+    };
+    for id in 0u16..64 {
+        let words = [0x0723_0203u32, 0x0001_0000, (id as u32) << 16 | 7, 1, 0];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let d = read_dis(&spirv_dis(&tool, &bytes));
+        assert_eq!(
+            format!("{}; 7", info::generator_name(id)),
+            d.generator,
+            "tool id {id}"
+        );
+    }
+}
