@@ -98,6 +98,30 @@ fn corpus_round_trips_word_for_word() {
 }
 
 #[test]
+fn corpus_reads_the_same_in_big_endian() {
+    // Byte order is detected from the magic (SPIR-V spec 3.1): a byte-swapped module must give
+    // the same words and instructions.
+    let mods = coopmat_testkit::corpus_or_notice("corpus_reads_the_same_in_big_endian");
+    for (name, bytes) in mods.iter().step_by(7) {
+        let little = binary::parse_bytes(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let swapped: Vec<u8> = bytes
+            .chunks_exact(4)
+            .flat_map(|c| [c[3], c[2], c[1], c[0]])
+            .collect();
+        let big =
+            binary::parse_bytes(&swapped).unwrap_or_else(|e| panic!("{name} (big-endian): {e}"));
+        assert_eq!(big.endian, binary::Endian::Big, "{name}");
+        assert_eq!(big.instructions, little.instructions, "{name}");
+        let words = binary::write_words(&big.header, &big.instructions);
+        assert_eq!(
+            binary::bytes_from_words(&words, binary::Endian::Big),
+            swapped,
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn corpus_parses_without_diagnostics() {
     // Everything in the corpus is known to the grammar: a diagnostic means a table gap.
     let mods = coopmat_testkit::corpus_or_notice("corpus_parses_without_diagnostics");
