@@ -731,8 +731,10 @@ fn generic(cx: &mut Ctx, i: usize, inst: &Instruction) {
                 }
             }
         }
-        if o == op::Bitcast && cx.width(r.comp) != cx.width(s.comp) {
-            cx.err(&KHR_CONVERT, i, "OpBitcast between cooperative matrices needs components of the same width");
+        // "OpBitcast on objects of cooperative matrix type whose Component Type are integer
+        // types with the same Width" (SPV_KHR_cooperative_matrix, conversion instructions).
+        if o == op::Bitcast && (!cx.is_int(r.comp) || !cx.is_int(s.comp) || cx.width(r.comp) != cx.width(s.comp)) {
+            cx.err(&KHR_CONVERT, i, "OpBitcast between cooperative matrices needs integer components of the same width");
         }
         return;
     }
@@ -809,9 +811,11 @@ fn tensor_load_store(cx: &mut Ctx, i: usize, inst: &Instruction, callbacks: &mut
         let vt = cx.vty(v);
         if !matches!(cx.ty(vt), Ty::View { .. }) {
             cx.err(&NV2_TENSOR_VIEW, i, format!("TensorView {} must be a tensor view (OpTypeTensorViewNV)", cx.name(v)));
-        } else if let (Some(vd), Some(ld)) = (tensor_dim(cx, vt), ldim) {
-            if vd != ld {
-                cx.err(&NV2_TENSOR_VIEW, i, format!("the tensor view has Dim {vd} but the tensor layout has Dim {ld}"))
+        } else if let (Some(vd), Some(ld), Ty::View { has_dim, .. }) = (tensor_dim(cx, vt), ldim, cx.ty(vt)) {
+            // Without its own dimensions the view indexes the layout's span[0..VDim) (the
+            // spec's linearToViewCoord), so a larger VDim reads past the layout: warn.
+            if vd > ld && cx.const_value(has_dim) == Some(0) {
+                cx.warn(&NV2_TENSOR_VIEW, i, format!("the tensor view has Dim {vd} and no dimensions of its own, but the tensor layout has Dim {ld}"))
                     .rel_id(vt, "view type")
                     .rel_id(lay_ty, "layout type");
             }
@@ -889,6 +893,10 @@ fn decode_signature(cx: &mut Ctx, i: usize, f: u32, comp: Option<u32>, ldim: Opt
         }
         Some(()) => match cx.ty(ret) {
             Ty::Vector { comp: c, count } if matches!(count, 2 | 4 | 8) && comp.is_none_or(|mc| mc == c) => width = Some(count),
+            // OpTypeVectorIdEXT (LongVectorEXT): the length may be a specialization constant.
+            Ty::CoopVec { comp: c, count } if comp.is_none_or(|mc| mc == c) && cx.const_or_default(count).is_none_or(|n| matches!(n, 2 | 4 | 8)) => {
+                width = cx.const_value(count).map(|n| n as u32)
+            }
             _ => {
                 cx.err(ret_rule, i, format!("{what} must return a vector of 2, 4 or 8 components of the matrix component type"))
                     .at(def, what);

@@ -151,6 +151,21 @@ pub fn validate(module: &Module, options: &ValidateOptions) -> Vec<Diagnostic> {
     diags
 }
 
+/// Parses `bytes` and validates the module; a binary that cannot be parsed or whose function
+/// structure is broken yields one `Core-Structure` diagnostic (with no instruction index).
+pub fn validate_bytes(bytes: &[u8], options: &ValidateOptions) -> Vec<Diagnostic> {
+    match Module::from_bytes(bytes) {
+        Ok(m) => validate(&m, options),
+        Err(e) => vec![Diagnostic {
+            rule: &rules::CORE_STRUCTURE,
+            severity: Severity::Error,
+            message: e.to_string(),
+            inst: None,
+            related: Vec::new(),
+        }],
+    }
+}
+
 /// Whether the findings contain an error.
 pub fn has_errors(diags: &[Diagnostic]) -> bool {
     diags.iter().any(|d| d.severity == Severity::Error)

@@ -339,10 +339,10 @@ fn muladd(cx: &mut Ctx, p: &Profile, i: usize) {
         return;
     }
     let desc = format!("{mm}x{nn}x{kk} A={} B={} C={} Result={} saturating={sat} scope={sc}", names[0], names[1], names[2], names[3]);
-    if sign_only {
-        cx.err(&VK_SIGNED, i, format!("MulAdd {desc}: Matrix*SignedComponents must be set exactly for the SINT types of a supported entry of {}", p.name));
-    } else if sat_only {
+    if sat_only {
         cx.err(&VK_SATURATING, i, format!("MulAdd {desc}: SaturatingAccumulation does not match the supported entry of {}", p.name));
+    } else if sign_only {
+        cx.err(&VK_SIGNED, i, format!("MulAdd {desc}: Matrix*SignedComponents must be set exactly for the SINT types of a supported entry of {}", p.name));
     } else {
         cx.err(&VK_MULADD, i, format!("MulAdd {desc} is not a supported tuple of {}", p.name));
     }

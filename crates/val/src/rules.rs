@@ -30,10 +30,10 @@ pub fn by_id(id: &str) -> Option<&'static Rule> {
     ALL.iter().copied().find(|r| r.id == id)
 }
 
-const KHR: &str = "SPV_KHR_cooperative_matrix";
 
 rules! {
     // ---- core structure -------------------------------------------------------------------
+    CORE_STRUCTURE = "Core-Structure", true, "SPIR-V 2.3 Physical Layout / 2.4 Logical Layout (function and block structure)", "the binary parses and functions/blocks are properly delimited (OpFunctionEnd, terminators, labels)";
     CORE_HEADER = "Core-Header", true, "SPIR-V 2.3 Physical Layout", "header: version known and within the target environment, id bound within the limit";
     CORE_LAYOUT = "Core-Layout-Order", true, "SPIR-V 2.4 Logical Layout of a Module", "instructions appear in the section order of the logical layout";
     CORE_MEMORY_MODEL = "Core-MemoryModel", true, "SPIR-V 2.4 Logical Layout of a Module / 3.4, 3.5", "exactly one OpMemoryModel; Vulkan requires Logical or PhysicalStorageBuffer64 addressing and GLSL450 or Vulkan";
@@ -85,7 +85,7 @@ rules! {
     KHR_CONVERT = "KHR-Convert", true, "SPV_KHR_cooperative_matrix, conversion instructions", "conversions keep Scope, Rows, Columns and Use (coopmat2 ConversionsNV: Accumulator to A/B)";
     KHR_COMPOSITE = "KHR-Composite", true, "SPV_KHR_cooperative_matrix, OpCompositeConstruct / OpConstantComposite", "a cooperative matrix composite has exactly one constituent of the component type";
     KHR_EXTRACT = "KHR-Composite-Access", true, "SPV_KHR_cooperative_matrix, OpCompositeExtract / OpCompositeInsert", "component access into a cooperative matrix uses one index and the component type";
-    KHR_VMM = "KHR-VulkanMemoryModel", false, "SPV_KHR_cooperative_matrix, Validation Rules (If CooperativeMatrixKHR is declared then VulkanMemoryModel ...)", "the Vulkan memory model is available (capability or SPIR-V 1.5+) when CooperativeMatrixKHR is declared in a shader";
+    KHR_VMM = "KHR-VulkanMemoryModel", true, "SPV_KHR_cooperative_matrix, Validation Rules (If CooperativeMatrixKHR is declared then VulkanMemoryModel ...)", "the Vulkan memory model is available (capability or SPIR-V 1.5+) when CooperativeMatrixKHR is declared in a shader";
 
     // ---- SPV_NV_cooperative_matrix2 ------------------------------------------------------
     NV2_LOAD_TENSOR = "NV2-LoadTensor", true, "SPV_NV_cooperative_matrix2, OpCooperativeMatrixLoadTensorNV", "Result Type a cooperative matrix, Object of the same type, Pointer a pointer, TensorLayout a tensor layout";
@@ -142,6 +142,3 @@ rules! {
     VK_ALIGNMENT = "VK-Profile-Alignment", false, "Vulkan VUID-RuntimeSpirv-OpCooperativeMatrixLoadKHR-08986", "constant Stride (in bytes) aligned to min(16, natural row/column size)";
     VK_FLEX_MAX = "VK-Profile-FlexMaxDimension", false, "Vulkan VUID-RuntimeSpirv-cooperativeMatrixFlexibleDimensionsMaxDimension-10167", "flexible dimensions do not exceed the maximum";
 }
-
-/// Used by `spec` strings that name the KHR extension.
-pub const KHR_EXT: &str = KHR;
