@@ -983,6 +983,19 @@ impl<'m> Cx<'m> {
         };
         if let Some(b) = bin_op {
             let (num, n) = comps(self, arg(0)?)?;
+            // Unsigned division or remainder by a constant power of two: a shift or a mask.
+            if matches!(b, BinOp::UDiv | BinOp::UMod) && n == 1 && !num.is_float() {
+                if let Ok(v) = self.const_u64(arg(1)?) {
+                    if v.is_power_of_two() {
+                        let (op2, k) = if b == BinOp::UDiv { (BinOp::ShrL, v.trailing_zeros() as u64) } else { (BinOp::And, v - 1) };
+                        let kc = self.alloc_cols(1);
+                        self.img[kc as usize] = k;
+                        self.const_len.push((kc, k));
+                        out.push(Op::Bin { op: op2, num, d: d.col, a: self.col(arg(0)?)?, b: kc, n, bs: false });
+                        return Ok(());
+                    }
+                }
+            }
             let num = if matches!(opcode, op::PtrEqual | op::PtrNotEqual) { Num::Int(64) } else { num };
             out.push(Op::Bin { op: b, num, d: d.col, a: self.col(arg(0)?)?, b: self.col(arg(1)?)?, n, bs: false });
             return Ok(());

@@ -346,6 +346,50 @@ pub(crate) fn cvt1(kind: CvtKind, from: Num, to: Num, x: u64) -> u64 {
     }
 }
 
+/// Specialized loops for 32-bit integer ops (the address arithmetic of most shaders).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn bin_u32(op: BinOp, c: &mut [u64], dc: usize, ac: usize, bc: usize, lanes: usize, mask: &Mask, dense: bool) -> bool {
+    macro_rules! go {
+        (|$x:ident, $y:ident| $e:expr) => {{
+            each_lane!(mask, lanes, dense, |l| {
+                let $x = c[ac + l] as u32;
+                let $y = c[bc + l] as u32;
+                c[dc + l] = ($e) as u64;
+            });
+            true
+        }};
+    }
+    match op {
+        BinOp::IAdd => go!(|x, y| x.wrapping_add(y)),
+        BinOp::ISub => go!(|x, y| x.wrapping_sub(y)),
+        BinOp::IMul => go!(|x, y| x.wrapping_mul(y)),
+        BinOp::UDiv => go!(|x, y| x.checked_div(y).unwrap_or(0)),
+        BinOp::UMod => go!(|x, y| x.checked_rem(y).unwrap_or(0)),
+        BinOp::Shl => go!(|x, y| if y >= 32 { 0 } else { x << y }),
+        BinOp::ShrL => go!(|x, y| if y >= 32 { 0 } else { x >> y }),
+        BinOp::ShrA => go!(|x, y| ((x as i32) >> y.min(31)) as u32),
+        BinOp::And => go!(|x, y| x & y),
+        BinOp::Or => go!(|x, y| x | y),
+        BinOp::Xor => go!(|x, y| x ^ y),
+        BinOp::IEq => go!(|x, y| x == y),
+        BinOp::INe => go!(|x, y| x != y),
+        BinOp::ULt => go!(|x, y| x < y),
+        BinOp::ULe => go!(|x, y| x <= y),
+        BinOp::UGt => go!(|x, y| x > y),
+        BinOp::UGe => go!(|x, y| x >= y),
+        BinOp::SLt => go!(|x, y| (x as i32) < (y as i32)),
+        BinOp::SLe => go!(|x, y| (x as i32) <= (y as i32)),
+        BinOp::SGt => go!(|x, y| (x as i32) > (y as i32)),
+        BinOp::SGe => go!(|x, y| (x as i32) >= (y as i32)),
+        BinOp::UMin => go!(|x, y| x.min(y)),
+        BinOp::UMax => go!(|x, y| x.max(y)),
+        BinOp::SMin => go!(|x, y| (x as i32).min(y as i32) as u32),
+        BinOp::SMax => go!(|x, y| (x as i32).max(y as i32) as u32),
+        _ => false,
+    }
+}
+
 /// Runs pure column ops on a one-lane register image (OpSpecConstantOp).
 pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
     let mut mask = [0u64; MW];
@@ -367,10 +411,10 @@ fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result
         Op::Bin { op, num, d, a, b, n, bs } => {
             for k in 0..n {
                 let (dc, ac, bc) = (col(d + k), col(a + k), col(if bs { b } else { b + k }));
+                if num == Num::Int(32) && bin_u32(op, c, dc, ac, bc, lanes, mask, dense) {
+                    continue;
+                }
                 match (op, num) {
-                    (BinOp::IAdd, Num::Int(32)) => each_lane!(mask, lanes, dense, |l| {
-                        c[dc + l] = (c[ac + l] as u32).wrapping_add(c[bc + l] as u32) as u64;
-                    }),
                     (BinOp::FMul, Num::F32) => each_lane!(mask, lanes, dense, |l| {
                         c[dc + l] = (f32::from_bits(c[ac + l] as u32) * f32::from_bits(c[bc + l] as u32)).to_bits() as u64;
                     }),
@@ -870,8 +914,23 @@ impl<'p, 'a> Batch<'p, 'a> {
             Op::Load { d, ptr, leaves } => {
                 let pc = col(*ptr);
                 let mut has_mat = false;
+                let extent = leaf_extent(leaves);
                 each_lane!(mask, lanes, dense, |l| {
                     let addr = self.cols[pc + l];
+                    // One bounds check for the whole value, then plain word reads.
+                    if let Ok((sh, idx, b)) = self.mem.resolve(addr, l, extent, false) {
+                        let words = self.mem.words(sh, idx);
+                        for leaf in leaves.iter() {
+                            match *leaf {
+                                MemLeaf::Scalar { off, num, col: c } => {
+                                    let v = memory::read_bytes(words, b + off as usize, num.bytes());
+                                    self.cols[col(d.col + c) + l] = if num == Num::Bool { (v != 0) as u64 } else { v };
+                                }
+                                MemLeaf::Mat { .. } => has_mat = true,
+                            }
+                        }
+                        continue;
+                    }
                     for leaf in leaves.iter() {
                         match *leaf {
                             MemLeaf::Scalar { off, num, col: c } => {
@@ -897,8 +956,22 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             Op::Store { ptr, v, leaves } => {
                 let pc = col(*ptr);
+                let extent = leaf_extent(leaves);
+                let scalar_only = leaves.iter().all(|x| matches!(x, MemLeaf::Scalar { .. }));
                 each_lane!(mask, lanes, dense, |l| {
                     let addr = self.cols[pc + l];
+                    if scalar_only {
+                        if let Ok((sh, idx, b)) = self.mem.resolve(addr, l, extent, true) {
+                            let words = self.mem.words(sh, idx);
+                            for leaf in leaves.iter() {
+                                if let MemLeaf::Scalar { off, num, col: c } = *leaf {
+                                    let x = self.cols[col(v.col + c) + l];
+                                    memory::write_bytes(words, b + off as usize, num.bytes(), x, sh);
+                                }
+                            }
+                            continue;
+                        }
+                    }
                     for leaf in leaves.iter() {
                         match *leaf {
                             MemLeaf::Scalar { off, num, col: c } => {
@@ -1131,6 +1204,18 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         Ok(old)
     }
+}
+
+/// Bytes from the start of a value to the end of its last leaf.
+fn leaf_extent(leaves: &[MemLeaf]) -> u64 {
+    leaves
+        .iter()
+        .map(|x| match *x {
+            MemLeaf::Scalar { off, num, .. } => off as u64 + num.bytes() as u64,
+            MemLeaf::Mat { off, .. } => off as u64,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Formats one DebugPrintf line (printf-style %d %i %u %x %X %f %e %g %c %s %% with an

@@ -45,19 +45,42 @@ pub fn level_name() -> &'static str {
     }
 }
 
+/// R rows of the output at a time: R·N/lanes independent accumulator registers hide the FMA
+/// latency (one accumulator chain per row would be latency-bound).
 #[inline(always)]
-fn mm_rows<const N: usize, const FUSED: bool>(m: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
-    for i in 0..m {
-        let mut acc = [0f32; N];
-        acc.copy_from_slice(&c[i * N..i * N + N]);
-        let arow = &a[i * k..i * k + k];
-        for (kk, &av) in arow.iter().enumerate() {
-            let brow = &b[kk * N..kk * N + N];
+fn mm_block<const N: usize, const R: usize, const FUSED: bool>(i0: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+    let mut acc = [[0f32; N]; R];
+    for (r, row) in acc.iter_mut().enumerate() {
+        row.copy_from_slice(&c[(i0 + r) * N..(i0 + r) * N + N]);
+    }
+    for kk in 0..k {
+        let brow: &[f32; N] = b[kk * N..kk * N + N].try_into().unwrap();
+        for (r, row) in acc.iter_mut().enumerate() {
+            let av = a[(i0 + r) * k + kk];
             for j in 0..N {
-                acc[j] = if FUSED { av.mul_add(brow[j], acc[j]) } else { acc[j] + av * brow[j] };
+                row[j] = if FUSED { av.mul_add(brow[j], row[j]) } else { row[j] + av * brow[j] };
             }
         }
-        d[i * N..i * N + N].copy_from_slice(&acc);
+    }
+    for (r, row) in acc.iter().enumerate() {
+        d[(i0 + r) * N..(i0 + r) * N + N].copy_from_slice(row);
+    }
+}
+
+#[inline(always)]
+fn mm_rows<const N: usize, const FUSED: bool>(m: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+    let mut i = 0;
+    while i + 8 <= m && N <= 16 {
+        mm_block::<N, 8, FUSED>(i, k, a, b, c, d);
+        i += 8;
+    }
+    while i + 4 <= m {
+        mm_block::<N, 4, FUSED>(i, k, a, b, c, d);
+        i += 4;
+    }
+    while i < m {
+        mm_block::<N, 1, FUSED>(i, k, a, b, c, d);
+        i += 1;
     }
 }
 

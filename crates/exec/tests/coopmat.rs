@@ -351,3 +351,36 @@ void main() {
         }
     }
 }
+
+#[test]
+fn gemm_benchmark_shader_is_correct() {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/gemm.comp")).unwrap();
+    let Some(m) = glsl_opt(&src, true) else {
+        return;
+    };
+    let n = 256usize;
+    let mut rng = Rng(31);
+    let a = f16s(n * n, &mut rng);
+    let b = f16s(n * n, &mut rng);
+    let hb = |v: &[f16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &[(0u32, n as u64)].into_iter().collect(), &EngineOptions::default()).unwrap();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), hb(&a));
+    res.buffers.insert((0, 1), hb(&b));
+    res.buffers.insert((0, 2), vec![0; 4 * n * n]);
+    let st = p.dispatch(&mut res, [2, 2, 1]).unwrap();
+    assert_eq!(st.muladd_flops, 2 * (n * n * n) as u64);
+    let o = f32s(&res.buffers[&(0, 2)]);
+    for i in (0..n).step_by(7) {
+        for j in 0..n {
+            let (mut s, mut mag) = (0f64, 0f64);
+            for k in 0..n {
+                let p = a[i * n + k].to_f64() * b[k * n + j].to_f64();
+                s += p;
+                mag += p.abs();
+            }
+            let bound = (n as f64 + 1.0) * mag * 2f64.powi(-24);
+            assert!((o[i * n + j] as f64 - s).abs() <= bound, "({i},{j}) {} vs {s}", o[i * n + j]);
+        }
+    }
+}
