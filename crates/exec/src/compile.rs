@@ -322,6 +322,12 @@ impl<'m> Cx<'m> {
             }
             k += 1;
         }
+        // Functions the engine may call itself (call_function) are compiled too.
+        for f in m.functions() {
+            if !f.blocks.is_empty() && seen.insert(f.id) {
+                order.push(f.id);
+            }
+        }
         for (i, &f) in order.iter().enumerate() {
             self.func_index.insert(f, i as u32);
         }

@@ -558,13 +558,11 @@ struct Batch<'p, 'a> {
     lane_instr: u64,
     instr: u64,
     flops: u64,
-    scratch: Vec<f32>,
     printf: String,
 }
 
 impl<'p, 'a> Batch<'p, 'a> {
-    fn new(p: &'p Program, sh: &Shared<'a>) -> Batch<'p, 'a> {
-        let lanes = p.lanes as usize;
+    fn new(p: &'p Program, sh: &Shared<'a>, lanes: usize) -> Batch<'p, 'a> {
         let mut full = [0u64; MW];
         for l in 0..lanes {
             full[l / 64] |= 1 << (l % 64);
@@ -604,7 +602,6 @@ impl<'p, 'a> Batch<'p, 'a> {
             lane_instr: 0,
             instr: 0,
             flops: 0,
-            scratch: Vec::new(),
             printf: String::new(),
         };
         for &(m, v) in &p.const_mats {
@@ -1270,7 +1267,96 @@ pub(crate) fn format_printf(fmt: &str, args: &[(Num, Vec<u64>)]) -> String {
 // ---------------------------------------------------------------------------------------------
 // Dispatch.
 
+/// The object table of a dispatch: null, the buffers in (set, binding) order, push constants,
+/// then the program's own objects.
+fn shared<'a>(p: &Program, resources: &Resources, bufs: &'a [Vec<AtomicU32>], push: &'a [AtomicU32], groups: [u32; 3]) -> Shared<'a> {
+    let mut objs = vec![ObjInfo { idx: 0, shared: true, per_lane: 0, size: 0, writable: false }];
+    let mut words: Vec<&[AtomicU32]> = Vec::new();
+    let mut binding_obj = std::collections::HashMap::new();
+    for (i, (k, v)) in resources.buffers.iter().enumerate() {
+        binding_obj.insert(*k, objs.len() as u32);
+        objs.push(ObjInfo { idx: i as u32, shared: true, per_lane: 0, size: v.len() as u64, writable: true });
+        words.push(&bufs[i]);
+    }
+    let push_obj = objs.len() as u32;
+    objs.push(ObjInfo {
+        idx: words.len() as u32,
+        shared: true,
+        per_lane: 0,
+        size: resources.push_constants.len() as u64,
+        writable: false,
+    });
+    words.push(push);
+    let local_base = objs.len() as u32;
+    for (i, l) in p.locals.iter().enumerate() {
+        let per = l.bytes.next_multiple_of(8);
+        objs.push(ObjInfo {
+            idx: i as u32,
+            shared: false,
+            per_lane: if l.per_lane { per } else { 0 },
+            size: l.bytes,
+            writable: true,
+        });
+    }
+    Shared { objs, words, binding_obj, push_obj, local_base, groups }
+}
+
 impl Pipeline {
+    /// Calls a function of the module with one lane per element — the path the engine uses
+    /// for functions it invokes itself (decode and per-element functions of
+    /// cooperative_matrix2): `lanes` invocations run as batches of up to 1024 lanes in
+    /// lockstep, grouped into subgroups as usual.
+    ///
+    /// `function` is the function's result id. `args[i]` holds parameter `i` column-major:
+    /// component `c` (of its flattened scalar components) of lane `l` at `c·lanes + l`, as raw
+    /// bits zero-extended to 64; pointer parameters are addresses (see
+    /// [`Resources::device_address`]). Returns the result the same way (empty for void).
+    /// Buffers in `resources` are read and written; Workgroup and Private memory start zeroed
+    /// for each batch; built-in inputs read as zero. Cooperative-matrix values inside the
+    /// called function are not supported on this path.
+    pub fn call_function(&self, function: u32, args: &[&[u64]], lanes: usize, resources: &mut Resources) -> Result<Vec<u64>, ExecError> {
+        let p = &self.p;
+        let Some(fi) = p.funcs.iter().position(|f| f.id == function) else {
+            return err(format!("function %{function} is not part of the compiled pipeline"));
+        };
+        let f = &p.funcs[fi];
+        if args.len() != f.params.len() {
+            return err(format!("function %{function} takes {} parameters, {} given", f.params.len(), args.len()));
+        }
+        for (i, (a, v)) in args.iter().zip(&f.params).enumerate() {
+            if a.len() != v.ncols as usize * lanes || v.nmats != 0 {
+                return err(format!("argument {i}: expected {} values ({} components × {lanes} lanes)", v.ncols as usize * lanes, v.ncols));
+            }
+        }
+        let bufs: Vec<Vec<AtomicU32>> = resources.buffers.values().map(|v| memory::from_bytes(v)).collect();
+        let push = memory::from_bytes(&resources.push_constants);
+        let sh = shared(p, resources, &bufs, &push, [1, 1, 1]);
+        let ret = f.ret.unwrap_or_default();
+        let mut out = vec![0u64; ret.ncols as usize * lanes];
+        let mut start = 0;
+        while start < lanes {
+            let n = (lanes - start).min(MAX_LANES);
+            let mut b = Batch::new(p, &sh, n);
+            for (a, v) in args.iter().zip(&f.params) {
+                for c in 0..v.ncols as usize {
+                    let dst = (v.col as usize + c) * n;
+                    b.cols[dst..dst + n].copy_from_slice(&a[c * lanes + start..c * lanes + start + n]);
+                }
+            }
+            let full = b.full;
+            b.call(fi, full)?;
+            for c in 0..ret.ncols as usize {
+                let src = (ret.col as usize + c) * n;
+                out[c * lanes + start..c * lanes + start + n].copy_from_slice(&b.cols[src..src + n]);
+            }
+            start += n;
+        }
+        for ((_, v), w) in resources.buffers.iter_mut().zip(&bufs) {
+            memory::to_bytes(w, v);
+        }
+        Ok(out)
+    }
+
     /// Runs `groups` workgroups over `resources`; buffers are updated in place.
     pub fn dispatch(&self, resources: &mut Resources, groups: [u32; 3]) -> Result<crate::DispatchStats, ExecError> {
         let p = &self.p;
@@ -1306,35 +1392,7 @@ impl Pipeline {
         }
         let bufs: Vec<Vec<AtomicU32>> = resources.buffers.values().map(|v| memory::from_bytes(v)).collect();
         let push = memory::from_bytes(&resources.push_constants);
-        let mut objs = vec![ObjInfo { idx: 0, shared: true, per_lane: 0, size: 0, writable: false }];
-        let mut words: Vec<&[AtomicU32]> = Vec::new();
-        let mut binding_obj = std::collections::HashMap::new();
-        for (i, (k, v)) in resources.buffers.iter().enumerate() {
-            binding_obj.insert(*k, objs.len() as u32);
-            objs.push(ObjInfo { idx: i as u32, shared: true, per_lane: 0, size: v.len() as u64, writable: true });
-            words.push(&bufs[i]);
-        }
-        let push_obj = objs.len() as u32;
-        objs.push(ObjInfo {
-            idx: words.len() as u32,
-            shared: true,
-            per_lane: 0,
-            size: resources.push_constants.len() as u64,
-            writable: false,
-        });
-        words.push(&push);
-        let local_base = objs.len() as u32;
-        for (i, l) in p.locals.iter().enumerate() {
-            let per = l.bytes.next_multiple_of(8);
-            objs.push(ObjInfo {
-                idx: i as u32,
-                shared: false,
-                per_lane: if l.per_lane { per } else { 0 },
-                size: l.bytes,
-                writable: true,
-            });
-        }
-        let sh = Shared { objs, words, binding_obj, push_obj, local_base, groups };
+        let sh = shared(p, resources, &bufs, &push, groups);
         let total = groups.iter().map(|&g| g as u64).product::<u64>();
         let gid = |i: u64| {
             [
@@ -1346,7 +1404,7 @@ impl Pipeline {
         let threads = if p.options.threads == 0 { rayon::current_num_threads() } else { p.options.threads };
         let mut stats = DispatchStats::default();
         if threads <= 1 || total <= 1 {
-            let mut b = Batch::new(p, &sh);
+            let mut b = Batch::new(p, &sh, p.lanes as usize);
             for i in 0..total {
                 b.run_group(gid(i))?;
             }
@@ -1366,7 +1424,7 @@ impl Pipeline {
                 (0..nchunks)
                     .into_par_iter()
                     .map(|c| {
-                        let mut b = Batch::new(p, &sh);
+                        let mut b = Batch::new(p, &sh, p.lanes as usize);
                         for i in c * chunk..((c + 1) * chunk).min(total) {
                             if stop.load(Relaxed) {
                                 break;

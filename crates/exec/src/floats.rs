@@ -55,11 +55,6 @@ impl Num {
         !matches!(self, Num::Bool | Num::Int(_))
     }
 
-    /// The mask of the value's bits.
-    pub fn mask(self) -> u64 {
-        let b = self.bits();
-        if b >= 64 { u64::MAX } else { (1u64 << b) - 1 }
-    }
 }
 
 /// Sign-extends the low `bits` bits of `v`.

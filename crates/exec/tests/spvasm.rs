@@ -1,0 +1,264 @@
+//! Hand-written SPIR-V (assembled by spirv-as): specialization, fp8, call_function, errors.
+
+mod common;
+use common::*;
+use coopmat_exec::{EngineOptions, Pipeline, Resources};
+
+const SPEC: &str = r#"
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %gid
+               OpExecutionModeId %main LocalSizeId %lx %one %one
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %rt ArrayStride 4
+               OpDecorate %S Block
+               OpMemberDecorate %S 0 Offset 0
+               OpDecorate %buf DescriptorSet 0
+               OpDecorate %buf Binding 0
+               OpDecorate %a SpecId 3
+               OpDecorate %lx SpecId 4
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+      %v3uint = OpTypeVector %uint 3
+        %one = OpConstant %uint 1
+          %a = OpSpecConstant %uint 10
+         %lx = OpSpecConstant %uint 4
+         %b2 = OpSpecConstantOp %uint IMul %a %a
+         %b3 = OpSpecConstantOp %uint IAdd %b2 %one
+         %rt = OpTypeRuntimeArray %uint
+          %S = OpTypeStruct %rt
+       %ptrS = OpTypePointer StorageBuffer %S
+       %ptru = OpTypePointer StorageBuffer %uint
+      %ptrin = OpTypePointer Input %v3uint
+        %gid = OpVariable %ptrin Input
+        %buf = OpVariable %ptrS StorageBuffer
+       %zero = OpConstant %uint 0
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %g = OpLoad %v3uint %gid
+          %x = OpCompositeExtract %uint %g 0
+          %p = OpAccessChain %ptru %buf %zero %x
+          %v = OpIAdd %uint %b3 %x
+               OpStore %p %v
+               OpReturn
+               OpFunctionEnd
+"#;
+
+#[test]
+fn spec_constants_spec_constant_op_and_local_size_id() {
+    let Some(m) = spvasm(SPEC) else {
+        return;
+    };
+    for (a, lx) in [(None, None), (Some(7u64), Some(8u64))] {
+        let mut spec = coopmat_exec::SpecConstants::new();
+        if let Some(a) = a {
+            spec.insert(3, a);
+        }
+        if let Some(lx) = lx {
+            spec.insert(4, lx);
+        }
+        let p = Pipeline::compile(&m, "main", &spec, &EngineOptions::default()).unwrap();
+        let lx = lx.unwrap_or(4) as u32;
+        assert_eq!(p.local_size(), [lx, 1, 1]);
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), vec![0; 4 * 2 * lx as usize]);
+        p.dispatch(&mut res, [2, 1, 1]).unwrap();
+        let a = a.unwrap_or(10) as u32;
+        let out = u32s(&res.buffers[&(0, 0)]);
+        for (i, &v) in out.iter().enumerate() {
+            assert_eq!(v, a * a + 1 + i as u32);
+        }
+    }
+}
+
+const FP8: &str = r#"
+               OpCapability Shader
+               OpCapability Float8EXT
+               OpExtension "SPV_EXT_float8"
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %gid
+               OpExecutionMode %main LocalSize 64 1 1
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %rt ArrayStride 4
+               OpDecorate %S Block
+               OpMemberDecorate %S 0 Offset 0
+               OpDecorate %buf DescriptorSet 0
+               OpDecorate %buf Binding 0
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+      %float = OpTypeFloat 32
+       %e4m3 = OpTypeFloat 8 Float8E4M3EXT
+       %e5m2 = OpTypeFloat 8 Float8E5M2EXT
+      %v3uint = OpTypeVector %uint 3
+         %rt = OpTypeRuntimeArray %float
+          %S = OpTypeStruct %rt
+       %ptrS = OpTypePointer StorageBuffer %S
+       %ptrf = OpTypePointer StorageBuffer %float
+      %ptrin = OpTypePointer Input %v3uint
+        %gid = OpVariable %ptrin Input
+        %buf = OpVariable %ptrS StorageBuffer
+       %zero = OpConstant %uint 0
+          %n = OpConstant %uint 1024
+      %n2 = OpConstant %uint 2048
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %g = OpLoad %v3uint %gid
+          %x = OpCompositeExtract %uint %g 0
+          %p = OpAccessChain %ptrf %buf %zero %x
+          %v = OpLoad %float %p
+          %h = OpFConvert %e4m3 %v
+          %r = OpFConvert %float %h
+         %i1 = OpIAdd %uint %x %n
+         %p1 = OpAccessChain %ptrf %buf %zero %i1
+               OpStore %p1 %r
+         %h2 = OpFConvert %e5m2 %v
+         %r2 = OpFConvert %float %h2
+         %i2 = OpIAdd %uint %x %n2
+         %p2 = OpAccessChain %ptrf %buf %zero %i2
+               OpStore %p2 %r2
+               OpReturn
+               OpFunctionEnd
+"#;
+
+/// All finite values of an 8-bit format, from the OFP8 definition.
+fn fp8_values(mbits: u32, bias: i32, ieee: bool) -> Vec<f64> {
+    let mut v = Vec::new();
+    for e in 0..(1 << (7 - mbits)) {
+        for m in 0..(1 << mbits) {
+            let emax = (1 << (7 - mbits)) - 1;
+            if (ieee && e == emax) || (!ieee && e == emax && m == (1 << mbits) - 1) {
+                continue;
+            }
+            let x = if e == 0 {
+                m as f64 * 2f64.powi(1 - bias - mbits as i32)
+            } else {
+                (1.0 + m as f64 / (1 << mbits) as f64) * 2f64.powi(e - bias)
+            };
+            v.push(x);
+        }
+    }
+    v
+}
+
+/// Round to nearest, ties to the value with an even mantissa (even index in the sorted list).
+fn round_fp8(x: f64, vals: &[f64]) -> f64 {
+    let a = x.abs();
+    let mut best = 0;
+    for (i, &v) in vals.iter().enumerate() {
+        let (d, db) = ((v - a).abs(), (vals[best] - a).abs());
+        if d < db || (d == db && i % 2 == 0) {
+            best = i;
+        }
+    }
+    vals[best].copysign(x)
+}
+
+#[test]
+fn fp8_conversions_round_to_nearest_even() {
+    let Some(m) = spvasm(FP8) else {
+        return;
+    };
+    let e4 = fp8_values(3, 7, false);
+    let e5 = fp8_values(2, 15, true);
+    let mut rng = Rng(77);
+    let inp: Vec<f32> = (0..1024)
+        .map(|i| match i % 3 {
+            0 => (rng.below(20000) as f32 - 10000.0) / 64.0,
+            1 => (rng.below(2000) as f32 - 1000.0) / 4096.0,
+            _ => (rng.below(400) as f32 - 200.0),
+        })
+        .collect();
+    let mut data = bytes_f32(&inp);
+    data.resize(4 * 3072, 0);
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), data);
+    run(&m, &mut res, [16, 1, 1], &EngineOptions::default());
+    let out = f32s(&res.buffers[&(0, 0)]);
+    for i in 0..1024 {
+        let x = inp[i] as f64;
+        // In range for both formats here (|x| <= 448 for E4M3 inputs below 448).
+        if x.abs() <= 448.0 {
+            assert_eq!(out[1024 + i] as f64, round_fp8(x, &e4), "e4m3 of {x}");
+        }
+        assert_eq!(out[2048 + i] as f64, round_fp8(x, &e5), "e5m2 of {x}");
+    }
+}
+
+const CALL: &str = r#"
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main"
+               OpExecutionMode %main LocalSize 1 1 1
+               OpName %f "f"
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+      %float = OpTypeFloat 32
+        %ffn = OpTypeFunction %float %float %uint
+       %bool = OpTypeBool
+     %float1 = OpConstant %float 1
+      %uint3 = OpConstant %uint 3
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+               OpReturn
+               OpFunctionEnd
+          %f = OpFunction %float None %ffn
+          %x = OpFunctionParameter %float
+          %k = OpFunctionParameter %uint
+         %fb = OpLabel
+         %kf = OpConvertUToF %float %k
+         %xk = OpFMul %float %x %kf
+          %c = OpULessThan %bool %k %uint3
+               OpSelectionMerge %m None
+               OpBranchConditional %c %small %m
+      %small = OpLabel
+         %y1 = OpFAdd %float %xk %float1
+               OpReturnValue %y1
+          %m = OpLabel
+               OpReturnValue %xk
+               OpFunctionEnd
+"#;
+
+#[test]
+fn call_function_runs_one_lane_per_element() {
+    let Some(m) = spvasm(CALL) else {
+        return;
+    };
+    let p = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
+    let fid = m.instructions.iter().find(|i| i.opcode == coopmat_spirv::grammar::op::Name).and_then(|i| i.word(0)).unwrap();
+    let lanes = 2500;
+    let xs: Vec<u64> = (0..lanes).map(|i| (i as f32 * 0.5).to_bits() as u64).collect();
+    let ks: Vec<u64> = (0..lanes).map(|i| (i % 7) as u64).collect();
+    let out = p.call_function(fid, &[&xs, &ks], lanes, &mut Resources::default()).unwrap();
+    for i in 0..lanes {
+        let x = i as f32 * 0.5;
+        let k = (i % 7) as u32;
+        let want = if k < 3 { x * k as f32 + 1.0 } else { x * k as f32 };
+        assert_eq!(f32::from_bits(out[i] as u32), want, "lane {i}");
+    }
+}
+
+#[test]
+fn arm_blocked_layouts_are_reported_unsupported() {
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer B { float b[]; };
+void main() {
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m;
+    coopMatLoad(m, b, 0, 16, 0x106a);
+    coopMatStore(m, b, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+}"#,
+    ) else {
+        return;
+    };
+    let p = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 1024]);
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err().to_string();
+    assert!(e.contains("unsupported") && e.contains("ARM"), "{e}");
+}
