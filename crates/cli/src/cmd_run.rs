@@ -47,9 +47,19 @@ pub struct Args {
 }
 
 fn parse_binding(s: &str) -> Result<((u32, u32), &str)> {
-    let (k, v) = s.split_once('=').ok_or_else(|| anyhow!("expected SET:BINDING=..., got {s:?}"))?;
-    let (a, b) = k.split_once(':').ok_or_else(|| anyhow!("expected SET:BINDING, got {k:?}"))?;
-    Ok(((a.trim().parse().context("set")?, b.trim().parse().context("binding")?), v))
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| anyhow!("expected SET:BINDING=..., got {s:?}"))?;
+    let (a, b) = k
+        .split_once(':')
+        .ok_or_else(|| anyhow!("expected SET:BINDING, got {k:?}"))?;
+    Ok((
+        (
+            a.trim().parse().context("set")?,
+            b.trim().parse().context("binding")?,
+        ),
+        v,
+    ))
 }
 
 fn parse_u64(s: &str) -> Result<u64> {
@@ -66,7 +76,8 @@ fn parse_u64(s: &str) -> Result<u64> {
 fn read_npy(path: &str) -> Result<Vec<u8>> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {path}"))?;
     let mut cur = std::io::Cursor::new(&bytes[..]);
-    let header = npyz::NpyHeader::from_reader(&mut cur).with_context(|| format!("{path}: not a .npy file"))?;
+    let header = npyz::NpyHeader::from_reader(&mut cur)
+        .with_context(|| format!("{path}: not a .npy file"))?;
     let start = cur.position() as usize;
     let mut data = bytes[start..].to_vec();
     if let npyz::DType::Plain(ts) = header.dtype() {
@@ -83,7 +94,9 @@ fn read_npy(path: &str) -> Result<Vec<u8>> {
 fn buffer_source(src: &str) -> Result<Vec<u8>> {
     let parts: Vec<&str> = src.split(':').collect();
     Ok(match parts[0] {
-        "zeros" => vec![0; parse_u64(parts.get(1).ok_or_else(|| anyhow!("zeros:BYTES"))?)? as usize],
+        "zeros" => {
+            vec![0; parse_u64(parts.get(1).ok_or_else(|| anyhow!("zeros:BYTES"))?)? as usize]
+        }
         "const" => {
             let n = parse_u64(parts.get(1).ok_or_else(|| anyhow!("const:BYTES:U32"))?)? as usize;
             let w = parse_u64(parts.get(2).ok_or_else(|| anyhow!("const:BYTES:U32"))?)? as u32;
@@ -103,14 +116,19 @@ fn buffer_source(src: &str) -> Result<Vec<u8>> {
         }
         "raw" => std::fs::read(&src[4..]).with_context(|| format!("reading {}", &src[4..]))?,
         _ if src.ends_with(".npy") => read_npy(src)?,
-        _ => bail!("unknown buffer source {src:?} (FILE.npy, raw:FILE, zeros:N, const:N:U32, random:N:SEED)"),
+        _ => bail!(
+            "unknown buffer source {src:?} (FILE.npy, raw:FILE, zeros:N, const:N:U32, random:N:SEED)"
+        ),
     })
 }
 
 fn write_npy(path: &str, dtype: &str, data: &[u8]) -> Result<()> {
     macro_rules! w {
         ($t:ty, $n:expr) => {{
-            let v: Vec<$t> = data.chunks_exact($n).map(|c| <$t>::from_le_bytes(c.try_into().unwrap())).collect();
+            let v: Vec<$t> = data
+                .chunks_exact($n)
+                .map(|c| <$t>::from_le_bytes(c.try_into().unwrap()))
+                .collect();
             npyz::to_file_1d(path, v)?
         }};
     }
@@ -134,11 +152,18 @@ fn write_npy(path: &str, dtype: &str, data: &[u8]) -> Result<()> {
 /// Runs the command.
 pub fn run(a: Args) -> Result<u8> {
     let bytes = std::fs::read(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
-    let module = coopmat_spirv::Module::from_bytes(&bytes).with_context(|| format!("parsing {}", a.file.display()))?;
+    let module = coopmat_spirv::Module::from_bytes(&bytes)
+        .with_context(|| format!("parsing {}", a.file.display()))?;
     let mut spec = SpecConstants::new();
     for s in &a.spec {
-        let (id, v) = s.split_once('=').ok_or_else(|| anyhow!("--spec ID=VALUE, got {s:?}"))?;
-        let v = if v.contains('.') { v.parse::<f32>()?.to_bits() as u64 } else { parse_u64(v)? };
+        let (id, v) = s
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--spec ID=VALUE, got {s:?}"))?;
+        let v = if v.contains('.') {
+            v.parse::<f32>()?.to_bits() as u64
+        } else {
+            parse_u64(v)?
+        };
         spec.insert(id.trim().parse()?, v);
     }
     let opts = EngineOptions {
@@ -149,8 +174,17 @@ pub fn run(a: Args) -> Result<u8> {
         printf: !a.no_printf,
     };
     let pipe = Pipeline::compile(&module, a.entry.as_deref().unwrap_or(""), &spec, &opts)?;
-    let g: Vec<u32> = a.groups.split(',').map(|x| x.trim().parse()).collect::<Result<_, _>>().context("--groups X,Y,Z")?;
-    let groups = [g.first().copied().unwrap_or(1), g.get(1).copied().unwrap_or(1), g.get(2).copied().unwrap_or(1)];
+    let g: Vec<u32> = a
+        .groups
+        .split(',')
+        .map(|x| x.trim().parse())
+        .collect::<Result<_, _>>()
+        .context("--groups X,Y,Z")?;
+    let groups = [
+        g.first().copied().unwrap_or(1),
+        g.get(1).copied().unwrap_or(1),
+        g.get(2).copied().unwrap_or(1),
+    ];
     let mut res = Resources::default();
     for b in &a.buffers {
         let (key, src) = parse_binding(b)?;
@@ -160,26 +194,49 @@ pub fn run(a: Args) -> Result<u8> {
         res.push_constants = if std::path::Path::new(p).exists() {
             std::fs::read(p)?
         } else {
-            let h: String = p.trim_start_matches("0x").chars().filter(|c| !c.is_whitespace()).collect();
-            if h.len() % 2 != 0 {
+            let h: String = p
+                .trim_start_matches("0x")
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            if !h.len().is_multiple_of(2) {
                 bail!("--push hex has an odd number of digits");
             }
-            (0..h.len()).step_by(2).map(|i| u8::from_str_radix(&h[i..i + 2], 16)).collect::<Result<_, _>>()?
+            (0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16))
+                .collect::<Result<_, _>>()?
         };
     }
     // Missing bindings or short buffers are reported before the run (dispatch checks too).
     for b in pipe.bindings() {
         match res.buffers.get(&(b.set, b.binding)) {
-            None => bail!("binding {}:{}{} is used by the shader but no --buffer gives it", b.set, b.binding,
-                b.name.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()),
-            Some(v) if v.len() < b.min_size => bail!("buffer {}:{} has {} bytes; the layout needs {}", b.set, b.binding, v.len(), b.min_size),
+            None => bail!(
+                "binding {}:{}{} is used by the shader but no --buffer gives it",
+                b.set,
+                b.binding,
+                b.name
+                    .as_ref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default()
+            ),
+            Some(v) if v.len() < b.min_size => bail!(
+                "buffer {}:{} has {} bytes; the layout needs {}",
+                b.set,
+                b.binding,
+                v.len(),
+                b.min_size
+            ),
             _ => {}
         }
     }
     let st = pipe.dispatch(&mut res, groups)?;
     for o in &a.outs {
         let (key, dst) = parse_binding(o)?;
-        let data = res.buffers.get(&key).ok_or_else(|| anyhow!("--out {}:{}: no such buffer", key.0, key.1))?;
+        let data = res
+            .buffers
+            .get(&key)
+            .ok_or_else(|| anyhow!("--out {}:{}: no such buffer", key.0, key.1))?;
         if let Some((path, dtype)) = dst.split_once(".npy:") {
             write_npy(&format!("{path}.npy"), dtype, data)?;
         } else if dst.ends_with(".npy") {
@@ -199,7 +256,10 @@ pub fn run(a: Args) -> Result<u8> {
         st.lane_instructions as f64 / secs / 1e6,
         st.instructions,
         if st.muladd_flops > 0 {
-            format!(", muladd {:.2} GFLOP/s", st.muladd_flops as f64 / secs / 1e9)
+            format!(
+                ", muladd {:.2} GFLOP/s",
+                st.muladd_flops as f64 / secs / 1e9
+            )
         } else {
             String::new()
         }

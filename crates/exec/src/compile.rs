@@ -81,7 +81,9 @@ impl Pipeline {
     ) -> Result<Pipeline, ExecError> {
         let sg = options.subgroup_size;
         if !(8..=128).contains(&sg) || !sg.is_power_of_two() {
-            return err(format!("subgroup size {sg} is not a power of two in 8..=128"));
+            return err(format!(
+                "subgroup size {sg} is not a power of two in 8..=128"
+            ));
         }
         let p = Cx::new(module, spec, options)?.compile(entry_point)?;
         Ok(Pipeline { p })
@@ -133,7 +135,11 @@ fn bad<T>(what: impl Into<String>) -> Result<T, ExecError> {
 }
 
 impl<'m> Cx<'m> {
-    fn new(m: &'m Module, spec: &'m SpecConstants, options: &EngineOptions) -> Result<Self, ExecError> {
+    fn new(
+        m: &'m Module,
+        spec: &'m SpecConstants,
+        options: &EngineOptions,
+    ) -> Result<Self, ExecError> {
         Ok(Cx {
             m,
             spec,
@@ -173,7 +179,12 @@ impl<'m> Cx<'m> {
         let mut leaves = Vec::new();
         self.t.mat_leaves(ty, &mut leaves)?;
         self.mats.extend(leaves);
-        Ok(Val { col, mat, ncols: nc, nmats: nm })
+        Ok(Val {
+            col,
+            mat,
+            ncols: nc,
+            nmats: nm,
+        })
     }
 
     fn val(&self, id: u32) -> Result<Val, ExecError> {
@@ -202,9 +213,15 @@ impl<'m> Cx<'m> {
     }
 
     fn desc(&mut self, opcode: u16, rid: u32) -> u32 {
-        let name = grammar::instruction(opcode).map(|d| d.name).unwrap_or("Op?");
+        let name = grammar::instruction(opcode)
+            .map(|d| d.name)
+            .unwrap_or("Op?");
         let s = if rid != 0 {
-            let n = self.m.name(rid).map(|n| format!(" ({n})")).unwrap_or_default();
+            let n = self
+                .m
+                .name(rid)
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default();
             format!("%{rid}{n} = {name}")
         } else {
             name.to_string()
@@ -221,13 +238,17 @@ impl<'m> Cx<'m> {
                 e.word(0) == Some(grammar::execution_model::GLCompute)
                     && (entry_name.is_empty() || e.string(2).as_deref() == Some(entry_name))
             })
-            .ok_or_else(|| ExecError::new(format!("no GLCompute entry point named {entry_name:?}")))?;
+            .ok_or_else(|| {
+                ExecError::new(format!("no GLCompute entry point named {entry_name:?}"))
+            })?;
         let entry_fn = ep.word(1).unwrap_or(0);
         // LocalSize literals first (LocalSizeId / WorkgroupSize constants are read later).
         let mut local_size = [1u32, 1, 1];
         let mut local_size_id = None;
         for e in &m.instructions {
-            if (e.opcode == op::ExecutionMode || e.opcode == op::ExecutionModeId) && e.word(0) == Some(entry_fn) {
+            if (e.opcode == op::ExecutionMode || e.opcode == op::ExecutionModeId)
+                && e.word(0) == Some(entry_fn)
+            {
                 let w = |i| e.word(i).unwrap_or(1);
                 match e.word(1) {
                     Some(execution_mode::LocalSize) => local_size = [w(2), w(3), w(4)],
@@ -278,25 +299,48 @@ impl<'m> Cx<'m> {
             if inst.opcode != op::Variable {
                 continue;
             }
-            let (Some(pty), Some(id)) = (inst.result_type, inst.result_id) else { continue };
+            let (Some(pty), Some(id)) = (inst.result_type, inst.result_id) else {
+                continue;
+            };
             if !used.contains(&id) {
                 continue;
             }
-            let Ok(Ty::Pointer { sc, pointee }) = self.t.get(pty).cloned() else { continue };
+            let Ok(Ty::Pointer { sc, pointee }) = self.t.get(pty).cloned() else {
+                continue;
+            };
             match sc {
                 storage_class::StorageBuffer | storage_class::Uniform => {
-                    let set = m.decoration_param(id, decoration::DescriptorSet).flatten().unwrap_or(0);
-                    let binding = m.decoration_param(id, decoration::Binding).flatten().unwrap_or(0);
-                    let kind = if sc == storage_class::Uniform && !m.has_decoration(pointee, decoration::BufferBlock) {
+                    let set = m
+                        .decoration_param(id, decoration::DescriptorSet)
+                        .flatten()
+                        .unwrap_or(0);
+                    let binding = m
+                        .decoration_param(id, decoration::Binding)
+                        .flatten()
+                        .unwrap_or(0);
+                    let kind = if sc == storage_class::Uniform
+                        && !m.has_decoration(pointee, decoration::BufferBlock)
+                    {
                         BindingKind::Uniform
                     } else {
                         BindingKind::StorageBuffer
                     };
                     let min_size = self.t.size_align(pointee)?.0 as usize;
-                    let name = m.name(id).filter(|s| !s.is_empty()).or_else(|| m.name(pointee));
-                    bindings.push(BindingInfo { set, binding, kind, min_size, name });
+                    let name = m
+                        .name(id)
+                        .filter(|s| !s.is_empty())
+                        .or_else(|| m.name(pointee));
+                    bindings.push(BindingInfo {
+                        set,
+                        binding,
+                        kind,
+                        min_size,
+                        name,
+                    });
                 }
-                storage_class::PushConstant => push_size = push_size.max(self.t.size_align(pointee)?.0 as usize),
+                storage_class::PushConstant => {
+                    push_size = push_size.max(self.t.size_align(pointee)?.0 as usize)
+                }
                 _ => {}
             }
         }
@@ -307,16 +351,17 @@ impl<'m> Cx<'m> {
         let mut seen: HashSet<u32> = order.iter().copied().collect();
         let mut k = 0;
         while k < order.len() {
-            let f = m.function(order[k]).ok_or_else(|| ExecError::new(format!("function %{} not defined", order[k])))?;
+            let f = m
+                .function(order[k])
+                .ok_or_else(|| ExecError::new(format!("function %{} not defined", order[k])))?;
             for b in &f.blocks {
                 for i in b.body.clone() {
                     let inst = &m.instructions[i];
-                    if inst.opcode == op::FunctionCall {
-                        if let Some(callee) = inst.word(2) {
-                            if seen.insert(callee) {
-                                order.push(callee);
-                            }
-                        }
+                    if inst.opcode == op::FunctionCall
+                        && let Some(callee) = inst.word(2)
+                        && seen.insert(callee)
+                    {
+                        order.push(callee);
                     }
                 }
             }
@@ -338,7 +383,11 @@ impl<'m> Cx<'m> {
             let f = m.function(fid).unwrap();
             let fdef = &m.instructions[f.def];
             let rty = fdef.result_type.unwrap_or(0);
-            let ret = if matches!(self.t.get(rty), Ok(Ty::Void)) { None } else { Some(self.alloc(rty)?) };
+            let ret = if matches!(self.t.get(rty), Ok(Ty::Void)) {
+                None
+            } else {
+                Some(self.alloc(rty)?)
+            };
             rets.push(ret);
             let mut ps = Vec::new();
             for &pi in &f.params {
@@ -391,11 +440,18 @@ impl<'m> Cx<'m> {
                 mw_len += len;
                 mw_len - len
             };
-            mats.push(MatSlot { cm: *cm, off, inst, scope });
+            mats.push(MatSlot {
+                cm: *cm,
+                off,
+                inst,
+                scope,
+            });
         }
         let const_cols = self.const_ids.iter().flat_map(|&id| {
             let v = self.vals[&id];
-            (v.col..v.col + v.ncols).map(|c| (c, self.img[c as usize])).collect::<Vec<_>>()
+            (v.col..v.col + v.ncols)
+                .map(|c| (c, self.img[c as usize]))
+                .collect::<Vec<_>>()
         });
         let mut const_cols: Vec<(u32, u64)> = const_cols.collect();
         const_cols.extend(self.const_len.iter().copied());
@@ -424,7 +480,13 @@ impl<'m> Cx<'m> {
         })
     }
 
-    fn set_const(&mut self, id: u32, ty: u32, cols: &[u64], mat_splat: &[u64]) -> Result<(), ExecError> {
+    fn set_const(
+        &mut self,
+        id: u32,
+        ty: u32,
+        cols: &[u64],
+        mat_splat: &[u64],
+    ) -> Result<(), ExecError> {
         let v = self.alloc(ty)?;
         for (k, &c) in cols.iter().enumerate().take(v.ncols as usize) {
             self.img[(v.col + k as u32) as usize] = c;
@@ -441,12 +503,23 @@ impl<'m> Cx<'m> {
         let v = self.val(id)?;
         let cols = self.img[v.col as usize..(v.col + v.ncols) as usize].to_vec();
         let mats = (v.mat..v.mat + v.nmats)
-            .map(|mi| self.const_mats.iter().rev().find(|(m, _)| *m == mi).map(|x| x.1).unwrap_or(0))
+            .map(|mi| {
+                self.const_mats
+                    .iter()
+                    .rev()
+                    .find(|(m, _)| *m == mi)
+                    .map(|x| x.1)
+                    .unwrap_or(0)
+            })
             .collect();
         Ok((cols, mats))
     }
 
-    fn global(&mut self, inst: &coopmat_spirv::Instruction, wg_builtin: &mut Option<u32>) -> Result<(), ExecError> {
+    fn global(
+        &mut self,
+        inst: &coopmat_spirv::Instruction,
+        wg_builtin: &mut Option<u32>,
+    ) -> Result<(), ExecError> {
         let m = self.m;
         let w = |i: usize| inst.word(i).unwrap_or(0);
         let rid = inst.result_id.unwrap_or(0);
@@ -466,7 +539,13 @@ impl<'m> Cx<'m> {
             }
             op::TypeVoid => self.t.insert(rid, Ty::Void),
             op::TypeBool => self.t.insert(rid, Ty::Bool),
-            op::TypeInt => self.t.insert(rid, Ty::Int { w: w(1) as u8, signed: w(2) != 0 }),
+            op::TypeInt => self.t.insert(
+                rid,
+                Ty::Int {
+                    w: w(1) as u8,
+                    signed: w(2) != 0,
+                },
+            ),
             op::TypeFloat => {
                 let n = match (w(1), inst.word(2)) {
                     (16, Some(grammar::fp_encoding::BFloat16KHR)) => Num::BF16,
@@ -483,7 +562,13 @@ impl<'m> Cx<'m> {
                 };
                 self.t.insert(rid, Ty::Float(n))
             }
-            op::TypeVector => self.t.insert(rid, Ty::Vector { elem: w(1), n: w(2) }),
+            op::TypeVector => self.t.insert(
+                rid,
+                Ty::Vector {
+                    elem: w(1),
+                    n: w(2),
+                },
+            ),
             op::TypeMatrix => self.t.insert(rid, Ty::Matrix { col: w(1), n: w(2) }),
             op::TypeArray => {
                 let len = self.const_u64(w(2))? as u32;
@@ -494,9 +579,13 @@ impl<'m> Cx<'m> {
                 let ms = (1..inst.operands.len()).map(w).collect();
                 self.t.insert(rid, Ty::Struct(ms))
             }
-            op::TypePointer | op::TypeUntypedPointerKHR => {
-                self.t.insert(rid, Ty::Pointer { sc: w(1), pointee: inst.word(2).unwrap_or(0) })
-            }
+            op::TypePointer | op::TypeUntypedPointerKHR => self.t.insert(
+                rid,
+                Ty::Pointer {
+                    sc: w(1),
+                    pointee: inst.word(2).unwrap_or(0),
+                },
+            ),
             op::TypeForwardPointer => {}
             op::TypeFunction => self.t.insert(rid, Ty::Function),
             op::TypeCooperativeMatrixKHR | op::TypeCooperativeMatrixNV => {
@@ -513,7 +602,10 @@ impl<'m> Cx<'m> {
                     nv,
                 };
                 if cm.elems() == 0 || cm.elems() > 1 << 20 {
-                    return bad(format!("cooperative matrix %{rid} has unsupported size {}x{}", cm.rows, cm.cols));
+                    return bad(format!(
+                        "cooperative matrix %{rid} has unsupported size {}x{}",
+                        cm.rows, cm.cols
+                    ));
                 }
                 self.t.insert(rid, Ty::CoopMat(cm))
             }
@@ -524,20 +616,20 @@ impl<'m> Cx<'m> {
                 let ty = w(0);
                 let words = inst.operand_words(2);
                 let mut v = words.iter().rev().fold(0u64, |a, &x| (a << 32) | x as u64);
-                if inst.opcode == op::SpecConstant {
-                    if let Some(&s) = m.spec_id(rid).and_then(|sid| self.spec.get(&sid)) {
-                        v = s;
-                    }
+                if inst.opcode == op::SpecConstant
+                    && let Some(&s) = m.spec_id(rid).and_then(|sid| self.spec.get(&sid))
+                {
+                    v = s;
                 }
                 let num = self.t.num(ty)?;
                 self.set_const(rid, ty, &[floats::trunc(v, num.bits())], &[])?;
             }
             op::ConstantTrue | op::ConstantFalse | op::SpecConstantTrue | op::SpecConstantFalse => {
                 let mut v = matches!(inst.opcode, op::ConstantTrue | op::SpecConstantTrue) as u64;
-                if matches!(inst.opcode, op::SpecConstantTrue | op::SpecConstantFalse) {
-                    if let Some(&s) = m.spec_id(rid).and_then(|sid| self.spec.get(&sid)) {
-                        v = (s != 0) as u64;
-                    }
+                if matches!(inst.opcode, op::SpecConstantTrue | op::SpecConstantFalse)
+                    && let Some(&s) = m.spec_id(rid).and_then(|sid| self.spec.get(&sid))
+                {
+                    v = (s != 0) as u64;
                 }
                 self.set_const(rid, w(0), &[v], &[])?;
             }
@@ -549,7 +641,9 @@ impl<'m> Cx<'m> {
                 let (nc, nm) = self.t.shape(ty)?;
                 self.set_const(rid, ty, &vec![0; nc as usize], &vec![0; nm as usize])?;
             }
-            op::ConstantComposite | op::SpecConstantComposite | op::ConstantCompositeReplicateEXT
+            op::ConstantComposite
+            | op::SpecConstantComposite
+            | op::ConstantCompositeReplicateEXT
             | op::SpecConstantCompositeReplicateEXT => {
                 let ty = w(0);
                 let (mut cols, mut mats) = (Vec::new(), Vec::new());
@@ -557,9 +651,14 @@ impl<'m> Cx<'m> {
                     let _ = cm;
                     let (c, _) = self.const_parts(w(2))?;
                     mats.push(c.first().copied().unwrap_or(0));
-                } else if matches!(inst.opcode, op::ConstantCompositeReplicateEXT | op::SpecConstantCompositeReplicateEXT) {
+                } else if matches!(
+                    inst.opcode,
+                    op::ConstantCompositeReplicateEXT | op::SpecConstantCompositeReplicateEXT
+                ) {
                     let n = match self.t.get(ty)? {
-                        Ty::Vector { n, .. } | Ty::Array { len: n, .. } | Ty::Matrix { n, .. } => *n,
+                        Ty::Vector { n, .. } | Ty::Array { len: n, .. } | Ty::Matrix { n, .. } => {
+                            *n
+                        }
                         _ => 1,
                     };
                     let (c, mm) = self.const_parts(w(2))?;
@@ -575,10 +674,14 @@ impl<'m> Cx<'m> {
                     }
                 }
                 self.set_const(rid, ty, &cols, &mats)?;
-                if m.decoration_param(rid, decoration::BuiltIn) == Some(Some(built_in::WorkgroupSize)) {
+                if m.decoration_param(rid, decoration::BuiltIn)
+                    == Some(Some(built_in::WorkgroupSize))
+                {
                     *wg_builtin = Some(rid);
                     let v = self.val(rid)?;
-                    self.t.wg_size = (0..3).map(|k| self.img[(v.col + k) as usize] as u32).product();
+                    self.t.wg_size = (0..3)
+                        .map(|k| self.img[(v.col + k) as usize] as u32)
+                        .product();
                 }
             }
             op::SpecConstantOp => {
@@ -605,23 +708,43 @@ impl<'m> Cx<'m> {
             return bad(format!("variable %{id} does not have a pointer type"));
         };
         let col = self.alloc_cols(1);
-        self.vals.insert(id, Val { col, mat: 0, ncols: 1, nmats: 0 });
+        self.vals.insert(
+            id,
+            Val {
+                col,
+                mat: 0,
+                ncols: 1,
+                nmats: 0,
+            },
+        );
         let addr = match sc {
             storage_class::StorageBuffer | storage_class::Uniform => {
-                let set = m.decoration_param(id, decoration::DescriptorSet).flatten().unwrap_or(0);
-                let binding = m.decoration_param(id, decoration::Binding).flatten().unwrap_or(0);
+                let set = m
+                    .decoration_param(id, decoration::DescriptorSet)
+                    .flatten()
+                    .unwrap_or(0);
+                let binding = m
+                    .decoration_param(id, decoration::Binding)
+                    .flatten()
+                    .unwrap_or(0);
                 VarAddr::Binding(set, binding)
             }
             storage_class::PushConstant => VarAddr::Push,
-            storage_class::Workgroup | storage_class::Function | storage_class::Private
-            | storage_class::Input | storage_class::Output => {
+            storage_class::Workgroup
+            | storage_class::Function
+            | storage_class::Private
+            | storage_class::Input
+            | storage_class::Output => {
                 let bytes = if matches!(self.t.get(pointee), Ok(Ty::Other(_))) {
                     0
                 } else {
                     self.t.size_align(pointee)?.0 as u64
                 };
                 let li = self.locals.len() as u32;
-                self.locals.push(LocalDef { bytes, per_lane: sc != storage_class::Workgroup });
+                self.locals.push(LocalDef {
+                    bytes,
+                    per_lane: sc != storage_class::Workgroup,
+                });
                 if sc == storage_class::Input {
                     self.input_builtins(id, pointee, li)?;
                 }
@@ -629,7 +752,11 @@ impl<'m> Cx<'m> {
                 if let (Some(init), false) = (inst.word(3), sc == storage_class::Function) {
                     let mut leaves = Vec::new();
                     self.t.mem_leaves(pointee, &mut leaves)?;
-                    let store = Op::Store { ptr: col, v: self.val(init)?, leaves: leaves.into() };
+                    let store = Op::Store {
+                        ptr: col,
+                        v: self.val(init)?,
+                        leaves: leaves.into(),
+                    };
                     let d = self.desc(op::Variable, id);
                     self.private_init.push((store, d));
                 }
@@ -645,7 +772,12 @@ impl<'m> Cx<'m> {
         let m = self.m;
         let add = |cx: &mut Self, b: u32, off: u32, ty: u32| -> Result<(), ExecError> {
             let (num, _) = cx.t.comps(ty)?;
-            cx.builtins.push(BuiltinFill { local: li, off, builtin: b, comp_bytes: num.bytes() });
+            cx.builtins.push(BuiltinFill {
+                local: li,
+                off,
+                builtin: b,
+                comp_bytes: num.bytes(),
+            });
             Ok(())
         };
         if let Some(Some(b)) = m.decoration_param(id, decoration::BuiltIn) {
@@ -713,7 +845,12 @@ impl<'m> Cx<'m> {
     fn function(&mut self, fid: u32) -> Result<Vec<Block>, ExecError> {
         let m = self.m;
         let f = m.function(fid).unwrap();
-        let by_id: HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
+        let by_id: HashMap<u32, usize> = f
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.id, i))
+            .collect();
         let mut post = Vec::new();
         let mut visited = vec![false; f.blocks.len()];
         let mut stack: Vec<(usize, Vec<u32>, usize)> = Vec::new();
@@ -725,11 +862,11 @@ impl<'m> Cx<'m> {
             if top.2 < top.1.len() {
                 let s = top.1[top.2];
                 top.2 += 1;
-                if let Some(&si) = by_id.get(&s) {
-                    if !visited[si] {
-                        visited[si] = true;
-                        stack.push((si, block_succs(m, &f.blocks[si]), 0));
-                    }
+                if let Some(&si) = by_id.get(&s)
+                    && !visited[si]
+                {
+                    visited[si] = true;
+                    stack.push((si, block_succs(m, &f.blocks[si]), 0));
                 }
             } else {
                 post.push(top.0);
@@ -742,7 +879,11 @@ impl<'m> Cx<'m> {
                 order.push(i);
             }
         }
-        let pos: HashMap<u32, u32> = order.iter().enumerate().map(|(p, &bi)| (f.blocks[bi].id, p as u32)).collect();
+        let pos: HashMap<u32, u32> = order
+            .iter()
+            .enumerate()
+            .map(|(p, &bi)| (f.blocks[bi].id, p as u32))
+            .collect();
         let mut blocks = Vec::new();
         for &bi in &order {
             let b = &f.blocks[bi];
@@ -757,11 +898,18 @@ impl<'m> Cx<'m> {
                 let rid = inst.result_id.unwrap_or(0);
                 let d = self.desc(inst.opcode, rid);
                 let mut out = Vec::new();
-                let args = &inst.words[1 + inst.result_type.is_some() as usize + inst.result_id.is_some() as usize..];
+                let args = &inst.words
+                    [1 + inst.result_type.is_some() as usize + inst.result_id.is_some() as usize..];
                 let r = if inst.opcode == op::Variable {
                     self.fn_variable(inst, &mut out)
                 } else {
-                    self.inst(inst.opcode, inst.result_type.unwrap_or(0), rid, args, &mut out)
+                    self.inst(
+                        inst.opcode,
+                        inst.result_type.unwrap_or(0),
+                        rid,
+                        args,
+                        &mut out,
+                    )
                 };
                 if let Err(e) = r {
                     out = vec![Op::Unsupported(e.what)];
@@ -771,25 +919,46 @@ impl<'m> Cx<'m> {
             let term_inst = &m.instructions[*last];
             let d = self.desc(term_inst.opcode, 0);
             let term = self.term(f, b.id, term_inst, &pos)?;
-            blocks.push(Block { ops, term: (term, d) });
+            blocks.push(Block {
+                ops,
+                term: (term, d),
+            });
         }
         Ok(blocks)
     }
 
-    fn fn_variable(&mut self, inst: &coopmat_spirv::Instruction, out: &mut Vec<Op>) -> Result<(), ExecError> {
+    fn fn_variable(
+        &mut self,
+        inst: &coopmat_spirv::Instruction,
+        out: &mut Vec<Op>,
+    ) -> Result<(), ExecError> {
         if let Some(init) = inst.word(3) {
             let pty = inst.result_type.unwrap_or(0);
-            let Ty::Pointer { pointee, .. } = self.t.get(pty)?.clone() else { return Ok(()) };
+            let Ty::Pointer { pointee, .. } = self.t.get(pty)?.clone() else {
+                return Ok(());
+            };
             let mut leaves = Vec::new();
             self.t.mem_leaves(pointee, &mut leaves)?;
-            out.push(Op::Store { ptr: self.col(inst.result_id.unwrap_or(0))?, v: self.val(init)?, leaves: leaves.into() });
+            out.push(Op::Store {
+                ptr: self.col(inst.result_id.unwrap_or(0))?,
+                v: self.val(init)?,
+                leaves: leaves.into(),
+            });
         }
         Ok(())
     }
 
-    fn edge(&self, f: &coopmat_spirv::module::Function, from: u32, to: u32, pos: &HashMap<u32, u32>) -> Result<Edge, ExecError> {
+    fn edge(
+        &self,
+        f: &coopmat_spirv::module::Function,
+        from: u32,
+        to: u32,
+        pos: &HashMap<u32, u32>,
+    ) -> Result<Edge, ExecError> {
         let m = self.m;
-        let target = *pos.get(&to).ok_or_else(|| ExecError::new(format!("branch to unknown block %{to}")))?;
+        let target = *pos
+            .get(&to)
+            .ok_or_else(|| ExecError::new(format!("branch to unknown block %{to}")))?;
         let mut phis = Vec::new();
         if let Some(b) = f.blocks.iter().find(|b| b.id == to) {
             for i in b.body.clone() {
@@ -834,11 +1003,20 @@ impl<'m> Cx<'m> {
                 let mut cases = Vec::new();
                 let mut k = 2;
                 while k + 1 < t.operands.len() {
-                    let lit = t.operand_words(k).iter().rev().fold(0u64, |a, &x| (a << 32) | x as u64);
+                    let lit = t
+                        .operand_words(k)
+                        .iter()
+                        .rev()
+                        .fold(0u64, |a, &x| (a << 32) | x as u64);
                     cases.push((lit, self.edge(f, from, w(k + 1), pos)?));
                     k += 2;
                 }
-                Term::Switch { sel: self.col(sel)?, bits: num.bits() as u8, default: self.edge(f, from, w(1), pos)?, cases }
+                Term::Switch {
+                    sel: self.col(sel)?,
+                    bits: num.bits() as u8,
+                    default: self.edge(f, from, w(1), pos)?,
+                    cases,
+                }
             }
             op::Return => Term::Return(None),
             op::ReturnValue => Term::Return(Some(self.val(w(0))?)),
@@ -853,12 +1031,25 @@ impl<'m> Cx<'m> {
 
     /// Compiles one instruction (in a function or inside OpSpecConstantOp) into ops.
     /// `a` holds the operand words after the result type and result id.
-    fn inst(&mut self, opcode: u16, rt: u32, rid: u32, a: &[u32], out: &mut Vec<Op>) -> Result<(), ExecError> {
+    fn inst(
+        &mut self,
+        opcode: u16,
+        rt: u32,
+        rid: u32,
+        a: &[u32],
+        out: &mut Vec<Op>,
+    ) -> Result<(), ExecError> {
         let arg = |i: usize| -> Result<u32, ExecError> {
-            a.get(i).copied().ok_or_else(|| ExecError::new(format!("missing operand {i}")))
+            a.get(i)
+                .copied()
+                .ok_or_else(|| ExecError::new(format!("missing operand {i}")))
         };
         let name = || grammar::instruction(opcode).map(|d| d.name).unwrap_or("?");
-        let d = if rid != 0 { self.vals.get(&rid).copied().unwrap_or_default() } else { Val::default() };
+        let d = if rid != 0 {
+            self.vals.get(&rid).copied().unwrap_or_default()
+        } else {
+            Val::default()
+        };
         // Element-wise ops on cooperative matrices.
         if let Some(cm) = self.cm_of(rt) {
             let _ = cm;
@@ -899,34 +1090,56 @@ impl<'m> Cx<'m> {
                 })
             };
             if let Some(u) = un(opcode) {
-                out.push(Op::CmUn { op: u, d: dm, a: self.val(arg(0)?)?.mat });
+                out.push(Op::CmUn {
+                    op: u,
+                    d: dm,
+                    a: self.val(arg(0)?)?.mat,
+                });
                 return Ok(());
             }
             if let Some(b) = bin(opcode) {
-                out.push(Op::CmBin { op: b, d: dm, a: self.val(arg(0)?)?.mat, b: self.val(arg(1)?)?.mat });
+                out.push(Op::CmBin {
+                    op: b,
+                    d: dm,
+                    a: self.val(arg(0)?)?.mat,
+                    b: self.val(arg(1)?)?.mat,
+                });
                 return Ok(());
             }
             if let Some(k) = cvt(opcode) {
                 let src = self.val(arg(0)?)?;
-                let k = if opcode == op::CooperativeMatrixConvertUseEXT
-                    || (opcode == op::Bitcast)
-                {
+                let k = if opcode == op::CooperativeMatrixConvertUseEXT || (opcode == op::Bitcast) {
                     // Same component kind or same-width integers: a plain element copy.
                     let scm = self.mats[src.mat as usize];
-                    if scm.num.is_float() { CvtKind::FConv } else { CvtKind::UConv }
+                    if scm.num.is_float() {
+                        CvtKind::FConv
+                    } else {
+                        CvtKind::UConv
+                    }
                 } else {
                     k
                 };
-                out.push(Op::CmCvt { kind: k, d: dm, a: src.mat });
+                out.push(Op::CmCvt {
+                    kind: k,
+                    d: dm,
+                    a: src.mat,
+                });
                 return Ok(());
             }
             match opcode {
                 op::MatrixTimesScalar => {
-                    out.push(Op::CmScale { d: dm, a: self.val(arg(0)?)?.mat, s: self.col(arg(1)?)? });
+                    out.push(Op::CmScale {
+                        d: dm,
+                        a: self.val(arg(0)?)?.mat,
+                        s: self.col(arg(1)?)?,
+                    });
                     return Ok(());
                 }
                 op::CompositeConstruct | op::CompositeConstructReplicateEXT => {
-                    out.push(Op::CmSplat { d: dm, v: self.col(arg(0)?)? });
+                    out.push(Op::CmSplat {
+                        d: dm,
+                        v: self.col(arg(0)?)?,
+                    });
                     return Ok(());
                 }
                 _ => {}
@@ -990,20 +1203,45 @@ impl<'m> Cx<'m> {
         if let Some(b) = bin_op {
             let (num, n) = comps(self, arg(0)?)?;
             // Unsigned division or remainder by a constant power of two: a shift or a mask.
-            if matches!(b, BinOp::UDiv | BinOp::UMod) && n == 1 && !num.is_float() {
-                if let Ok(v) = self.const_u64(arg(1)?) {
-                    if v.is_power_of_two() {
-                        let (op2, k) = if b == BinOp::UDiv { (BinOp::ShrL, v.trailing_zeros() as u64) } else { (BinOp::And, v - 1) };
-                        let kc = self.alloc_cols(1);
-                        self.img[kc as usize] = k;
-                        self.const_len.push((kc, k));
-                        out.push(Op::Bin { op: op2, num, d: d.col, a: self.col(arg(0)?)?, b: kc, n, bs: false });
-                        return Ok(());
-                    }
-                }
+            if matches!(b, BinOp::UDiv | BinOp::UMod)
+                && n == 1
+                && !num.is_float()
+                && let Ok(v) = self.const_u64(arg(1)?)
+                && v.is_power_of_two()
+            {
+                let (op2, k) = if b == BinOp::UDiv {
+                    (BinOp::ShrL, v.trailing_zeros() as u64)
+                } else {
+                    (BinOp::And, v - 1)
+                };
+                let kc = self.alloc_cols(1);
+                self.img[kc as usize] = k;
+                self.const_len.push((kc, k));
+                out.push(Op::Bin {
+                    op: op2,
+                    num,
+                    d: d.col,
+                    a: self.col(arg(0)?)?,
+                    b: kc,
+                    n,
+                    bs: false,
+                });
+                return Ok(());
             }
-            let num = if matches!(opcode, op::PtrEqual | op::PtrNotEqual) { Num::Int(64) } else { num };
-            out.push(Op::Bin { op: b, num, d: d.col, a: self.col(arg(0)?)?, b: self.col(arg(1)?)?, n, bs: false });
+            let num = if matches!(opcode, op::PtrEqual | op::PtrNotEqual) {
+                Num::Int(64)
+            } else {
+                num
+            };
+            out.push(Op::Bin {
+                op: b,
+                num,
+                d: d.col,
+                a: self.col(arg(0)?)?,
+                b: self.col(arg(1)?)?,
+                n,
+                bs: false,
+            });
             return Ok(());
         }
         let un_op = match opcode {
@@ -1019,7 +1257,13 @@ impl<'m> Cx<'m> {
         };
         if let Some(u) = un_op {
             let (num, n) = comps(self, arg(0)?)?;
-            out.push(Op::Un { op: u, num, d: d.col, a: self.col(arg(0)?)?, n });
+            out.push(Op::Un {
+                op: u,
+                num,
+                d: d.col,
+                a: self.col(arg(0)?)?,
+                n,
+            });
             return Ok(());
         }
         let cvt = match opcode {
@@ -1036,30 +1280,57 @@ impl<'m> Cx<'m> {
             let (from, n) = comps(self, arg(0)?)?;
             let (to, _) = self.t.comps(rt)?;
             let k = if k == CvtKind::FConv
-                && self.m.has_decoration(rid, decoration::SaturatedToLargestFloat8NormalConversionEXT)
+                && self
+                    .m
+                    .has_decoration(rid, decoration::SaturatedToLargestFloat8NormalConversionEXT)
             {
                 CvtKind::FConvSat
             } else {
                 k
             };
-            out.push(Op::Cvt { kind: k, from, to, d: d.col, a: self.col(arg(0)?)?, n });
+            out.push(Op::Cvt {
+                kind: k,
+                from,
+                to,
+                d: d.col,
+                a: self.col(arg(0)?)?,
+                n,
+            });
             return Ok(());
         }
         match opcode {
-            op::Nop | op::Line | op::NoLine | op::LoopMerge | op::SelectionMerge | op::MemoryBarrier
-            | op::Undef | op::Phi | op::Label => {}
-            op::CopyObject | op::CopyLogical => out.push(Op::Copy { d, a: self.val(arg(0)?)? }),
+            op::Nop
+            | op::Line
+            | op::NoLine
+            | op::LoopMerge
+            | op::SelectionMerge
+            | op::MemoryBarrier
+            | op::Undef
+            | op::Phi
+            | op::Label => {}
+            op::CopyObject | op::CopyLogical => out.push(Op::Copy {
+                d,
+                a: self.val(arg(0)?)?,
+            }),
             op::Load => {
                 let mut leaves = Vec::new();
                 self.t.mem_leaves(rt, &mut leaves)?;
-                out.push(Op::Load { d, ptr: self.col(arg(0)?)?, leaves: leaves.into() });
+                out.push(Op::Load {
+                    d,
+                    ptr: self.col(arg(0)?)?,
+                    leaves: leaves.into(),
+                });
             }
             op::Store => {
                 let v = self.val(arg(1)?)?;
                 let ty = self.ty_of(arg(1)?)?;
                 let mut leaves = Vec::new();
                 self.t.mem_leaves(ty, &mut leaves)?;
-                out.push(Op::Store { ptr: self.col(arg(0)?)?, v, leaves: leaves.into() });
+                out.push(Op::Store {
+                    ptr: self.col(arg(0)?)?,
+                    v,
+                    leaves: leaves.into(),
+                });
             }
             op::CopyMemory | op::CopyMemorySized => {
                 let pty = self.ty_of(arg(1)?)?;
@@ -1071,9 +1342,16 @@ impl<'m> Cx<'m> {
                         _ => 0,
                     }
                 };
-                out.push(Op::CopyMem { dst: self.col(arg(0)?)?, src: self.col(arg(1)?)?, bytes });
+                out.push(Op::CopyMem {
+                    dst: self.col(arg(0)?)?,
+                    src: self.col(arg(1)?)?,
+                    bytes,
+                });
             }
-            op::AccessChain | op::InBoundsAccessChain | op::PtrAccessChain | op::InBoundsPtrAccessChain => {
+            op::AccessChain
+            | op::InBoundsAccessChain
+            | op::PtrAccessChain
+            | op::InBoundsPtrAccessChain => {
                 let base = arg(0)?;
                 let bty = self.ty_of(base)?;
                 let Ty::Pointer { pointee, .. } = self.t.get(bty)?.clone() else {
@@ -1082,14 +1360,22 @@ impl<'m> Cx<'m> {
                 let mut steps: Vec<Step> = Vec::new();
                 let mut cur = pointee;
                 let mut idx = &a[1..];
-                let push_step = |cx: &Self, steps: &mut Vec<Step>, id: u32, stride: i64| -> Result<(), ExecError> {
+                let push_step = |cx: &Self,
+                                 steps: &mut Vec<Step>,
+                                 id: u32,
+                                 stride: i64|
+                 -> Result<(), ExecError> {
                     if cx.const_ids.contains(&id) {
                         let (num, _) = cx.t.comps(cx.ty_of(id)?)?;
                         let v = floats::sext(cx.const_u64(id)?, num.bits());
                         steps.push(Step::Const(v * stride));
                     } else {
                         let (num, _) = cx.t.comps(cx.ty_of(id)?)?;
-                        steps.push(Step::Dyn { idx: cx.col(id)?, bits: num.bits() as u8, stride });
+                        steps.push(Step::Dyn {
+                            idx: cx.col(id)?,
+                            bits: num.bits() as u8,
+                            stride,
+                        });
                     }
                     Ok(())
                 };
@@ -1142,7 +1428,11 @@ impl<'m> Cx<'m> {
                         (_, s) => merged.push(s),
                     }
                 }
-                out.push(Op::AccessChain { d: d.col, base: self.col(base)?, steps: merged.into() });
+                out.push(Op::AccessChain {
+                    d: d.col,
+                    base: self.col(base)?,
+                    steps: merged.into(),
+                });
             }
             op::CompositeExtract => {
                 let src = self.val(arg(0)?)?;
@@ -1150,7 +1440,11 @@ impl<'m> Cx<'m> {
                 let (mut c, mut mm) = (src.col, src.mat);
                 for &i in &a[1..] {
                     if self.t.coopmat(cur).is_some() {
-                        out.push(Op::CmExtract { d: d.col, m: mm, idx: i });
+                        out.push(Op::CmExtract {
+                            d: d.col,
+                            m: mm,
+                            idx: i,
+                        });
                         return Ok(());
                     }
                     let (co, mo, t) = self.t.member(cur, i)?;
@@ -1159,7 +1453,15 @@ impl<'m> Cx<'m> {
                     cur = t;
                 }
                 let (nc, nm) = self.t.shape(cur)?;
-                out.push(Op::Copy { d, a: Val { col: c, mat: mm, ncols: nc, nmats: nm } });
+                out.push(Op::Copy {
+                    d,
+                    a: Val {
+                        col: c,
+                        mat: mm,
+                        ncols: nc,
+                        nmats: nm,
+                    },
+                });
             }
             op::CompositeInsert => {
                 let obj = self.val(arg(0)?)?;
@@ -1169,7 +1471,12 @@ impl<'m> Cx<'m> {
                 let (mut c, mut mm) = (d.col, d.mat);
                 for &i in &a[2..] {
                     if self.t.coopmat(cur).is_some() {
-                        out.push(Op::CmInsert { d: mm, m: mm, v: obj.col, idx: i });
+                        out.push(Op::CmInsert {
+                            d: mm,
+                            m: mm,
+                            v: obj.col,
+                            idx: i,
+                        });
                         return Ok(());
                     }
                     let (co, mo, t) = self.t.member(cur, i)?;
@@ -1177,13 +1484,22 @@ impl<'m> Cx<'m> {
                     mm += mo;
                     cur = t;
                 }
-                out.push(Op::Copy { d: Val { col: c, mat: mm, ..obj }, a: obj });
+                out.push(Op::Copy {
+                    d: Val {
+                        col: c,
+                        mat: mm,
+                        ..obj
+                    },
+                    a: obj,
+                });
             }
             op::CompositeConstruct | op::CompositeConstructReplicateEXT => {
                 let (mut c, mut mm) = (d.col, d.mat);
                 let parts: Vec<u32> = if opcode == op::CompositeConstructReplicateEXT {
                     let n = match self.t.get(rt)? {
-                        Ty::Vector { n, .. } | Ty::Array { len: n, .. } | Ty::Matrix { n, .. } => *n,
+                        Ty::Vector { n, .. } | Ty::Array { len: n, .. } | Ty::Matrix { n, .. } => {
+                            *n
+                        }
                         _ => 1,
                     };
                     vec![arg(0)?; n as usize]
@@ -1192,7 +1508,14 @@ impl<'m> Cx<'m> {
                 };
                 for p in parts {
                     let v = self.val(p)?;
-                    out.push(Op::Copy { d: Val { col: c, mat: mm, ..v }, a: v });
+                    out.push(Op::Copy {
+                        d: Val {
+                            col: c,
+                            mat: mm,
+                            ..v
+                        },
+                        a: v,
+                    });
                     c += v.ncols;
                     mm += v.nmats;
                 }
@@ -1204,22 +1527,49 @@ impl<'m> Cx<'m> {
                     if s == u32::MAX {
                         continue;
                     }
-                    let src = if s < va.ncols { va.col + s } else { vb.col + s - va.ncols };
+                    let src = if s < va.ncols {
+                        va.col + s
+                    } else {
+                        vb.col + s - va.ncols
+                    };
                     out.push(Op::Copy {
-                        d: Val { col: d.col + k as u32, mat: 0, ncols: 1, nmats: 0 },
-                        a: Val { col: src, mat: 0, ncols: 1, nmats: 0 },
+                        d: Val {
+                            col: d.col + k as u32,
+                            mat: 0,
+                            ncols: 1,
+                            nmats: 0,
+                        },
+                        a: Val {
+                            col: src,
+                            mat: 0,
+                            ncols: 1,
+                            nmats: 0,
+                        },
                     });
                 }
             }
             op::VectorExtractDynamic => {
                 let v = self.val(arg(0)?)?;
                 let (num, _) = comps(self, arg(1)?)?;
-                out.push(Op::ExtractDyn { d: d.col, a: v.col, idx: self.col(arg(1)?)?, n: v.ncols, w: num.bits() });
+                out.push(Op::ExtractDyn {
+                    d: d.col,
+                    a: v.col,
+                    idx: self.col(arg(1)?)?,
+                    n: v.ncols,
+                    w: num.bits(),
+                });
             }
             op::VectorInsertDynamic => {
                 let v = self.val(arg(0)?)?;
                 let (num, _) = comps(self, arg(2)?)?;
-                out.push(Op::InsertDyn { d: d.col, a: v.col, v: self.col(arg(1)?)?, idx: self.col(arg(2)?)?, n: v.ncols, w: num.bits() });
+                out.push(Op::InsertDyn {
+                    d: d.col,
+                    a: v.col,
+                    v: self.col(arg(1)?)?,
+                    idx: self.col(arg(2)?)?,
+                    n: v.ncols,
+                    w: num.bits(),
+                });
             }
             op::Select => {
                 let c = arg(0)?;
@@ -1227,8 +1577,16 @@ impl<'m> Cx<'m> {
                 let va = self.val(arg(1)?)?;
                 let vb = self.val(arg(2)?)?;
                 out.push(Op::Select {
-                    d: d.col, c: self.col(c)?, a: va.col, b: vb.col, n: d.ncols, cs: cn == 1 && d.ncols > 1,
-                    nmats: d.nmats, dm: d.mat, am: va.mat, bm: vb.mat,
+                    d: d.col,
+                    c: self.col(c)?,
+                    a: va.col,
+                    b: vb.col,
+                    n: d.ncols,
+                    cs: cn == 1 && d.ncols > 1,
+                    nmats: d.nmats,
+                    dm: d.mat,
+                    am: va.mat,
+                    bm: vb.mat,
                 });
             }
             op::Bitcast | op::ConvertUToPtr | op::ConvertPtrToU => {
@@ -1236,18 +1594,53 @@ impl<'m> Cx<'m> {
                 let sty = self.ty_of(src)?;
                 let s_ptr = matches!(self.t.get(sty)?, Ty::Pointer { .. });
                 let d_ptr = matches!(self.t.get(rt)?, Ty::Pointer { .. });
-                let (from, na) = if s_ptr { (Num::Int(64), 1) } else { self.t.comps(sty)? };
-                let (to, nd) = if d_ptr { (Num::Int(64), 1) } else { self.t.comps(rt)? };
-                if from.bits() * na == to.bits() * nd && !(s_ptr || d_ptr) || (from == to && na == nd) {
-                    out.push(Op::Bitcast { d: d.col, a: self.col(src)?, from, na, to, nd });
+                let (from, na) = if s_ptr {
+                    (Num::Int(64), 1)
+                } else {
+                    self.t.comps(sty)?
+                };
+                let (to, nd) = if d_ptr {
+                    (Num::Int(64), 1)
+                } else {
+                    self.t.comps(rt)?
+                };
+                if from.bits() * na == to.bits() * nd && !(s_ptr || d_ptr)
+                    || (from == to && na == nd)
+                {
+                    out.push(Op::Bitcast {
+                        d: d.col,
+                        a: self.col(src)?,
+                        from,
+                        na,
+                        to,
+                        nd,
+                    });
                 } else if s_ptr || d_ptr {
                     // Pointer <-> integer or uvec2: an address is 64 bits.
                     if nd == 2 && to.bits() == 32 {
-                        out.push(Op::Bitcast { d: d.col, a: self.col(src)?, from: Num::Int(64), na: 1, to, nd });
+                        out.push(Op::Bitcast {
+                            d: d.col,
+                            a: self.col(src)?,
+                            from: Num::Int(64),
+                            na: 1,
+                            to,
+                            nd,
+                        });
                     } else if na == 2 && from.bits() == 32 {
-                        out.push(Op::Bitcast { d: d.col, a: self.col(src)?, from, na, to: Num::Int(64), nd: 1 });
+                        out.push(Op::Bitcast {
+                            d: d.col,
+                            a: self.col(src)?,
+                            from,
+                            na,
+                            to: Num::Int(64),
+                            nd: 1,
+                        });
                     } else {
-                        out.push(Op::Trunc { d: d.col, a: self.col(src)?, bits: to.bits().min(from.bits()) as u8 });
+                        out.push(Op::Trunc {
+                            d: d.col,
+                            a: self.col(src)?,
+                            bits: to.bits().min(from.bits()) as u8,
+                        });
                     }
                 } else {
                     return bad("OpBitcast between types of different sizes");
@@ -1255,29 +1648,77 @@ impl<'m> Cx<'m> {
             }
             op::QuantizeToF16 => {
                 let (num, n) = comps(self, arg(0)?)?;
-                out.push(Op::Cvt { kind: CvtKind::FConv, from: num, to: Num::F16, d: d.col, a: self.col(arg(0)?)?, n });
-                out.push(Op::Cvt { kind: CvtKind::FConv, from: Num::F16, to: num, d: d.col, a: d.col, n });
+                out.push(Op::Cvt {
+                    kind: CvtKind::FConv,
+                    from: num,
+                    to: Num::F16,
+                    d: d.col,
+                    a: self.col(arg(0)?)?,
+                    n,
+                });
+                out.push(Op::Cvt {
+                    kind: CvtKind::FConv,
+                    from: Num::F16,
+                    to: num,
+                    d: d.col,
+                    a: d.col,
+                    n,
+                });
             }
             op::Any | op::All => {
                 let v = self.val(arg(0)?)?;
-                let b = if opcode == op::Any { BinOp::LOr } else { BinOp::LAnd };
-                out.push(Op::Copy { d, a: Val { ncols: 1, ..v } });
+                let b = if opcode == op::Any {
+                    BinOp::LOr
+                } else {
+                    BinOp::LAnd
+                };
+                out.push(Op::Copy {
+                    d,
+                    a: Val { ncols: 1, ..v },
+                });
                 for k in 1..v.ncols {
-                    out.push(Op::Bin { op: b, num: Num::Bool, d: d.col, a: d.col, b: v.col + k, n: 1, bs: false });
+                    out.push(Op::Bin {
+                        op: b,
+                        num: Num::Bool,
+                        d: d.col,
+                        a: d.col,
+                        b: v.col + k,
+                        n: 1,
+                        bs: false,
+                    });
                 }
             }
             op::VectorTimesScalar | op::MatrixTimesScalar => {
                 let (num, _) = comps(self, arg(1)?)?;
-                out.push(Op::Bin { op: BinOp::FMul, num, d: d.col, a: self.col(arg(0)?)?, b: self.col(arg(1)?)?, n: d.ncols, bs: true });
+                out.push(Op::Bin {
+                    op: BinOp::FMul,
+                    num,
+                    d: d.col,
+                    a: self.col(arg(0)?)?,
+                    b: self.col(arg(1)?)?,
+                    n: d.ncols,
+                    bs: true,
+                });
             }
             op::Dot => {
                 let (num, n) = comps(self, arg(0)?)?;
-                self.dot(num, d.col, self.col(arg(0)?)?, 1, self.col(arg(1)?)?, 1, n, out);
+                self.dot(
+                    num,
+                    d.col,
+                    self.col(arg(0)?)?,
+                    1,
+                    self.col(arg(1)?)?,
+                    1,
+                    n,
+                    out,
+                );
             }
             op::MatrixTimesVector => {
                 // M: C columns of R rows; v: C components.
                 let mt = self.ty_of(arg(0)?)?;
-                let Ty::Matrix { col, n: ncol } = self.t.get(mt)?.clone() else { return bad("not a matrix") };
+                let Ty::Matrix { col, n: ncol } = self.t.get(mt)?.clone() else {
+                    return bad("not a matrix");
+                };
                 let (num, rows) = self.t.comps(col)?;
                 let (mc, vc) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
                 for r in 0..rows {
@@ -1286,7 +1727,9 @@ impl<'m> Cx<'m> {
             }
             op::VectorTimesMatrix => {
                 let mt = self.ty_of(arg(1)?)?;
-                let Ty::Matrix { col, n: ncol } = self.t.get(mt)?.clone() else { return bad("not a matrix") };
+                let Ty::Matrix { col, n: ncol } = self.t.get(mt)?.clone() else {
+                    return bad("not a matrix");
+                };
                 let (num, rows) = self.t.comps(col)?;
                 let (vc, mc) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
                 for c in 0..ncol {
@@ -1296,13 +1739,26 @@ impl<'m> Cx<'m> {
             op::MatrixTimesMatrix => {
                 let at = self.ty_of(arg(0)?)?;
                 let bt = self.ty_of(arg(1)?)?;
-                let Ty::Matrix { col, n: k } = self.t.get(at)?.clone() else { return bad("not a matrix") };
-                let Ty::Matrix { n: nc, .. } = self.t.get(bt)?.clone() else { return bad("not a matrix") };
+                let Ty::Matrix { col, n: k } = self.t.get(at)?.clone() else {
+                    return bad("not a matrix");
+                };
+                let Ty::Matrix { n: nc, .. } = self.t.get(bt)?.clone() else {
+                    return bad("not a matrix");
+                };
                 let (num, rows) = self.t.comps(col)?;
                 let (ac, bc) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
                 for j in 0..nc {
                     for r in 0..rows {
-                        self.dot(num, d.col + j * rows + r, ac + r, rows, bc + j * k, 1, k, out);
+                        self.dot(
+                            num,
+                            d.col + j * rows + r,
+                            ac + r,
+                            rows,
+                            bc + j * k,
+                            1,
+                            k,
+                            out,
+                        );
                     }
                 }
             }
@@ -1311,19 +1767,39 @@ impl<'m> Cx<'m> {
                 let vb = self.val(arg(1)?)?;
                 let (num, _) = comps(self, arg(0)?)?;
                 for j in 0..vb.ncols {
-                    out.push(Op::Bin { op: BinOp::FMul, num, d: d.col + j * va.ncols, a: va.col, b: vb.col + j, n: va.ncols, bs: true });
+                    out.push(Op::Bin {
+                        op: BinOp::FMul,
+                        num,
+                        d: d.col + j * va.ncols,
+                        a: va.col,
+                        b: vb.col + j,
+                        n: va.ncols,
+                        bs: true,
+                    });
                 }
             }
             op::Transpose => {
                 let st = self.ty_of(arg(0)?)?;
-                let Ty::Matrix { col, n: ncol } = self.t.get(st)?.clone() else { return bad("not a matrix") };
+                let Ty::Matrix { col, n: ncol } = self.t.get(st)?.clone() else {
+                    return bad("not a matrix");
+                };
                 let (_, rows) = self.t.comps(col)?;
                 let s = self.col(arg(0)?)?;
                 for c in 0..ncol {
                     for r in 0..rows {
                         out.push(Op::Copy {
-                            d: Val { col: d.col + r * ncol + c, mat: 0, ncols: 1, nmats: 0 },
-                            a: Val { col: s + c * rows + r, mat: 0, ncols: 1, nmats: 0 },
+                            d: Val {
+                                col: d.col + r * ncol + c,
+                                mat: 0,
+                                ncols: 1,
+                                nmats: 0,
+                            },
+                            a: Val {
+                                col: s + c * rows + r,
+                                mat: 0,
+                                ncols: 1,
+                                nmats: 0,
+                            },
                         });
                     }
                 }
@@ -1337,28 +1813,63 @@ impl<'m> Cx<'m> {
                     op::UMulExtended => (BinOp::IMul, BinOp::UMulHi),
                     _ => (BinOp::IMul, BinOp::SMulHi),
                 };
-                out.push(Op::Bin { op: lo, num, d: d.col, a: x, b: y, n, bs: false });
-                out.push(Op::Bin { op: hi, num, d: d.col + n, a: x, b: y, n, bs: false });
+                out.push(Op::Bin {
+                    op: lo,
+                    num,
+                    d: d.col,
+                    a: x,
+                    b: y,
+                    n,
+                    bs: false,
+                });
+                out.push(Op::Bin {
+                    op: hi,
+                    num,
+                    d: d.col + n,
+                    a: x,
+                    b: y,
+                    n,
+                    bs: false,
+                });
             }
             op::BitFieldInsert => {
                 let (num, n) = comps(self, arg(0)?)?;
                 out.push(Op::BfInsert {
-                    d: d.col, base: self.col(arg(0)?)?, ins: self.col(arg(1)?)?, off: self.col(arg(2)?)?,
-                    cnt: self.col(arg(3)?)?, n, bits: num.bits() as u8,
+                    d: d.col,
+                    base: self.col(arg(0)?)?,
+                    ins: self.col(arg(1)?)?,
+                    off: self.col(arg(2)?)?,
+                    cnt: self.col(arg(3)?)?,
+                    n,
+                    bits: num.bits() as u8,
                 });
             }
             op::BitFieldSExtract | op::BitFieldUExtract => {
                 let (num, n) = comps(self, arg(0)?)?;
-                let k = if opcode == op::BitFieldSExtract { TernOp::SExtract } else { TernOp::UExtract };
+                let k = if opcode == op::BitFieldSExtract {
+                    TernOp::SExtract
+                } else {
+                    TernOp::UExtract
+                };
                 out.push(Op::Tern {
-                    op: k, num, d: d.col, a: self.col(arg(0)?)?, b: self.col(arg(1)?)?, c: self.col(arg(2)?)?,
-                    n, bs: true, cs: true,
+                    op: k,
+                    num,
+                    d: d.col,
+                    a: self.col(arg(0)?)?,
+                    b: self.col(arg(1)?)?,
+                    c: self.col(arg(2)?)?,
+                    n,
+                    bs: true,
+                    cs: true,
                 });
             }
             op::ExtInst => self.ext_inst(rt, d, a, out)?,
             op::FunctionCall => {
                 let callee = arg(0)?;
-                let fi = *self.func_index.get(&callee).ok_or_else(|| ExecError::new("call to unknown function"))?;
+                let fi = *self
+                    .func_index
+                    .get(&callee)
+                    .ok_or_else(|| ExecError::new("call to unknown function"))?;
                 let f = self.m.function(callee).unwrap();
                 let mut args = Vec::new();
                 for (k, &pi) in f.params.iter().enumerate() {
@@ -1373,13 +1884,31 @@ impl<'m> Cx<'m> {
                 } else {
                     None
                 };
-                out.push(Op::Call { f: fi, args: args.into(), ret });
+                out.push(Op::Call {
+                    f: fi,
+                    args: args.into(),
+                    ret,
+                });
             }
             op::ControlBarrier => out.push(Op::Barrier),
-            op::AtomicLoad | op::AtomicStore | op::AtomicExchange | op::AtomicCompareExchange
-            | op::AtomicCompareExchangeWeak | op::AtomicIIncrement | op::AtomicIDecrement | op::AtomicIAdd
-            | op::AtomicISub | op::AtomicSMin | op::AtomicUMin | op::AtomicSMax | op::AtomicUMax
-            | op::AtomicAnd | op::AtomicOr | op::AtomicXor | op::AtomicFAddEXT | op::AtomicFMinEXT
+            op::AtomicLoad
+            | op::AtomicStore
+            | op::AtomicExchange
+            | op::AtomicCompareExchange
+            | op::AtomicCompareExchangeWeak
+            | op::AtomicIIncrement
+            | op::AtomicIDecrement
+            | op::AtomicIAdd
+            | op::AtomicISub
+            | op::AtomicSMin
+            | op::AtomicUMin
+            | op::AtomicSMax
+            | op::AtomicUMax
+            | op::AtomicAnd
+            | op::AtomicOr
+            | op::AtomicXor
+            | op::AtomicFAddEXT
+            | op::AtomicFMinEXT
             | op::AtomicFMaxEXT => {
                 let kind = match opcode {
                     op::AtomicLoad => AtomicOp::Load,
@@ -1403,7 +1932,9 @@ impl<'m> Cx<'m> {
                 };
                 let ptr = arg(0)?;
                 let pty = self.ty_of(ptr)?;
-                let Ty::Pointer { pointee, .. } = self.t.get(pty)?.clone() else { return bad("atomic on non-pointer") };
+                let Ty::Pointer { pointee, .. } = self.t.get(pty)?.clone() else {
+                    return bad("atomic on non-pointer");
+                };
                 let num = self.t.num(pointee)?;
                 let (v, cmp) = match kind {
                     AtomicOp::Store => (self.col(arg(3)?)?, 0),
@@ -1411,7 +1942,14 @@ impl<'m> Cx<'m> {
                     AtomicOp::CmpXchg => (self.col(arg(4)?)?, self.col(arg(5)?)?),
                     _ => (self.col(arg(3)?)?, 0),
                 };
-                out.push(Op::Atomic { op: kind, num, d: d.col, ptr: self.col(ptr)?, v, cmp });
+                out.push(Op::Atomic {
+                    op: kind,
+                    num,
+                    d: d.col,
+                    ptr: self.col(ptr)?,
+                    v,
+                    cmp,
+                });
             }
             o if (op::GroupNonUniformElect..=op::GroupNonUniformQuadSwap).contains(&o)
                 || o == op::GroupNonUniformRotateKHR =>
@@ -1431,7 +1969,13 @@ impl<'m> Cx<'m> {
                     Some(s) => self.col(s)?,
                     None => u32::MAX,
                 };
-                out.push(Op::CmLoad { d: d.mat, ptr: self.col(ptr)?, stride, col_major, pbytes });
+                out.push(Op::CmLoad {
+                    d: d.mat,
+                    ptr: self.col(ptr)?,
+                    stride,
+                    col_major,
+                    pbytes,
+                });
             }
             op::CooperativeMatrixStoreKHR | op::CooperativeMatrixStoreNV => {
                 let ptr = arg(0)?;
@@ -1447,37 +1991,82 @@ impl<'m> Cx<'m> {
                     Some(s) => self.col(s)?,
                     None => u32::MAX,
                 };
-                out.push(Op::CmStore { ptr: self.col(ptr)?, m: obj.mat, stride, col_major, pbytes });
+                out.push(Op::CmStore {
+                    ptr: self.col(ptr)?,
+                    m: obj.mat,
+                    stride,
+                    col_major,
+                    pbytes,
+                });
             }
             op::CooperativeMatrixMulAddKHR | op::CooperativeMatrixMulAddNV => {
                 let (va, vb, vc) = (self.val(arg(0)?)?, self.val(arg(1)?)?, self.val(arg(2)?)?);
-                let mut flags = if opcode == op::CooperativeMatrixMulAddKHR { a.get(3).copied().unwrap_or(0) } else { 0 };
+                let mut flags = if opcode == op::CooperativeMatrixMulAddKHR {
+                    a.get(3).copied().unwrap_or(0)
+                } else {
+                    0
+                };
                 if opcode == op::CooperativeMatrixMulAddNV {
                     // NV: signedness from the component types (SPV_NV_cooperative_matrix).
                     let s = |cx: &Self, m: u32| cx.mats[m as usize].signed;
                     use grammar::cooperative_matrix_operands as f;
-                    if s(self, va.mat) { flags |= f::MatrixASignedComponentsKHR }
-                    if s(self, vb.mat) { flags |= f::MatrixBSignedComponentsKHR }
-                    if s(self, vc.mat) { flags |= f::MatrixCSignedComponentsKHR }
-                    if s(self, d.mat) { flags |= f::MatrixResultSignedComponentsKHR }
+                    if s(self, va.mat) {
+                        flags |= f::MatrixASignedComponentsKHR
+                    }
+                    if s(self, vb.mat) {
+                        flags |= f::MatrixBSignedComponentsKHR
+                    }
+                    if s(self, vc.mat) {
+                        flags |= f::MatrixCSignedComponentsKHR
+                    }
+                    if s(self, d.mat) {
+                        flags |= f::MatrixResultSignedComponentsKHR
+                    }
                 }
-                let (ma, mb, mc, md) = (self.mats[va.mat as usize], self.mats[vb.mat as usize], self.mats[vc.mat as usize], self.mats[d.mat as usize]);
-                if ma.rows != md.rows || mb.cols != md.cols || ma.cols != mb.rows || mc.rows != md.rows || mc.cols != md.cols {
+                let (ma, mb, mc, md) = (
+                    self.mats[va.mat as usize],
+                    self.mats[vb.mat as usize],
+                    self.mats[vc.mat as usize],
+                    self.mats[d.mat as usize],
+                );
+                if ma.rows != md.rows
+                    || mb.cols != md.cols
+                    || ma.cols != mb.rows
+                    || mc.rows != md.rows
+                    || mc.cols != md.cols
+                {
                     return bad(format!(
                         "MulAdd shapes do not match: A {}x{}, B {}x{}, C {}x{}, result {}x{}",
                         ma.rows, ma.cols, mb.rows, mb.cols, mc.rows, mc.cols, md.rows, md.cols
                     ));
                 }
-                out.push(Op::CmMulAdd { d: d.mat, a: va.mat, b: vb.mat, c: vc.mat, flags });
+                out.push(Op::CmMulAdd {
+                    d: d.mat,
+                    a: va.mat,
+                    b: vb.mat,
+                    c: vc.mat,
+                    flags,
+                });
             }
             op::CooperativeMatrixLengthKHR | op::CooperativeMatrixLengthNV => {
-                let cm = self.t.coopmat(arg(0)?).ok_or_else(|| ExecError::new("Length of a non-matrix type"))?;
+                let cm = self
+                    .t
+                    .coopmat(arg(0)?)
+                    .ok_or_else(|| ExecError::new("Length of a non-matrix type"))?;
                 let len = self.t.mat_length(&cm) as u64;
                 let c = self.alloc_cols(1);
                 self.img[c as usize] = len;
                 // The length is a constant: copy it from a constant column.
                 self.const_len.push((c, len));
-                out.push(Op::Copy { d, a: Val { col: c, mat: 0, ncols: 1, nmats: 0 } });
+                out.push(Op::Copy {
+                    d,
+                    a: Val {
+                        col: c,
+                        mat: 0,
+                        ncols: 1,
+                        nmats: 0,
+                    },
+                });
             }
             _ => return bad(format!("{} is not supported by the engine", name())),
         }
@@ -1505,19 +2094,62 @@ impl<'m> Cx<'m> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn dot(&mut self, num: Num, d: u32, a: u32, sa: u32, b: u32, sb: u32, n: u32, out: &mut Vec<Op>) {
+    fn dot(
+        &mut self,
+        num: Num,
+        d: u32,
+        a: u32,
+        sa: u32,
+        b: u32,
+        sb: u32,
+        n: u32,
+        out: &mut Vec<Op>,
+    ) {
         let tmp = self.alloc_cols(1);
-        out.push(Op::Bin { op: BinOp::FMul, num, d, a, b, n: 1, bs: false });
+        out.push(Op::Bin {
+            op: BinOp::FMul,
+            num,
+            d,
+            a,
+            b,
+            n: 1,
+            bs: false,
+        });
         for k in 1..n {
-            out.push(Op::Bin { op: BinOp::FMul, num, d: tmp, a: a + k * sa, b: b + k * sb, n: 1, bs: false });
-            out.push(Op::Bin { op: BinOp::FAdd, num, d, a: d, b: tmp, n: 1, bs: false });
+            out.push(Op::Bin {
+                op: BinOp::FMul,
+                num,
+                d: tmp,
+                a: a + k * sa,
+                b: b + k * sb,
+                n: 1,
+                bs: false,
+            });
+            out.push(Op::Bin {
+                op: BinOp::FAdd,
+                num,
+                d,
+                a: d,
+                b: tmp,
+                n: 1,
+                bs: false,
+            });
         }
     }
 
-    fn subgroup(&mut self, o: u16, rt: u32, d: Val, a: &[u32], out: &mut Vec<Op>) -> Result<(), ExecError> {
+    fn subgroup(
+        &mut self,
+        o: u16,
+        rt: u32,
+        d: Val,
+        a: &[u32],
+        out: &mut Vec<Op>,
+    ) -> Result<(), ExecError> {
         use grammar::group_operation as g;
         let arg = |i: usize| -> Result<u32, ExecError> {
-            a.get(i).copied().ok_or_else(|| ExecError::new(format!("missing operand {i}")))
+            a.get(i)
+                .copied()
+                .ok_or_else(|| ExecError::new(format!("missing operand {i}")))
         };
         let scope = self.const_u64(arg(0)?)? as u32;
         if scope != grammar::scope::Subgroup {
@@ -1561,7 +2193,15 @@ impl<'m> Cx<'m> {
             op::GroupNonUniformLogicalXor => SgOp::Reduce(BinOp::LNe),
             _ => return bad("unsupported GroupNonUniform operation"),
         };
-        let (mut scan, mut cluster, vi) = (0u8, 0u32, if matches!(sgop, SgOp::Reduce(_) | SgOp::BallotBitCount) { 2 } else { 1 });
+        let (mut scan, mut cluster, vi) = (
+            0u8,
+            0u32,
+            if matches!(sgop, SgOp::Reduce(_) | SgOp::BallotBitCount) {
+                2
+            } else {
+                1
+            },
+        );
         if matches!(sgop, SgOp::Reduce(_) | SgOp::BallotBitCount) {
             match arg(1)? {
                 g::Reduce => {}
@@ -1578,22 +2218,42 @@ impl<'m> Cx<'m> {
             self.t.comps(self.ty_of(v)?)?
         };
         let _ = rt;
-        let av = if matches!(sgop, SgOp::Elect) { 0 } else { self.col(arg(vi)?)? };
+        let av = if matches!(sgop, SgOp::Elect) {
+            0
+        } else {
+            self.col(arg(vi)?)?
+        };
         let b = match sgop {
-            SgOp::Broadcast | SgOp::BallotBitExtract | SgOp::Shuffle | SgOp::ShuffleXor | SgOp::ShuffleUp
-            | SgOp::ShuffleDown | SgOp::QuadBroadcast | SgOp::QuadSwap | SgOp::Rotate => self.col(arg(vi + 1)?)?,
+            SgOp::Broadcast
+            | SgOp::BallotBitExtract
+            | SgOp::Shuffle
+            | SgOp::ShuffleXor
+            | SgOp::ShuffleUp
+            | SgOp::ShuffleDown
+            | SgOp::QuadBroadcast
+            | SgOp::QuadSwap
+            | SgOp::Rotate => self.col(arg(vi + 1)?)?,
             _ => 0,
         };
         if matches!(sgop, SgOp::QuadSwap) {
             // The direction is a constant: keep it in `cluster`.
             cluster = self.const_u64(arg(vi + 1)?)? as u32;
         }
-        if sgop == SgOp::Rotate {
-            if let Some(&c) = a.get(vi + 2) {
-                cluster = self.const_u64(c)? as u32;
-            }
+        if sgop == SgOp::Rotate
+            && let Some(&c) = a.get(vi + 2)
+        {
+            cluster = self.const_u64(c)? as u32;
         }
-        out.push(Op::Sg { op: sgop, num, d: d.col, a: av, b, n, scan, cluster });
+        out.push(Op::Sg {
+            op: sgop,
+            num,
+            d: d.col,
+            a: av,
+            b,
+            n,
+            scan,
+            cluster,
+        });
         Ok(())
     }
 
@@ -1603,13 +2263,20 @@ impl<'m> Cx<'m> {
         let inst = a.get(1).copied().unwrap_or(0);
         let args = &a[2.min(a.len())..];
         if self.printf_set.contains(&set) {
-            let fmt = self.strings.get(&args.first().copied().unwrap_or(0)).cloned().unwrap_or_default();
+            let fmt = self
+                .strings
+                .get(&args.first().copied().unwrap_or(0))
+                .cloned()
+                .unwrap_or_default();
             let mut pa = Vec::new();
             for &x in &args[1..] {
                 let (num, n) = self.t.comps(self.ty_of(x)?)?;
                 pa.push((self.col(x)?, num, n));
             }
-            out.push(Op::Printf { fmt, args: pa.into() });
+            out.push(Op::Printf {
+                fmt,
+                args: pa.into(),
+            });
             return Ok(());
         }
         if self.other_sets.contains(&set) {
@@ -1618,15 +2285,27 @@ impl<'m> Cx<'m> {
         if !self.glsl_set.contains(&set) {
             return bad("unknown extended instruction set");
         }
-        let arg_cols: Vec<u32> = args.iter().map(|&id| self.col(id)).collect::<Result<_, _>>()?;
+        let arg_cols: Vec<u32> = args
+            .iter()
+            .map(|&id| self.col(id))
+            .collect::<Result<_, _>>()?;
         let c = |i: usize| -> Result<u32, ExecError> {
-            arg_cols.get(i).copied().ok_or_else(|| ExecError::new("missing operand"))
+            arg_cols
+                .get(i)
+                .copied()
+                .ok_or_else(|| ExecError::new("missing operand"))
         };
         let (num, n) = match args.first() {
             Some(&x) => self.t.comps(self.ty_of(x)?)?,
             None => return bad("GLSL.std.450 instruction without operands"),
         };
-        let un = |u| Op::Un { op: u, num, d: d.col, a: 0, n };
+        let un = |u| Op::Un {
+            op: u,
+            num,
+            d: d.col,
+            a: 0,
+            n,
+        };
         let un_op = match inst {
             g::Round => Some(UnOp::Round),
             g::RoundEven => Some(UnOp::RoundEven),
@@ -1687,7 +2366,15 @@ impl<'m> Cx<'m> {
             _ => None,
         };
         if let Some(b) = bin_op {
-            out.push(Op::Bin { op: b, num, d: d.col, a: c(0)?, b: c(1)?, n, bs: false });
+            out.push(Op::Bin {
+                op: b,
+                num,
+                d: d.col,
+                a: c(0)?,
+                b: c(1)?,
+                n,
+                bs: false,
+            });
             return Ok(());
         }
         let tern = match inst {
@@ -1701,29 +2388,77 @@ impl<'m> Cx<'m> {
             _ => None,
         };
         if let Some(t) = tern {
-            out.push(Op::Tern { op: t, num, d: d.col, a: c(0)?, b: c(1)?, c: c(2)?, n, bs: false, cs: false });
+            out.push(Op::Tern {
+                op: t,
+                num,
+                d: d.col,
+                a: c(0)?,
+                b: c(1)?,
+                c: c(2)?,
+                n,
+                bs: false,
+                cs: false,
+            });
             return Ok(());
         }
         match inst {
             g::Length | g::Normalize | g::Distance => {
                 let x = if inst == g::Distance {
                     let t = self.alloc_cols(n);
-                    out.push(Op::Bin { op: BinOp::FSub, num, d: t, a: c(0)?, b: c(1)?, n, bs: false });
+                    out.push(Op::Bin {
+                        op: BinOp::FSub,
+                        num,
+                        d: t,
+                        a: c(0)?,
+                        b: c(1)?,
+                        n,
+                        bs: false,
+                    });
                     t
                 } else {
                     c(0)?
                 };
                 let len = self.alloc_cols(1);
                 self.dot(num, len, x, 1, x, 1, n, out);
-                out.push(Op::Un { op: UnOp::Sqrt, num, d: len, a: len, n: 1 });
+                out.push(Op::Un {
+                    op: UnOp::Sqrt,
+                    num,
+                    d: len,
+                    a: len,
+                    n: 1,
+                });
                 if inst == g::Normalize {
                     let one = self.alloc_cols(1);
                     self.img[one as usize] = floats::from_f64(num, 1.0);
                     self.const_len.push((one, self.img[one as usize]));
-                    out.push(Op::Bin { op: BinOp::FDiv, num, d: len, a: one, b: len, n: 1, bs: false });
-                    out.push(Op::Bin { op: BinOp::FMul, num, d: d.col, a: x, b: len, n, bs: true });
+                    out.push(Op::Bin {
+                        op: BinOp::FDiv,
+                        num,
+                        d: len,
+                        a: one,
+                        b: len,
+                        n: 1,
+                        bs: false,
+                    });
+                    out.push(Op::Bin {
+                        op: BinOp::FMul,
+                        num,
+                        d: d.col,
+                        a: x,
+                        b: len,
+                        n,
+                        bs: true,
+                    });
                 } else {
-                    out.push(Op::Copy { d, a: Val { col: len, mat: 0, ncols: 1, nmats: 0 } });
+                    out.push(Op::Copy {
+                        d,
+                        a: Val {
+                            col: len,
+                            mat: 0,
+                            ncols: 1,
+                            nmats: 0,
+                        },
+                    });
                 }
             }
             g::Cross => {
@@ -1731,23 +2466,89 @@ impl<'m> Cx<'m> {
                 let t = self.alloc_cols(1);
                 for i in 0..3u32 {
                     let (j, k) = ((i + 1) % 3, (i + 2) % 3);
-                    out.push(Op::Bin { op: BinOp::FMul, num, d: d.col + i, a: x + j, b: y + k, n: 1, bs: false });
-                    out.push(Op::Bin { op: BinOp::FMul, num, d: t, a: x + k, b: y + j, n: 1, bs: false });
-                    out.push(Op::Bin { op: BinOp::FSub, num, d: d.col + i, a: d.col + i, b: t, n: 1, bs: false });
+                    out.push(Op::Bin {
+                        op: BinOp::FMul,
+                        num,
+                        d: d.col + i,
+                        a: x + j,
+                        b: y + k,
+                        n: 1,
+                        bs: false,
+                    });
+                    out.push(Op::Bin {
+                        op: BinOp::FMul,
+                        num,
+                        d: t,
+                        a: x + k,
+                        b: y + j,
+                        n: 1,
+                        bs: false,
+                    });
+                    out.push(Op::Bin {
+                        op: BinOp::FSub,
+                        num,
+                        d: d.col + i,
+                        a: d.col + i,
+                        b: t,
+                        n: 1,
+                        bs: false,
+                    });
                 }
             }
             g::PackHalf2x16 => {
                 let t = self.alloc_cols(2);
-                out.push(Op::Cvt { kind: CvtKind::FConv, from: Num::F32, to: Num::F16, d: t, a: c(0)?, n: 2 });
-                out.push(Op::Bitcast { d: d.col, a: t, from: Num::F16, na: 2, to: Num::Int(32), nd: 1 });
+                out.push(Op::Cvt {
+                    kind: CvtKind::FConv,
+                    from: Num::F32,
+                    to: Num::F16,
+                    d: t,
+                    a: c(0)?,
+                    n: 2,
+                });
+                out.push(Op::Bitcast {
+                    d: d.col,
+                    a: t,
+                    from: Num::F16,
+                    na: 2,
+                    to: Num::Int(32),
+                    nd: 1,
+                });
             }
             g::UnpackHalf2x16 => {
                 let t = self.alloc_cols(2);
-                out.push(Op::Bitcast { d: t, a: c(0)?, from: Num::Int(32), na: 1, to: Num::F16, nd: 2 });
-                out.push(Op::Cvt { kind: CvtKind::FConv, from: Num::F16, to: Num::F32, d: d.col, a: t, n: 2 });
+                out.push(Op::Bitcast {
+                    d: t,
+                    a: c(0)?,
+                    from: Num::Int(32),
+                    na: 1,
+                    to: Num::F16,
+                    nd: 2,
+                });
+                out.push(Op::Cvt {
+                    kind: CvtKind::FConv,
+                    from: Num::F16,
+                    to: Num::F32,
+                    d: d.col,
+                    a: t,
+                    n: 2,
+                });
             }
-            g::PackDouble2x32 => out.push(Op::Bitcast { d: d.col, a: c(0)?, from: Num::Int(32), na: 2, to: Num::F64, nd: 1 }),
-            g::UnpackDouble2x32 => out.push(Op::Bitcast { d: d.col, a: c(0)?, from: Num::F64, na: 1, to: Num::Int(32), nd: 2 }),
+            g::PackDouble2x32 => out.push(Op::Bitcast {
+                d: d.col,
+                a: c(0)?,
+                from: Num::Int(32),
+                na: 2,
+                to: Num::F64,
+                nd: 1,
+            }),
+            g::UnpackDouble2x32 => out.push(Op::Bitcast {
+                d: d.col,
+                a: c(0)?,
+                from: Num::F64,
+                na: 1,
+                to: Num::Int(32),
+                nd: 2,
+            }),
             g::IMix => return bad("GLSL.std.450 IMix is not supported"),
             _ => {
                 let _ = rt;

@@ -33,12 +33,18 @@ struct Fault {
 
 impl From<MemErr> for Fault {
     fn from(e: MemErr) -> Fault {
-        Fault { what: e.to_string(), lane: None }
+        Fault {
+            what: e.to_string(),
+            lane: None,
+        }
     }
 }
 
 fn fault<T>(what: impl Into<String>) -> Result<T, Fault> {
-    Err(Fault { what: what.into(), lane: None })
+    Err(Fault {
+        what: what.into(),
+        lane: None,
+    })
 }
 
 macro_rules! each_lane {
@@ -131,15 +137,27 @@ fn un_int(op: UnOp, bits: u32, x: u64) -> u64 {
             UnOp::SSign => s.signum() as u64,
             UnOp::FindILsb => {
                 let t = trunc(x, bits);
-                if t == 0 { u64::MAX } else { t.trailing_zeros() as u64 }
+                if t == 0 {
+                    u64::MAX
+                } else {
+                    t.trailing_zeros() as u64
+                }
             }
             UnOp::FindUMsb => {
                 let t = trunc(x, bits);
-                if t == 0 { u64::MAX } else { 63 - t.leading_zeros() as u64 }
+                if t == 0 {
+                    u64::MAX
+                } else {
+                    63 - t.leading_zeros() as u64
+                }
             }
             UnOp::FindSMsb => {
                 let t = if s < 0 { !s as u64 } else { s as u64 };
-                if t == 0 { u64::MAX } else { 63 - t.leading_zeros() as u64 }
+                if t == 0 {
+                    u64::MAX
+                } else {
+                    63 - t.leading_zeros() as u64
+                }
             }
             UnOp::IsNan | UnOp::IsInf => 0,
             _ => x,
@@ -153,9 +171,9 @@ pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
     let bits = num.bits().max(1);
     use BinOp::*;
     match op {
-        FAdd | FSub | FMul | FDiv | FRem | FMod | FOEq | FUEq | FONe | FUNe | FOLt | FULt | FOGt | FUGt
-        | FOLe | FULe | FOGe | FUGe | Ordered | Unordered | FMin | FMax | NMin | NMax | Pow | Atan2 | Step
-        | Ldexp => {
+        FAdd | FSub | FMul | FDiv | FRem | FMod | FOEq | FUEq | FONe | FUNe | FOLt | FULt
+        | FOGt | FUGt | FOLe | FULe | FOGe | FUGe | Ordered | Unordered | FMin | FMax | NMin
+        | NMax | Pow | Atan2 | Step | Ldexp => {
             if num == Num::F32 && matches!(op, FAdd | FSub | FMul | FDiv) {
                 let (a, b) = (f32::from_bits(x as u32), f32::from_bits(y as u32));
                 let r = match op {
@@ -167,7 +185,11 @@ pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
                 return r.to_bits() as u64;
             }
             let a = floats::to_f64(num, x);
-            let b = if op == Ldexp { sext(y, 32) as f64 } else { floats::to_f64(num, y) };
+            let b = if op == Ldexp {
+                sext(y, 32) as f64
+            } else {
+                floats::to_f64(num, y)
+            };
             let un = a.is_nan() || b.is_nan();
             let r = match op {
                 FAdd => a + b,
@@ -177,7 +199,11 @@ pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
                 FRem => a % b,
                 FMod => {
                     let r = a % b;
-                    if r != 0.0 && (r < 0.0) != (b < 0.0) { r + b } else { r }
+                    if r != 0.0 && (r < 0.0) != (b < 0.0) {
+                        r + b
+                    } else {
+                        r
+                    }
                 }
                 FOEq => return fb(a == b),
                 FUEq => return fb(un || a == b),
@@ -238,7 +264,11 @@ pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
                     SRem => sa.checked_rem(sb).unwrap_or(0) as u64,
                     SMod => {
                         let r = sa.checked_rem(sb).unwrap_or(0);
-                        (if r != 0 && (r < 0) != (sb < 0) { r + sb } else { r }) as u64
+                        (if r != 0 && (r < 0) != (sb < 0) {
+                            r + sb
+                        } else {
+                            r
+                        }) as u64
                     }
                     Shl => {
                         if ub >= bits as u64 {
@@ -278,7 +308,8 @@ pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
                     SMax => sa.max(sb) as u64,
                     UMulHi => ((ua as u128 * ub as u128) >> bits) as u64,
                     SMulHi => ((sa as i128 * sb as i128) >> bits) as u64,
-                    AddCarry => fb(ua.wrapping_add(ub) != trunc(ua.wrapping_add(ub), bits) || ua.checked_add(ub).is_none()),
+                    AddCarry => fb(ua.wrapping_add(ub) != trunc(ua.wrapping_add(ub), bits)
+                        || ua.checked_add(ub).is_none()),
                     SubBorrow => fb(ua < ub),
                     _ => 0,
                 },
@@ -292,17 +323,28 @@ fn tern1(op: TernOp, num: Num, x: u64, y: u64, z: u64) -> u64 {
     let bits = num.bits();
     match op {
         TernOp::UClamp => trunc(x, bits).max(trunc(y, bits)).min(trunc(z, bits)),
-        TernOp::SClamp => trunc(sext(x, bits).max(sext(y, bits)).min(sext(z, bits)) as u64, bits),
+        TernOp::SClamp => trunc(
+            sext(x, bits).max(sext(y, bits)).min(sext(z, bits)) as u64,
+            bits,
+        ),
         TernOp::UExtract | TernOp::SExtract => {
             let (off, cnt) = (y.min(64) as u32, z.min(64) as u32);
             if cnt == 0 {
                 return 0;
             }
             let v = trunc(x >> off.min(63), cnt);
-            if op == TernOp::SExtract { trunc(sext(v, cnt) as u64, bits) } else { v }
+            if op == TernOp::SExtract {
+                trunc(sext(v, cnt) as u64, bits)
+            } else {
+                v
+            }
         }
         _ => {
-            let (a, b, c) = (floats::to_f64(num, x), floats::to_f64(num, y), floats::to_f64(num, z));
+            let (a, b, c) = (
+                floats::to_f64(num, x),
+                floats::to_f64(num, y),
+                floats::to_f64(num, z),
+            );
             let r = match op {
                 TernOp::FMix => a + (b - a) * c,
                 TernOp::FClamp | TernOp::NClamp => a.max(b).min(c),
@@ -335,13 +377,31 @@ pub(crate) fn cvt1(kind: CvtKind, from: Num, to: Num, x: u64) -> u64 {
         CvtKind::UToF => floats::from_f64(to, trunc(x, from.bits()) as f64),
         CvtKind::FToU => {
             let v = floats::to_f64(from, x);
-            let max = if tb >= 64 { u64::MAX as f64 } else { ((1u64 << tb) - 1) as f64 };
-            trunc(if v.is_nan() { 0 } else { v.clamp(0.0, max) as u64 }, tb)
+            let max = if tb >= 64 {
+                u64::MAX as f64
+            } else {
+                ((1u64 << tb) - 1) as f64
+            };
+            trunc(
+                if v.is_nan() {
+                    0
+                } else {
+                    v.clamp(0.0, max) as u64
+                },
+                tb,
+            )
         }
         CvtKind::FToS => {
             let v = floats::to_f64(from, x);
             let (lo, hi) = (-(2f64.powi(tb as i32 - 1)), 2f64.powi(tb as i32 - 1) - 1.0);
-            trunc(if v.is_nan() { 0 } else { v.clamp(lo, hi) as i64 as u64 }, tb)
+            trunc(
+                if v.is_nan() {
+                    0
+                } else {
+                    v.clamp(lo, hi) as i64 as u64
+                },
+                tb,
+            )
         }
     }
 }
@@ -349,7 +409,16 @@ pub(crate) fn cvt1(kind: CvtKind, from: Num, to: Num, x: u64) -> u64 {
 /// Specialized loops for 32-bit integer ops (the address arithmetic of most shaders).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn bin_u32(op: BinOp, c: &mut [u64], dc: usize, ac: usize, bc: usize, lanes: usize, mask: &Mask, dense: bool) -> bool {
+fn bin_u32(
+    op: BinOp,
+    c: &mut [u64],
+    dc: usize,
+    ac: usize,
+    bc: usize,
+    lanes: usize,
+    mask: &Mask,
+    dense: bool,
+) -> bool {
     macro_rules! go {
         (|$x:ident, $y:ident| $e:expr) => {{
             each_lane!(mask, lanes, dense, |l| {
@@ -408,7 +477,15 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
 fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result<bool, Fault> {
     let col = |x: u32| x as usize * lanes;
     match *o {
-        Op::Bin { op, num, d, a, b, n, bs } => {
+        Op::Bin {
+            op,
+            num,
+            d,
+            a,
+            b,
+            n,
+            bs,
+        } => {
             for k in 0..n {
                 let (dc, ac, bc) = (col(d + k), col(a + k), col(if bs { b } else { b + k }));
                 if num == Num::Int(32) && bin_u32(op, c, dc, ac, bc, lanes, mask, dense) {
@@ -416,10 +493,14 @@ fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result
                 }
                 match (op, num) {
                     (BinOp::FMul, Num::F32) => each_lane!(mask, lanes, dense, |l| {
-                        c[dc + l] = (f32::from_bits(c[ac + l] as u32) * f32::from_bits(c[bc + l] as u32)).to_bits() as u64;
+                        c[dc + l] = (f32::from_bits(c[ac + l] as u32)
+                            * f32::from_bits(c[bc + l] as u32))
+                        .to_bits() as u64;
                     }),
                     (BinOp::FAdd, Num::F32) => each_lane!(mask, lanes, dense, |l| {
-                        c[dc + l] = (f32::from_bits(c[ac + l] as u32) + f32::from_bits(c[bc + l] as u32)).to_bits() as u64;
+                        c[dc + l] = (f32::from_bits(c[ac + l] as u32)
+                            + f32::from_bits(c[bc + l] as u32))
+                        .to_bits() as u64;
                     }),
                     _ => each_lane!(mask, lanes, dense, |l| {
                         c[dc + l] = bin1(op, num, c[ac + l], c[bc + l]);
@@ -435,7 +516,17 @@ fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result
                 });
             }
         }
-        Op::Tern { op, num, d, a, b, c: cc, n, bs, cs } => {
+        Op::Tern {
+            op,
+            num,
+            d,
+            a,
+            b,
+            c: cc,
+            n,
+            bs,
+            cs,
+        } => {
             for k in 0..n {
                 let (dc, ac) = (col(d + k), col(a + k));
                 let bc = col(if bs { b } else { b + k });
@@ -445,31 +536,62 @@ fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result
                 });
             }
         }
-        Op::BfInsert { d, base, ins, off, cnt, n, bits } => {
+        Op::BfInsert {
+            d,
+            base,
+            ins,
+            off,
+            cnt,
+            n,
+            bits,
+        } => {
             for k in 0..n {
                 let (dc, bc, ic) = (col(d + k), col(base + k), col(ins + k));
                 let (oc, cc2) = (col(off), col(cnt));
                 each_lane!(mask, lanes, dense, |l| {
                     let (o, n2) = (c[oc + l].min(64) as u32, c[cc2 + l].min(64) as u32);
-                    let m = if n2 == 0 { 0 } else { trunc(u64::MAX, n2) << o.min(63) };
-                    c[dc + l] = trunc((c[bc + l] & !m) | ((c[ic + l] << o.min(63)) & m), bits as u32);
+                    let m = if n2 == 0 {
+                        0
+                    } else {
+                        trunc(u64::MAX, n2) << o.min(63)
+                    };
+                    c[dc + l] = trunc(
+                        (c[bc + l] & !m) | ((c[ic + l] << o.min(63)) & m),
+                        bits as u32,
+                    );
                 });
             }
         }
-        Op::Cvt { kind, from, to, d, a, n } => {
+        Op::Cvt {
+            kind,
+            from,
+            to,
+            d,
+            a,
+            n,
+        } => {
             for k in 0..n {
                 let (dc, ac) = (col(d + k), col(a + k));
                 match (kind, from, to) {
-                    (CvtKind::UToF, Num::Int(32), Num::F32) => each_lane!(mask, lanes, dense, |l| {
-                        c[dc + l] = (c[ac + l] as u32 as f32).to_bits() as u64;
-                    }),
+                    (CvtKind::UToF, Num::Int(32), Num::F32) => {
+                        each_lane!(mask, lanes, dense, |l| {
+                            c[dc + l] = (c[ac + l] as u32 as f32).to_bits() as u64;
+                        })
+                    }
                     _ => each_lane!(mask, lanes, dense, |l| {
                         c[dc + l] = cvt1(kind, from, to, c[ac + l]);
                     }),
                 }
             }
         }
-        Op::Bitcast { d, a, from, na, to, nd } => {
+        Op::Bitcast {
+            d,
+            a,
+            from,
+            na,
+            to,
+            nd,
+        } => {
             let (fb_, tb) = (from.bits().max(1), to.bits().max(1));
             each_lane!(mask, lanes, dense, |l| {
                 let mut acc: u128 = 0;
@@ -487,7 +609,16 @@ fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result
                 c[dc + l] = trunc(c[ac + l], bits as u32);
             });
         }
-        Op::Select { d, c: cond, a, b, n, cs, nmats: 0, .. } => {
+        Op::Select {
+            d,
+            c: cond,
+            a,
+            b,
+            n,
+            cs,
+            nmats: 0,
+            ..
+        } => {
             for k in 0..n {
                 let (dc, ac, bc) = (col(d + k), col(a + k), col(b + k));
                 let cc = col(if cs { cond } else { cond + k });
@@ -512,7 +643,11 @@ fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result
             let (dc, ic) = (col(d), col(idx));
             each_lane!(mask, lanes, dense, |l| {
                 let i = trunc(c[ic + l], w);
-                c[dc + l] = if i < n as u64 { c[col(a + i as u32) + l] } else { 0 };
+                c[dc + l] = if i < n as u64 {
+                    c[col(a + i as u32) + l]
+                } else {
+                    0
+                };
             });
         }
         Op::InsertDyn { d, a, v, idx, n, w } => {
@@ -520,7 +655,11 @@ fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result
             each_lane!(mask, lanes, dense, |l| {
                 let i = trunc(c[ic + l], w);
                 for k in 0..n {
-                    c[col(d + k) + l] = if i == k as u64 { c[vc + l] } else { c[col(a + k) + l] };
+                    c[col(d + k) + l] = if i == k as u64 {
+                        c[vc + l]
+                    } else {
+                        c[col(a + k) + l]
+                    };
                 }
             });
         }
@@ -531,6 +670,9 @@ fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result
 
 // ---------------------------------------------------------------------------------------------
 // Batches.
+
+/// Counters of one chunk of workgroups, or the first error with its workgroup index.
+type ChunkResult = Result<(u64, u64, u64), (u64, ExecError)>;
 
 /// Everything shared by the batches of one dispatch.
 struct Shared<'a> {
@@ -584,7 +726,11 @@ impl<'p, 'a> Batch<'p, 'a> {
             .iter()
             .map(|l| {
                 let per = l.bytes.next_multiple_of(8);
-                memory::zeroed(if l.per_lane { per as usize * lanes } else { per as usize })
+                memory::zeroed(if l.per_lane {
+                    per as usize * lanes
+                } else {
+                    per as usize
+                })
             })
             .collect();
         let mut b = Batch {
@@ -595,8 +741,16 @@ impl<'p, 'a> Batch<'p, 'a> {
             cols,
             mf: vec![0.0; p.mf_len],
             mw: vec![0; p.mw_len],
-            mem: Mem { objs: sh.objs.clone(), shared: sh.words.clone(), local },
-            pending: p.funcs.iter().map(|f| vec![[0u64; MW]; f.blocks.len()]).collect(),
+            mem: Mem {
+                objs: sh.objs.clone(),
+                shared: sh.words.clone(),
+                local,
+            },
+            pending: p
+                .funcs
+                .iter()
+                .map(|f| vec![[0u64; MW]; f.blocks.len()])
+                .collect(),
             wg: [0; 3],
             groups: sh.groups,
             lane_instr: 0,
@@ -639,7 +793,11 @@ impl<'p, 'a> Batch<'p, 'a> {
             let per = p.locals[bf.local as usize].bytes.next_multiple_of(8) as usize;
             let words = &self.mem.local[bf.local as usize];
             for l in 0..self.lanes {
-                let lid = [l as u32 % ls[0], (l as u32 / ls[0]) % ls[1], l as u32 / (ls[0] * ls[1])];
+                let lid = [
+                    l as u32 % ls[0],
+                    (l as u32 / ls[0]) % ls[1],
+                    l as u32 / (ls[0] * ls[1]),
+                ];
                 let v3 = |f: &dyn Fn(usize) -> u32| [f(0), f(1), f(2), 0];
                 let nsg = self.lanes.div_ceil(sg) as u32;
                 let li = (l % sg) as u32;
@@ -694,7 +852,10 @@ impl<'p, 'a> Batch<'p, 'a> {
         let p = self.p;
         let mut place = format!(
             "{} in function {}, workgroup ({}, {}, {})",
-            p.descs.get(desc as usize).map(String::as_str).unwrap_or("?"),
+            p.descs
+                .get(desc as usize)
+                .map(String::as_str)
+                .unwrap_or("?"),
             p.funcs.get(func).map(|f| f.name.as_str()).unwrap_or("?"),
             self.wg[0],
             self.wg[1],
@@ -709,7 +870,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                 l as u32 / (ls[0] * ls[1])
             );
         }
-        ExecError { what: f.what, place }
+        ExecError {
+            what: f.what,
+            place,
+        }
     }
 
     fn call(&mut self, fi: usize, mask: Mask) -> Result<(), ExecError> {
@@ -746,7 +910,10 @@ impl<'p, 'a> Batch<'p, 'a> {
             self.lane_instr += (block.ops.len() as u64 + 1) * count as u64;
             if budget != 0 && self.lane_instr > budget {
                 return Err(self.place(
-                    Fault { what: format!("instruction budget of {budget} lane-instructions exceeded"), lane: None },
+                    Fault {
+                        what: format!("instruction budget of {budget} lane-instructions exceeded"),
+                        lane: None,
+                    },
                     block.term.1,
                     fi,
                 ));
@@ -793,12 +960,20 @@ impl<'p, 'a> Batch<'p, 'a> {
                     go(self, t, mt);
                     go(self, fe, mf);
                 }
-                Term::Switch { sel, bits, default, cases } => {
+                Term::Switch {
+                    sel,
+                    bits,
+                    default,
+                    cases,
+                } => {
                     let base = *sel as usize * self.lanes;
                     let mut masks = vec![[0u64; MW]; cases.len() + 1];
                     each_lane!(active, self.lanes, false, |l| {
                         let v = trunc(self.cols[base + l], *bits as u32);
-                        let k = cases.iter().position(|(lit, _)| trunc(*lit, *bits as u32) == v).unwrap_or(cases.len());
+                        let k = cases
+                            .iter()
+                            .position(|(lit, _)| trunc(*lit, *bits as u32) == v)
+                            .unwrap_or(cases.len());
                         masks[k][l / 64] |= 1 << (l % 64);
                     });
                     for (k, (_, e)) in cases.iter().enumerate() {
@@ -812,13 +987,16 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 }
                 Term::Kill => {
-                    for k in 0..MW {
-                        self.exited[k] |= active[k];
+                    for (e, a) in self.exited.iter_mut().zip(&active) {
+                        *e |= a;
                     }
                 }
                 Term::Unreachable => {
                     return Err(self.place(
-                        Fault { what: "OpUnreachable was reached".into(), lane: None },
+                        Fault {
+                            what: "OpUnreachable was reached".into(),
+                            lane: None,
+                        },
                         block.term.1,
                         fi,
                     ));
@@ -830,7 +1008,16 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     fn copy_val(&mut self, d: Val, a: Val, mask: &Mask, dense: bool) {
-        let _ = pure(&Op::Copy { d: Val { nmats: 0, ..d }, a: Val { nmats: 0, ..a } }, &mut self.cols, self.lanes, mask, dense);
+        let _ = pure(
+            &Op::Copy {
+                d: Val { nmats: 0, ..d },
+                a: Val { nmats: 0, ..a },
+            },
+            &mut self.cols,
+            self.lanes,
+            mask,
+            dense,
+        );
         for k in 0..a.nmats {
             self.mat_copy(d.mat + k, a.mat + k, mask);
         }
@@ -856,9 +1043,11 @@ impl<'p, 'a> Batch<'p, 'a> {
         let n = sd.cm.elems();
         for (i, _) in self.instances(d, mask) {
             if sd.cm.is_f32_arena() {
-                self.mf.copy_within(sa.off + i * n..sa.off + (i + 1) * n, sd.off + i * n);
+                self.mf
+                    .copy_within(sa.off + i * n..sa.off + (i + 1) * n, sd.off + i * n);
             } else {
-                self.mw.copy_within(sa.off + i * n..sa.off + (i + 1) * n, sd.off + i * n);
+                self.mw
+                    .copy_within(sa.off + i * n..sa.off + (i + 1) * n, sd.off + i * n);
             }
         }
     }
@@ -869,7 +1058,11 @@ impl<'p, 'a> Batch<'p, 'a> {
         let k = s.off + i * s.cm.elems() + e;
         if s.cm.is_f32_arena() {
             let v = self.mf[k];
-            if s.cm.num == Num::F32 { v.to_bits() as u64 } else { floats::from_f64(s.cm.num, v as f64) }
+            if s.cm.num == Num::F32 {
+                v.to_bits() as u64
+            } else {
+                floats::from_f64(s.cm.num, v as f64)
+            }
         } else {
             self.mw[k]
         }
@@ -894,11 +1087,43 @@ impl<'p, 'a> Batch<'p, 'a> {
         let robust = self.p.options.robust;
         match o {
             Op::Copy { d, a } => self.copy_val(*d, *a, mask, dense),
-            Op::Select { d, c, a, b, n, cs, nmats, dm, am, bm } => {
-                let _ = pure(&Op::Select { d: *d, c: *c, a: *a, b: *b, n: *n, cs: *cs, nmats: 0, dm: 0, am: 0, bm: 0 }, &mut self.cols, lanes, mask, dense);
+            Op::Select {
+                d,
+                c,
+                a,
+                b,
+                n,
+                cs,
+                nmats,
+                dm,
+                am,
+                bm,
+            } => {
+                let _ = pure(
+                    &Op::Select {
+                        d: *d,
+                        c: *c,
+                        a: *a,
+                        b: *b,
+                        n: *n,
+                        cs: *cs,
+                        nmats: 0,
+                        dm: 0,
+                        am: 0,
+                        bm: 0,
+                    },
+                    &mut self.cols,
+                    lanes,
+                    mask,
+                    dense,
+                );
                 for k in 0..*nmats {
                     for (i, l) in self.instances(dm + k, mask) {
-                        let src = if self.cols[col(*c) + l] != 0 { am + k } else { bm + k };
+                        let src = if self.cols[col(*c) + l] != 0 {
+                            am + k
+                        } else {
+                            bm + k
+                        };
                         let mut one = [0u64; MW];
                         let scope = self.p.mats[(dm + k) as usize].scope as usize;
                         for x in i * scope..((i + 1) * scope).min(lanes) {
@@ -920,8 +1145,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                         for leaf in leaves.iter() {
                             match *leaf {
                                 MemLeaf::Scalar { off, num, col: c } => {
-                                    let v = memory::read_bytes(words, b + off as usize, num.bytes());
-                                    self.cols[col(d.col + c) + l] = if num == Num::Bool { (v != 0) as u64 } else { v };
+                                    let v =
+                                        memory::read_bytes(words, b + off as usize, num.bytes());
+                                    self.cols[col(d.col + c) + l] =
+                                        if num == Num::Bool { (v != 0) as u64 } else { v };
                                 }
                                 MemLeaf::Mat { .. } => has_mat = true,
                             }
@@ -931,10 +1158,19 @@ impl<'p, 'a> Batch<'p, 'a> {
                     for leaf in leaves.iter() {
                         match *leaf {
                             MemLeaf::Scalar { off, num, col: c } => {
-                                let v = match self.mem.read(addr.wrapping_add(off as u64), l, num.bytes()) {
+                                let v = match self.mem.read(
+                                    addr.wrapping_add(off as u64),
+                                    l,
+                                    num.bytes(),
+                                ) {
                                     Ok(v) => v,
                                     Err(_) if robust => 0,
-                                    Err(e) => return Err(Fault { what: e.to_string(), lane: Some(l) }),
+                                    Err(e) => {
+                                        return Err(Fault {
+                                            what: e.to_string(),
+                                            lane: Some(l),
+                                        });
+                                    }
                                 };
                                 let v = if num == Num::Bool { (v != 0) as u64 } else { v };
                                 self.cols[col(d.col + c) + l] = v;
@@ -957,26 +1193,35 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let scalar_only = leaves.iter().all(|x| matches!(x, MemLeaf::Scalar { .. }));
                 each_lane!(mask, lanes, dense, |l| {
                     let addr = self.cols[pc + l];
-                    if scalar_only {
-                        if let Ok((sh, idx, b)) = self.mem.resolve(addr, l, extent, true) {
-                            let words = self.mem.words(sh, idx);
-                            for leaf in leaves.iter() {
-                                if let MemLeaf::Scalar { off, num, col: c } = *leaf {
-                                    let x = self.cols[col(v.col + c) + l];
-                                    memory::write_bytes(words, b + off as usize, num.bytes(), x, sh);
-                                }
+                    if scalar_only && let Ok((sh, idx, b)) = self.mem.resolve(addr, l, extent, true)
+                    {
+                        let words = self.mem.words(sh, idx);
+                        for leaf in leaves.iter() {
+                            if let MemLeaf::Scalar { off, num, col: c } = *leaf {
+                                let x = self.cols[col(v.col + c) + l];
+                                memory::write_bytes(words, b + off as usize, num.bytes(), x, sh);
                             }
-                            continue;
                         }
+                        continue;
                     }
                     for leaf in leaves.iter() {
                         match *leaf {
                             MemLeaf::Scalar { off, num, col: c } => {
                                 let x = self.cols[col(v.col + c) + l];
-                                match self.mem.write(addr.wrapping_add(off as u64), l, num.bytes(), x) {
+                                match self.mem.write(
+                                    addr.wrapping_add(off as u64),
+                                    l,
+                                    num.bytes(),
+                                    x,
+                                ) {
                                     Ok(()) => {}
                                     Err(_) if robust => {}
-                                    Err(e) => return Err(Fault { what: e.to_string(), lane: Some(l) }),
+                                    Err(e) => {
+                                        return Err(Fault {
+                                            what: e.to_string(),
+                                            lane: Some(l),
+                                        });
+                                    }
                                 }
                             }
                             MemLeaf::Mat { off, mat, cm } => {
@@ -987,12 +1232,19 @@ impl<'p, 'a> Batch<'p, 'a> {
                                 let b = cm.num.bytes();
                                 for k in 0..len {
                                     let e = li + k * scope;
-                                    let x = if e < cm.elems() { self.mat_get(v.mat + mat, i, e) } else { 0 };
+                                    let x = if e < cm.elems() {
+                                        self.mat_get(v.mat + mat, i, e)
+                                    } else {
+                                        0
+                                    };
                                     let a2 = addr.wrapping_add(off as u64 + (k as u64) * b as u64);
-                                    if let Err(e) = self.mem.write(a2, l, b, x) {
-                                        if !robust {
-                                            return Err(Fault { what: e.to_string(), lane: Some(l) });
-                                        }
+                                    if let Err(e) = self.mem.write(a2, l, b, x)
+                                        && !robust
+                                    {
+                                        return Err(Fault {
+                                            what: e.to_string(),
+                                            lane: Some(l),
+                                        });
                                     }
                                 }
                             }
@@ -1005,8 +1257,14 @@ impl<'p, 'a> Batch<'p, 'a> {
                 each_lane!(mask, lanes, dense, |l| {
                     let (da, sa) = (self.cols[dc + l], self.cols[sc + l]);
                     for k in 0..*bytes as u64 {
-                        let v = self.mem.read(sa + k, l, 1).map_err(|e| Fault { what: e.to_string(), lane: Some(l) })?;
-                        self.mem.write(da + k, l, 1, v).map_err(|e| Fault { what: e.to_string(), lane: Some(l) })?;
+                        let v = self.mem.read(sa + k, l, 1).map_err(|e| Fault {
+                            what: e.to_string(),
+                            lane: Some(l),
+                        })?;
+                        self.mem.write(da + k, l, 1, v).map_err(|e| Fault {
+                            what: e.to_string(),
+                            lane: Some(l),
+                        })?;
                     }
                 });
             }
@@ -1026,12 +1284,22 @@ impl<'p, 'a> Batch<'p, 'a> {
                     self.cols[dc + l] = a;
                 });
             }
-            Op::Atomic { op, num, d, ptr, v, cmp } => {
+            Op::Atomic {
+                op,
+                num,
+                d,
+                ptr,
+                v,
+                cmp,
+            } => {
                 let (dc, pc, vc, cc) = (col(*d), col(*ptr), col(*v), col(*cmp));
                 each_lane!(mask, lanes, dense, |l| {
                     let addr = self.cols[pc + l];
                     let (x, y) = (self.cols[vc + l], self.cols[cc + l]);
-                    let r = self.atomic(*op, *num, addr, l, x, y).map_err(|e| Fault { what: e.what, lane: Some(l) })?;
+                    let r = self.atomic(*op, *num, addr, l, x, y).map_err(|e| Fault {
+                        what: e.what,
+                        lane: Some(l),
+                    })?;
                     if *op != AtomicOp::Store {
                         self.cols[dc + l] = r;
                     }
@@ -1039,8 +1307,8 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             Op::Barrier => {
                 let mut want = self.full;
-                for k in 0..MW {
-                    want[k] &= !self.exited[k];
+                for (w, e) in want.iter_mut().zip(&self.exited) {
+                    *w &= !e;
                 }
                 if *mask != want {
                     return fault(
@@ -1052,11 +1320,14 @@ impl<'p, 'a> Batch<'p, 'a> {
                 for (p, a) in args.iter() {
                     self.copy_val(*p, *a, mask, dense);
                 }
-                self.call(*f as usize, *mask).map_err(|e| Fault { what: format!("{} (in {})", e.what, e.place), lane: None })?;
-                if let Some((d, _)) = ret {
-                    if let Some(r) = self.p.funcs[*f as usize].ret {
-                        self.copy_val(*d, r, mask, dense);
-                    }
+                self.call(*f as usize, *mask).map_err(|e| Fault {
+                    what: format!("{} (in {})", e.what, e.place),
+                    lane: None,
+                })?;
+                if let Some((d, _)) = ret
+                    && let Some(r) = self.p.funcs[*f as usize].ret
+                {
+                    self.copy_val(*d, r, mask, dense);
                 }
             }
             Op::Sg { .. } => self.subgroup(o, mask)?,
@@ -1067,7 +1338,11 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let scope = s.scope as usize;
                 each_lane!(mask, lanes, dense, |l| {
                     let e = l % scope + *idx as usize * scope;
-                    self.cols[col(*d) + l] = if e < s.cm.elems() { self.mat_get(*m, l / scope, e) } else { 0 };
+                    self.cols[col(*d) + l] = if e < s.cm.elems() {
+                        self.mat_get(*m, l / scope, e)
+                    } else {
+                        0
+                    };
                 });
             }
             Op::CmInsert { d, m, v, idx } => {
@@ -1093,12 +1368,16 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 }
             }
-            Op::CmUn { .. } | Op::CmBin { .. } | Op::CmScale { .. } | Op::CmCvt { .. } => self.cm_elementwise(o, mask)?,
+            Op::CmUn { .. } | Op::CmBin { .. } | Op::CmScale { .. } | Op::CmCvt { .. } => {
+                self.cm_elementwise(o, mask)?
+            }
             Op::Printf { fmt, args } => {
                 each_lane!(mask, lanes, dense, |l| {
                     let vals: Vec<(Num, Vec<u64>)> = args
                         .iter()
-                        .map(|&(c, num, n)| (num, (0..n).map(|k| self.cols[col(c + k) + l]).collect()))
+                        .map(|&(c, num, n)| {
+                            (num, (0..n).map(|k| self.cols[col(c + k) + l]).collect())
+                        })
                         .collect();
                     if self.p.options.printf {
                         self.printf += &format_printf(fmt, &vals);
@@ -1113,7 +1392,15 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// Loads a matrix kept as lanes' shares in per-lane memory (e.g. a Function variable).
-    fn mat_from_lanes(&mut self, m: u32, ptr: u32, off: u32, num: Num, mask: &Mask, robust: bool) -> Result<(), Fault> {
+    fn mat_from_lanes(
+        &mut self,
+        m: u32,
+        ptr: u32,
+        off: u32,
+        num: Num,
+        mask: &Mask,
+        robust: bool,
+    ) -> Result<(), Fault> {
         let s = self.p.mats[m as usize];
         let scope = s.scope as usize;
         let len = s.cm.elems().div_ceil(scope);
@@ -1130,10 +1417,19 @@ impl<'p, 'a> Batch<'p, 'a> {
                     if e >= s.cm.elems() {
                         break;
                     }
-                    let x = match self.mem.read(addr.wrapping_add(off as u64 + (k * b as usize) as u64), l, b) {
+                    let x = match self.mem.read(
+                        addr.wrapping_add(off as u64 + (k * b as usize) as u64),
+                        l,
+                        b,
+                    ) {
                         Ok(x) => x,
                         Err(_) if robust => 0,
-                        Err(e) => return Err(Fault { what: e.to_string(), lane: Some(l) }),
+                        Err(e) => {
+                            return Err(Fault {
+                                what: e.to_string(),
+                                lane: Some(l),
+                            });
+                        }
                     };
                     self.mat_set(m, i, e, x);
                 }
@@ -1142,7 +1438,15 @@ impl<'p, 'a> Batch<'p, 'a> {
         Ok(())
     }
 
-    fn atomic(&mut self, op: AtomicOp, num: Num, addr: u64, l: usize, x: u64, y: u64) -> Result<u64, Fault> {
+    fn atomic(
+        &mut self,
+        op: AtomicOp,
+        num: Num,
+        addr: u64,
+        l: usize,
+        x: u64,
+        y: u64,
+    ) -> Result<u64, Fault> {
         let n = num.bytes();
         let (sh, idx, b) = self.mem.resolve(addr, l, n as u64, op != AtomicOp::Load)?;
         let words = self.mem.words(sh, idx);
@@ -1194,7 +1498,9 @@ impl<'p, 'a> Batch<'p, 'a> {
         // 64-bit (and narrower) atomics: serialized by a striped lock (SPIR-V atomics on the
         // same address are totally ordered; plain accesses racing with them are a data race).
         static LOCKS: [std::sync::Mutex<()>; 64] = [const { std::sync::Mutex::new(()) }; 64];
-        let _g = LOCKS[((addr >> 3) % 64) as usize].lock().unwrap_or_else(|e| e.into_inner());
+        let _g = LOCKS[((addr >> 3) % 64) as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let old = memory::read_bytes(words, b, n);
         if op != AtomicOp::Load {
             memory::write_bytes(words, b, n, trunc(f(old), bits), sh);
@@ -1228,7 +1534,15 @@ pub(crate) fn format_printf(fmt: &str, args: &[(Num, Vec<u64>)]) -> String {
         }
         let mut spec = String::new();
         while let Some(&c) = it.peek() {
-            if c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == ' ' || c == '#' || c == 'l' || c == 'v' {
+            if c.is_ascii_digit()
+                || c == '.'
+                || c == '-'
+                || c == '+'
+                || c == ' '
+                || c == '#'
+                || c == 'l'
+                || c == 'v'
+            {
                 spec.push(c);
                 it.next();
             } else {
@@ -1240,7 +1554,14 @@ pub(crate) fn format_printf(fmt: &str, args: &[(Num, Vec<u64>)]) -> String {
             out.push('%');
             continue;
         }
-        let prec: Option<usize> = spec.split('.').nth(1).and_then(|p| p.trim_start_matches('v').chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().ok());
+        let prec: Option<usize> = spec.split('.').nth(1).and_then(|p| {
+            p.trim_start_matches('v')
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect::<String>()
+                .parse()
+                .ok()
+        });
         let Some((num, vals)) = args.get(ai) else {
             out.push_str("<missing>");
             continue;
@@ -1269,13 +1590,31 @@ pub(crate) fn format_printf(fmt: &str, args: &[(Num, Vec<u64>)]) -> String {
 
 /// The object table of a dispatch: null, the buffers in (set, binding) order, push constants,
 /// then the program's own objects.
-fn shared<'a>(p: &Program, resources: &Resources, bufs: &'a [Vec<AtomicU32>], push: &'a [AtomicU32], groups: [u32; 3]) -> Shared<'a> {
-    let mut objs = vec![ObjInfo { idx: 0, shared: true, per_lane: 0, size: 0, writable: false }];
+fn shared<'a>(
+    p: &Program,
+    resources: &Resources,
+    bufs: &'a [Vec<AtomicU32>],
+    push: &'a [AtomicU32],
+    groups: [u32; 3],
+) -> Shared<'a> {
+    let mut objs = vec![ObjInfo {
+        idx: 0,
+        shared: true,
+        per_lane: 0,
+        size: 0,
+        writable: false,
+    }];
     let mut words: Vec<&[AtomicU32]> = Vec::new();
     let mut binding_obj = std::collections::HashMap::new();
     for (i, (k, v)) in resources.buffers.iter().enumerate() {
         binding_obj.insert(*k, objs.len() as u32);
-        objs.push(ObjInfo { idx: i as u32, shared: true, per_lane: 0, size: v.len() as u64, writable: true });
+        objs.push(ObjInfo {
+            idx: i as u32,
+            shared: true,
+            per_lane: 0,
+            size: v.len() as u64,
+            writable: true,
+        });
         words.push(&bufs[i]);
     }
     let push_obj = objs.len() as u32;
@@ -1298,7 +1637,14 @@ fn shared<'a>(p: &Program, resources: &Resources, bufs: &'a [Vec<AtomicU32>], pu
             writable: true,
         });
     }
-    Shared { objs, words, binding_obj, push_obj, local_base, groups }
+    Shared {
+        objs,
+        words,
+        binding_obj,
+        push_obj,
+        local_base,
+        groups,
+    }
 }
 
 impl Pipeline {
@@ -1314,21 +1660,41 @@ impl Pipeline {
     /// Buffers in `resources` are read and written; Workgroup and Private memory start zeroed
     /// for each batch; built-in inputs read as zero. Cooperative-matrix values inside the
     /// called function are not supported on this path.
-    pub fn call_function(&self, function: u32, args: &[&[u64]], lanes: usize, resources: &mut Resources) -> Result<Vec<u64>, ExecError> {
+    pub fn call_function(
+        &self,
+        function: u32,
+        args: &[&[u64]],
+        lanes: usize,
+        resources: &mut Resources,
+    ) -> Result<Vec<u64>, ExecError> {
         let p = &self.p;
         let Some(fi) = p.funcs.iter().position(|f| f.id == function) else {
-            return err(format!("function %{function} is not part of the compiled pipeline"));
+            return err(format!(
+                "function %{function} is not part of the compiled pipeline"
+            ));
         };
         let f = &p.funcs[fi];
         if args.len() != f.params.len() {
-            return err(format!("function %{function} takes {} parameters, {} given", f.params.len(), args.len()));
+            return err(format!(
+                "function %{function} takes {} parameters, {} given",
+                f.params.len(),
+                args.len()
+            ));
         }
         for (i, (a, v)) in args.iter().zip(&f.params).enumerate() {
             if a.len() != v.ncols as usize * lanes || v.nmats != 0 {
-                return err(format!("argument {i}: expected {} values ({} components × {lanes} lanes)", v.ncols as usize * lanes, v.ncols));
+                return err(format!(
+                    "argument {i}: expected {} values ({} components × {lanes} lanes)",
+                    v.ncols as usize * lanes,
+                    v.ncols
+                ));
             }
         }
-        let bufs: Vec<Vec<AtomicU32>> = resources.buffers.values().map(|v| memory::from_bytes(v)).collect();
+        let bufs: Vec<Vec<AtomicU32>> = resources
+            .buffers
+            .values()
+            .map(|v| memory::from_bytes(v))
+            .collect();
         let push = memory::from_bytes(&resources.push_constants);
         let sh = shared(p, resources, &bufs, &push, [1, 1, 1]);
         let ret = f.ret.unwrap_or_default();
@@ -1340,14 +1706,16 @@ impl Pipeline {
             for (a, v) in args.iter().zip(&f.params) {
                 for c in 0..v.ncols as usize {
                     let dst = (v.col as usize + c) * n;
-                    b.cols[dst..dst + n].copy_from_slice(&a[c * lanes + start..c * lanes + start + n]);
+                    b.cols[dst..dst + n]
+                        .copy_from_slice(&a[c * lanes + start..c * lanes + start + n]);
                 }
             }
             let full = b.full;
             b.call(fi, full)?;
             for c in 0..ret.ncols as usize {
                 let src = (ret.col as usize + c) * n;
-                out[c * lanes + start..c * lanes + start + n].copy_from_slice(&b.cols[src..src + n]);
+                out[c * lanes + start..c * lanes + start + n]
+                    .copy_from_slice(&b.cols[src..src + n]);
             }
             start += n;
         }
@@ -1358,7 +1726,11 @@ impl Pipeline {
     }
 
     /// Runs `groups` workgroups over `resources`; buffers are updated in place.
-    pub fn dispatch(&self, resources: &mut Resources, groups: [u32; 3]) -> Result<crate::DispatchStats, ExecError> {
+    pub fn dispatch(
+        &self,
+        resources: &mut Resources,
+        groups: [u32; 3],
+    ) -> Result<crate::DispatchStats, ExecError> {
         let p = &self.p;
         let start = Instant::now();
         for b in &p.bindings {
@@ -1390,7 +1762,11 @@ impl Pipeline {
                 p.push_size
             ));
         }
-        let bufs: Vec<Vec<AtomicU32>> = resources.buffers.values().map(|v| memory::from_bytes(v)).collect();
+        let bufs: Vec<Vec<AtomicU32>> = resources
+            .buffers
+            .values()
+            .map(|v| memory::from_bytes(v))
+            .collect();
         let push = memory::from_bytes(&resources.push_constants);
         let sh = shared(p, resources, &bufs, &push, groups);
         let total = groups.iter().map(|&g| g as u64).product::<u64>();
@@ -1401,7 +1777,11 @@ impl Pipeline {
                 (i / (groups[0] as u64 * groups[1] as u64)) as u32,
             ]
         };
-        let threads = if p.options.threads == 0 { rayon::current_num_threads() } else { p.options.threads };
+        let threads = if p.options.threads == 0 {
+            rayon::current_num_threads()
+        } else {
+            p.options.threads
+        };
         let mut stats = DispatchStats::default();
         if threads <= 1 || total <= 1 {
             let mut b = Batch::new(p, &sh, p.lanes as usize);
@@ -1420,7 +1800,7 @@ impl Pipeline {
             let stop = AtomicBool::new(false);
             let chunk = total.div_ceil(threads as u64 * 8).max(1);
             let nchunks = total.div_ceil(chunk);
-            let res: Vec<Result<(u64, u64, u64), (u64, ExecError)>> = pool.install(|| {
+            let res: Vec<ChunkResult> = pool.install(|| {
                 (0..nchunks)
                     .into_par_iter()
                     .map(|c| {

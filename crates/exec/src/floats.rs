@@ -54,7 +54,6 @@ impl Num {
     pub fn is_float(self) -> bool {
         !matches!(self, Num::Bool | Num::Int(_))
     }
-
 }
 
 /// Sign-extends the low `bits` bits of `v`.
@@ -67,7 +66,11 @@ pub fn sext(v: u64, bits: u32) -> i64 {
 /// Keeps the low `bits` bits.
 #[inline(always)]
 pub fn trunc(v: u64, bits: u32) -> u64 {
-    if bits >= 64 { v } else { v & ((1u64 << bits) - 1) }
+    if bits >= 64 {
+        v
+    } else {
+        v & ((1u64 << bits) - 1)
+    }
 }
 
 fn f16_table() -> &'static [f32] {
@@ -139,7 +142,11 @@ pub fn fp8_to_f64(b: u8, m: u32, bias: i32, ieee: bool) -> f64 {
     let man = (b as u32) & ((1 << m) - 1);
     let emax = (1 << e_bits) - 1;
     if ieee && e == emax {
-        return if man == 0 { sign * f64::INFINITY } else { f64::NAN };
+        return if man == 0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
     }
     if !ieee && e == emax && man == (1 << m) - 1 {
         return f64::NAN;
@@ -155,7 +162,8 @@ pub fn fp8_to_f64(b: u8, m: u32, bias: i32, ieee: bool) -> f64 {
 pub fn f64_to_fp8(x: f64, m: u32, bias: i32, ieee: bool, saturate: bool) -> u8 {
     let e_bits = 7 - m;
     let emax = (1i32 << e_bits) - 1;
-    let nan: u8 = if ieee { 0x7f } else { 0x7f };
+    // Both encodings use S.1111111 as their (quiet) NaN.
+    let nan: u8 = 0x7f;
     if x.is_nan() {
         return nan;
     }
@@ -202,7 +210,13 @@ pub fn f64_to_fp8(x: f64, m: u32, bias: i32, ieee: bool, saturate: bool) -> u8 {
         return sign | (v / 2f64.powi(min_exp - m as i32)) as u8;
     }
     let e2 = v.log2().floor() as i32;
-    let e2 = if 2f64.powi(e2) > v { e2 - 1 } else if 2f64.powi(e2 + 1) <= v { e2 + 1 } else { e2 };
+    let e2 = if 2f64.powi(e2) > v {
+        e2 - 1
+    } else if 2f64.powi(e2 + 1) <= v {
+        e2 + 1
+    } else {
+        e2
+    };
     let man = (v / 2f64.powi(e2 - m as i32)) as u32 - (1 << m);
     sign | (((e2 + bias) as u8) << m) | man as u8
 }
@@ -226,6 +240,9 @@ mod tests {
         assert_eq!(fp8_to_f64(0x7b, 2, 15, true), 57344.0);
         assert_eq!(f64_to_fp8(1000.0, 3, 7, false, true), 0x7e);
         // 1 + 1/16 is a tie between 1 and 1.125 in E4M3: even mantissa wins.
-        assert_eq!(fp8_to_f64(f64_to_fp8(1.0625, 3, 7, false, false), 3, 7, false), 1.0);
+        assert_eq!(
+            fp8_to_f64(f64_to_fp8(1.0625, 3, 7, false, false), 3, 7, false),
+            1.0
+        );
     }
 }

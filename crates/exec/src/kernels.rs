@@ -48,7 +48,14 @@ pub fn level_name() -> &'static str {
 /// R rows of the output at a time: R·N/lanes independent accumulator registers hide the FMA
 /// latency (one accumulator chain per row would be latency-bound).
 #[inline(always)]
-fn mm_block<const N: usize, const R: usize, const FUSED: bool>(i0: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+fn mm_block<const N: usize, const R: usize, const FUSED: bool>(
+    i0: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    d: &mut [f32],
+) {
     let mut acc = [[0f32; N]; R];
     for (r, row) in acc.iter_mut().enumerate() {
         row.copy_from_slice(&c[(i0 + r) * N..(i0 + r) * N + N]);
@@ -58,7 +65,11 @@ fn mm_block<const N: usize, const R: usize, const FUSED: bool>(i0: usize, k: usi
         for (r, row) in acc.iter_mut().enumerate() {
             let av = a[(i0 + r) * k + kk];
             for j in 0..N {
-                row[j] = if FUSED { av.mul_add(brow[j], row[j]) } else { row[j] + av * brow[j] };
+                row[j] = if FUSED {
+                    av.mul_add(brow[j], row[j])
+                } else {
+                    row[j] + av * brow[j]
+                };
             }
         }
     }
@@ -68,7 +79,14 @@ fn mm_block<const N: usize, const R: usize, const FUSED: bool>(i0: usize, k: usi
 }
 
 #[inline(always)]
-fn mm_rows<const N: usize, const FUSED: bool>(m: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+fn mm_rows<const N: usize, const FUSED: bool>(
+    m: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    d: &mut [f32],
+) {
     let mut i = 0;
     while i + 8 <= m && N <= 16 {
         mm_block::<N, 8, FUSED>(i, k, a, b, c, d);
@@ -85,7 +103,15 @@ fn mm_rows<const N: usize, const FUSED: bool>(m: usize, k: usize, a: &[f32], b: 
 }
 
 #[inline(always)]
-fn mm_body<const FUSED: bool>(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+fn mm_body<const FUSED: bool>(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    d: &mut [f32],
+) {
     match n {
         16 => mm_rows::<16, FUSED>(m, k, a, b, c, d),
         8 => mm_rows::<8, FUSED>(m, k, a, b, c, d),
@@ -97,7 +123,11 @@ fn mm_body<const FUSED: bool>(m: usize, n: usize, k: usize, a: &[f32], b: &[f32]
                     let av = a[i * k + kk];
                     for j in 0..n {
                         let x = &mut d[i * n + j];
-                        *x = if FUSED { av.mul_add(b[kk * n + j], *x) } else { *x + av * b[kk * n + j] };
+                        *x = if FUSED {
+                            av.mul_add(b[kk * n + j], *x)
+                        } else {
+                            *x + av * b[kk * n + j]
+                        };
                     }
                 }
             }
@@ -209,7 +239,10 @@ mod tests {
         for b in 0..=u16::MAX {
             let x = h2f(b);
             let y = half::f16::from_bits(b).to_f32();
-            assert!(x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()), "{b:#x}");
+            assert!(
+                x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+                "{b:#x}"
+            );
         }
     }
 

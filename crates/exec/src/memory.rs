@@ -77,7 +77,13 @@ pub struct Mem<'a> {
 impl<'a> Mem<'a> {
     /// Resolves `bytes` bytes at `addr` for `lane`: (shared?, word vector index, byte offset).
     #[inline]
-    pub fn resolve(&self, addr: u64, lane: usize, bytes: u64, write: bool) -> Result<(bool, u32, usize), MemErr> {
+    pub fn resolve(
+        &self,
+        addr: u64,
+        lane: usize,
+        bytes: u64,
+        write: bool,
+    ) -> Result<(bool, u32, usize), MemErr> {
         let oi = (addr >> OBJ_SHIFT) as usize;
         let off = addr & OFF_MASK;
         let bad = |why| MemErr { addr, bytes, why };
@@ -96,7 +102,11 @@ impl<'a> Mem<'a> {
     /// The words of a resolved object.
     #[inline(always)]
     pub fn words(&self, shared: bool, idx: u32) -> &[AtomicU32] {
-        if shared { self.shared[idx as usize] } else { &self.local[idx as usize] }
+        if shared {
+            self.shared[idx as usize]
+        } else {
+            &self.local[idx as usize]
+        }
     }
 
     /// Reads `n` (1, 2, 4 or 8) bytes, little-endian, zero-extended.

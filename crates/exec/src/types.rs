@@ -109,14 +109,15 @@ impl Types {
         for inst in &m.instructions {
             match inst.opcode {
                 op::Decorate => {
-                    if inst.word(1) == Some(decoration::ArrayStride) {
-                        if let (Some(t), Some(s)) = (inst.word(0), inst.word(2)) {
-                            array_stride.insert(t, s);
-                        }
+                    if inst.word(1) == Some(decoration::ArrayStride)
+                        && let (Some(t), Some(s)) = (inst.word(0), inst.word(2))
+                    {
+                        array_stride.insert(t, s);
                     }
                 }
                 op::MemberDecorate => {
-                    if let (Some(t), Some(mem), Some(d)) = (inst.word(0), inst.word(1), inst.word(2))
+                    if let (Some(t), Some(mem), Some(d)) =
+                        (inst.word(0), inst.word(1), inst.word(2))
                     {
                         let e = members.entry((t, mem)).or_default();
                         match d {
@@ -256,11 +257,9 @@ impl Types {
     pub fn mat_leaves(&self, id: u32, out: &mut Vec<CmType>) -> Result<(), ExecError> {
         match self.get(id)?.clone() {
             Ty::CoopMat(c) => out.push(c),
-            Ty::Array { elem, len } => {
-                if self.shape(elem)?.1 > 0 {
-                    for _ in 0..len {
-                        self.mat_leaves(elem, out)?;
-                    }
+            Ty::Array { elem, len } if self.shape(elem)?.1 > 0 => {
+                for _ in 0..len {
+                    self.mat_leaves(elem, out)?;
                 }
             }
             Ty::Struct(ms) => {
@@ -328,12 +327,20 @@ impl Types {
                 let mut off = 0u32;
                 for (k, &t) in ms.iter().enumerate() {
                     let (s, a) = self.size_align(t)?;
-                    let md = self.members.get(&(id, k as u32)).copied().unwrap_or_default();
+                    let md = self
+                        .members
+                        .get(&(id, k as u32))
+                        .copied()
+                        .unwrap_or_default();
                     off = md.offset.unwrap_or_else(|| off.next_multiple_of(a.max(1)));
                     let s = match (self.get(t)?, md.matrix_stride) {
                         (Ty::Matrix { col, n }, Some(ms_)) => {
                             let (cs, _) = self.size_align(*col)?;
-                            if md.row_major { ms_ * (cs / self.comps(*col)?.0.bytes()) } else { ms_ * n }
+                            if md.row_major {
+                                ms_ * (cs / self.comps(*col)?.0.bytes())
+                            } else {
+                                ms_ * n
+                            }
                         }
                         _ => s,
                     };
@@ -358,7 +365,11 @@ impl Types {
                 let mut off = 0u32;
                 for (k, &t) in ms.iter().enumerate() {
                     let (s, a) = self.size_align(t)?;
-                    let md = self.members.get(&(id, k as u32)).copied().unwrap_or_default();
+                    let md = self
+                        .members
+                        .get(&(id, k as u32))
+                        .copied()
+                        .unwrap_or_default();
                     off = md.offset.unwrap_or_else(|| off.next_multiple_of(a.max(1)));
                     if k as u32 == i {
                         return Ok((off, t));
@@ -407,7 +418,11 @@ impl Types {
                 let num = self.num(elem)?;
                 for i in 0..n {
                     let num2 = if num == Num::Bool { Num::Bool } else { num };
-                    out.push(MemLeaf::Scalar { off: off + i * num.bytes(), num: num2, col: col + i });
+                    out.push(MemLeaf::Scalar {
+                        off: off + i * num.bytes(),
+                        num: num2,
+                        col: col + i,
+                    });
                 }
             }
             Ty::Matrix { col: ct, n } => {
@@ -422,7 +437,11 @@ impl Types {
                         } else {
                             c * mstride + r * cnum.bytes()
                         };
-                        out.push(MemLeaf::Scalar { off: off + o, num: cnum, col: col + c * rows + r });
+                        out.push(MemLeaf::Scalar {
+                            off: off + o,
+                            num: cnum,
+                            col: col + c * rows + r,
+                        });
                     }
                 }
             }
@@ -445,7 +464,11 @@ impl Types {
                 }
             }
             Ty::CoopMat(cm) => out.push(MemLeaf::Mat { off, mat, cm }),
-            t => return err(format!("cannot load or store a value of type %{id} ({t:?})")),
+            t => {
+                return err(format!(
+                    "cannot load or store a value of type %{id} ({t:?})"
+                ));
+            }
         }
         Ok(())
     }

@@ -26,15 +26,27 @@ void main() {
     for y in 0..4u32 {
         for x in 0..32u32 {
             let li = (y % 2) * 8 + x % 8;
-            assert_eq!(out[(y * 32 + x) as usize], x * 1000 + y + li * 100000, "x={x} y={y}");
+            assert_eq!(
+                out[(y * 32 + x) as usize],
+                x * 1000 + y + li * 100000,
+                "x={x} y={y}"
+            );
         }
     }
 }
 
-fn one_buffer(m: &coopmat_spirv::Module, data: Vec<u8>, groups: [u32; 3], threads: usize) -> Vec<u8> {
+fn one_buffer(
+    m: &coopmat_spirv::Module,
+    data: Vec<u8>,
+    groups: [u32; 3],
+    threads: usize,
+) -> Vec<u8> {
     let mut res = Resources::default();
     res.buffers.insert((0, 0), data);
-    let opts = EngineOptions { threads, ..Default::default() };
+    let opts = EngineOptions {
+        threads,
+        ..Default::default()
+    };
     run(m, &mut res, groups, &opts);
     res.buffers.remove(&(0, 0)).unwrap()
 }
@@ -82,8 +94,20 @@ void main() {
         let x = a[i];
         let s = x as i32 - 1000;
         let k = i as i32 + 1;
-        let fm = |v: u32| if v == 0 { -1 } else { 31 - v.leading_zeros() as i32 };
-        let fl = |v: u32| if v == 0 { -1 } else { v.trailing_zeros() as i32 };
+        let fm = |v: u32| {
+            if v == 0 {
+                -1
+            } else {
+                31 - v.leading_zeros() as i32
+            }
+        };
+        let fl = |v: u32| {
+            if v == 0 {
+                -1
+            } else {
+                v.trailing_zeros() as i32
+            }
+        };
         let want = [
             s * 7 + k,
             s / k,
@@ -108,7 +132,11 @@ void main() {
         }
         let dv = f64::from_le_bytes(out[doff + i * 8..doff + i * 8 + 8].try_into().unwrap());
         assert_eq!(dv, s as f64 / 3.0 + k as f64);
-        let qv = u64::from_le_bytes(out[doff + 2048 + i * 8..doff + 2048 + i * 8 + 8].try_into().unwrap());
+        let qv = u64::from_le_bytes(
+            out[doff + 2048 + i * 8..doff + 2048 + i * 8 + 8]
+                .try_into()
+                .unwrap(),
+        );
         assert_eq!(qv, (x as u64).wrapping_mul(4294967311) + ((k as u64) << 40));
     }
 }
@@ -177,7 +205,11 @@ void main() {
             let mut n = x + 1;
             let mut steps = 0;
             while n != 1 {
-                n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+                n = if n.is_multiple_of(2) {
+                    n / 2
+                } else {
+                    3 * n + 1
+                };
                 steps += 1;
                 if steps > 500 {
                     break;
@@ -219,14 +251,28 @@ void main() {
         let mut res = Resources::default();
         res.buffers.insert((0, 0), vec![0; 4 * (17 + 16)]);
         res.buffers.insert((0, 1), bytes_u32(&data));
-        run(&m, &mut res, [16, 1, 1], &EngineOptions { threads, ..Default::default() });
+        run(
+            &m,
+            &mut res,
+            [16, 1, 1],
+            &EngineOptions {
+                threads,
+                ..Default::default()
+            },
+        );
         let out = u32s(&res.buffers[&(0, 0)]);
         assert_eq!(out[0], data.iter().sum::<u32>());
         for b in 0..16 {
-            assert_eq!(out[1 + b], data.iter().filter(|&&x| x % 16 == b as u32).count() as u32);
+            assert_eq!(
+                out[1 + b],
+                data.iter().filter(|&&x| x % 16 == b as u32).count() as u32
+            );
         }
         for g in 0..16 {
-            assert_eq!(out[17 + g], data[g * 128..(g + 1) * 128].iter().sum::<u32>());
+            assert_eq!(
+                out[17 + g],
+                data[g * 128..(g + 1) * 128].iter().sum::<u32>()
+            );
         }
     }
 }
@@ -276,20 +322,46 @@ void main() {
     for sg in [8u32, 16, 32] {
         let mut res = Resources::default();
         res.buffers.insert((0, 0), data.clone());
-        run(&m, &mut res, [2, 1, 1], &EngineOptions { subgroup_size: sg, ..Default::default() });
+        run(
+            &m,
+            &mut res,
+            [2, 1, 1],
+            &EngineOptions {
+                subgroup_size: sg,
+                ..Default::default()
+            },
+        );
         let out = u32s(&res.buffers[&(0, 0)]);
         let sg = sg as usize;
         for i in 0..n {
             let base = i / sg * sg;
-            let act: Vec<usize> = (base..base + sg).filter(|&j| a[j] % 3 != 0).collect();
+            let act: Vec<usize> = (base..base + sg)
+                .filter(|&j| !a[j].is_multiple_of(3))
+                .collect();
             let o = &out[1024 + i * 8..1024 + i * 8 + 8];
-            if a[i] % 3 != 0 {
+            if !a[i].is_multiple_of(3) {
                 assert_eq!(o[0], act.iter().map(|&j| a[j]).sum::<u32>(), "add {i}");
-                assert_eq!(o[1], act.iter().filter(|&&j| j <= i).map(|&j| a[j]).max().unwrap(), "imax {i}");
-                assert_eq!(o[2], act.iter().filter(|&&j| a[j] & 1 == 1).count() as u32, "ballot {i}");
+                assert_eq!(
+                    o[1],
+                    act.iter()
+                        .filter(|&&j| j <= i)
+                        .map(|&j| a[j])
+                        .max()
+                        .unwrap(),
+                    "imax {i}"
+                );
+                assert_eq!(
+                    o[2],
+                    act.iter().filter(|&&j| a[j] & 1 == 1).count() as u32,
+                    "ballot {i}"
+                );
                 assert_eq!(o[3], a[act[0]], "bfirst {i}");
                 assert_eq!(o[4], (i == act[0]) as u32, "elect {i}");
-                assert_eq!(o[5], act.iter().filter(|&&j| j < i).map(|&j| a[j]).sum::<u32>(), "exadd {i}");
+                assert_eq!(
+                    o[5],
+                    act.iter().filter(|&&j| j < i).map(|&j| a[j]).sum::<u32>(),
+                    "exadd {i}"
+                );
             } else {
                 assert_eq!(&o[..6], &[0; 6]);
             }
@@ -349,12 +421,26 @@ void main() { a[gl_GlobalInvocationID.x * 2u] = 1u; }"#,
     ) else {
         return;
     };
-    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
+    let p =
+        coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default())
+            .unwrap();
     let mut res = Resources::default();
     res.buffers.insert((0, 0), vec![0; 16]);
     let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err().to_string();
-    assert!(e.contains("out-of-bounds") && e.contains("local invocation (2, 0, 0)"), "{e}");
-    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &EngineOptions { robust: true, ..Default::default() }).unwrap();
+    assert!(
+        e.contains("out-of-bounds") && e.contains("local invocation (2, 0, 0)"),
+        "{e}"
+    );
+    let p = coopmat_exec::Pipeline::compile(
+        &m,
+        "main",
+        &Default::default(),
+        &EngineOptions {
+            robust: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     p.dispatch(&mut res, [1, 1, 1]).unwrap();
     assert_eq!(u32s(&res.buffers[&(0, 0)]), vec![1, 0, 1, 0]);
 }

@@ -13,7 +13,12 @@ const HDR: &str = r#"#version 450
 #extension GL_KHR_shader_subgroup_basic : require
 "#;
 
-fn run_bufs(m: &coopmat_spirv::Module, bufs: Vec<Vec<u8>>, groups: [u32; 3], opts: &EngineOptions) -> Vec<Vec<u8>> {
+fn run_bufs(
+    m: &coopmat_spirv::Module,
+    bufs: Vec<Vec<u8>>,
+    groups: [u32; 3],
+    opts: &EngineOptions,
+) -> Vec<Vec<u8>> {
     let mut res = Resources::default();
     for (i, b) in bufs.into_iter().enumerate() {
         res.buffers.insert((0, i as u32), b);
@@ -41,18 +46,33 @@ void main() {{
         return;
     };
     let inp: Vec<f32> = (0..600).map(|i| i as f32 * 1.5 - 7.0).collect();
-    let out = run_bufs(&m, vec![bytes_f32(&inp), vec![0; 4 * 600]], [1, 1, 1], &EngineOptions::default());
+    let out = run_bufs(
+        &m,
+        vec![bytes_f32(&inp), vec![0; 4 * 600]],
+        [1, 1, 1],
+        &EngineOptions::default(),
+    );
     let o = f32s(&out[1]);
     for r in 0..16 {
         for c in 0..8 {
-            assert_eq!(o[5 + c * 24 + r], inp[3 + r * 20 + c], "row-major load / col-major store ({r},{c})");
-            assert_eq!(o[400 + r * 9 + c], inp[7 + c * 17 + r], "col-major load / row-major store ({r},{c})");
+            assert_eq!(
+                o[5 + c * 24 + r],
+                inp[3 + r * 20 + c],
+                "row-major load / col-major store ({r},{c})"
+            );
+            assert_eq!(
+                o[400 + r * 9 + c],
+                inp[7 + c * 17 + r],
+                "col-major load / row-major store ({r},{c})"
+            );
         }
     }
 }
 
 fn f16s(n: usize, rng: &mut Rng) -> Vec<f16> {
-    (0..n).map(|_| f16::from_f32((rng.below(2001) as f32 - 1000.0) / 256.0)).collect()
+    (0..n)
+        .map(|_| f16::from_f32((rng.below(2001) as f32 - 1000.0) / 256.0))
+        .collect()
 }
 
 #[test]
@@ -82,7 +102,12 @@ void main() {{
     let b = f16s(256, &mut rng);
     let c: Vec<f32> = (0..512).map(|i| i as f32 * 0.25).collect();
     let hb = |v: &[f16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-    let out = run_bufs(&m, vec![hb(&a), hb(&b), bytes_f32(&c)], [1, 1, 1], &EngineOptions::default());
+    let out = run_bufs(
+        &m,
+        vec![hb(&a), hb(&b), bytes_f32(&c)],
+        [1, 1, 1],
+        &EngineOptions::default(),
+    );
     let o = f32s(&out[2]);
     for s in 0..2 {
         for i in 0..16 {
@@ -97,7 +122,10 @@ void main() {{
                 }
                 // f32 accumulation of 16 exact products: |error| <= 17 * 2^-24 * sum|terms|.
                 let got = o[s * 256 + i * 16 + j] as f64;
-                assert!((got - exact).abs() <= 17.0 * mag * 2f64.powi(-24), "({s},{i},{j}) {got} vs {exact}");
+                assert!(
+                    (got - exact).abs() <= 17.0 * mag * 2f64.powi(-24),
+                    "({s},{i},{j}) {got} vs {exact}"
+                );
             }
         }
     }
@@ -128,7 +156,12 @@ void main() {{
         return;
     };
     let a: Vec<f32> = (0..256).map(|i| ((i * 37) % 17) as f32 - 8.0).collect();
-    let out = run_bufs(&m, vec![bytes_f32(&a), vec![0; 1024]], [1, 1, 1], &EngineOptions::default());
+    let out = run_bufs(
+        &m,
+        vec![bytes_f32(&a), vec![0; 1024]],
+        [1, 1, 1],
+        &EngineOptions::default(),
+    );
     let o = f32s(&out[1]);
     for i in 0..16 {
         for j in 0..16 {
@@ -143,8 +176,16 @@ void main() {{
 }
 
 fn int_muladd(signed: bool, saturating: bool) {
-    let (t8, t32) = if signed { ("int8_t", "int32_t") } else { ("uint8_t", "uint32_t") };
-    let sat = if saturating { ", gl_MatrixOperandsSaturatingAccumulation" } else { "" };
+    let (t8, t32) = if signed {
+        ("int8_t", "int32_t")
+    } else {
+        ("uint8_t", "uint32_t")
+    };
+    let sat = if saturating {
+        ", gl_MatrixOperandsSaturatingAccumulation"
+    } else {
+        ""
+    };
     let Some(m) = glsl(&format!(
         r#"{HDR}
 layout(local_size_x = 32) in;
@@ -168,12 +209,29 @@ void main() {{
     // Accumulators near the limits so that saturation and wrapping both happen.
     let c: Vec<u32> = (0..256)
         .map(|i| match i % 4 {
-            0 => if signed { i32::MAX as u32 - 1000 } else { u32::MAX - 1000 },
-            1 => if signed { (i32::MIN + 1000) as u32 } else { 5 },
+            0 => {
+                if signed {
+                    i32::MAX as u32 - 1000
+                } else {
+                    u32::MAX - 1000
+                }
+            }
+            1 => {
+                if signed {
+                    (i32::MIN + 1000) as u32
+                } else {
+                    5
+                }
+            }
             _ => rng.next() as u32,
         })
         .collect();
-    let out = run_bufs(&m, vec![a.clone(), bytes_u32(&c)], [1, 1, 1], &EngineOptions::default());
+    let out = run_bufs(
+        &m,
+        vec![a.clone(), bytes_u32(&c)],
+        [1, 1, 1],
+        &EngineOptions::default(),
+    );
     let o = u32s(&out[1]);
     let ext = |x: u8| if signed { x as i8 as i64 } else { x as i64 };
     for i in 0..16 {
@@ -182,14 +240,26 @@ void main() {{
             for k in 0..16 {
                 ab += ext(a[i * 16 + k]) * ext(a[256 + k * 16 + j]);
             }
-            let cv = if signed { c[i * 16 + j] as i32 as i64 } else { c[i * 16 + j] as i64 };
+            let cv = if signed {
+                c[i * 16 + j] as i32 as i64
+            } else {
+                c[i * 16 + j] as i64
+            };
             let exact = ab + cv;
             let want = if saturating {
-                if signed { exact.clamp(i32::MIN as i64, i32::MAX as i64) as u32 } else { exact.clamp(0, u32::MAX as i64) as u32 }
+                if signed {
+                    exact.clamp(i32::MIN as i64, i32::MAX as i64) as u32
+                } else {
+                    exact.clamp(0, u32::MAX as i64) as u32
+                }
             } else {
                 exact as u32
             };
-            assert_eq!(o[i * 16 + j], want, "signed={signed} sat={saturating} ({i},{j})");
+            assert_eq!(
+                o[i * 16 + j],
+                want,
+                "signed={signed} sat={saturating} ({i},{j})"
+            );
         }
     }
 }
@@ -223,9 +293,16 @@ void main() {{
         return;
     };
     let mut rng = Rng(17);
-    let a: Vec<bf16> = (0..512).map(|_| bf16::from_f32((rng.below(2001) as f32 - 1000.0) / 64.0)).collect();
+    let a: Vec<bf16> = (0..512)
+        .map(|_| bf16::from_f32((rng.below(2001) as f32 - 1000.0) / 64.0))
+        .collect();
     let ab: Vec<u8> = a.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let out = run_bufs(&m, vec![ab, vec![0; 1024]], [1, 1, 1], &EngineOptions::default());
+    let out = run_bufs(
+        &m,
+        vec![ab, vec![0; 1024]],
+        [1, 1, 1],
+        &EngineOptions::default(),
+    );
     let o = f32s(&out[1]);
     for i in 0..16 {
         for j in 0..16 {
@@ -235,7 +312,10 @@ void main() {{
                 s += p;
                 mag += p.abs();
             }
-            assert!((o[i * 16 + j] as f64 - s).abs() <= 17.0 * mag * 2f64.powi(-24), "({i},{j})");
+            assert!(
+                (o[i * 16 + j] as f64 - s).abs() <= 17.0 * mag * 2f64.powi(-24),
+                "({i},{j})"
+            );
         }
     }
 }
@@ -258,10 +338,22 @@ void main() {{
         return;
     };
     for sg in [16u32, 32, 64] {
-        let out = run_bufs(&m, vec![vec![0; 4 * (4 + 1024)]], [1, 1, 1], &EngineOptions { subgroup_size: sg, ..Default::default() });
+        let out = run_bufs(
+            &m,
+            vec![vec![0; 4 * (4 + 1024)]],
+            [1, 1, 1],
+            &EngineOptions {
+                subgroup_size: sg,
+                ..Default::default()
+            },
+        );
         let o = f32s(&out[0][16..]);
         let s = sg as usize;
-        assert_eq!(u32s(&out[0])[0], (256usize.div_ceil(s)) as u32, "length with subgroup {sg}");
+        assert_eq!(
+            u32s(&out[0])[0],
+            (256usize.div_ceil(s)) as u32,
+            "length with subgroup {sg}"
+        );
         let nsg = 64 / s;
         for g in 0..nsg {
             for e in 0..256 {
@@ -296,8 +388,21 @@ void main() {{
     )) else {
         return;
     };
-    let a: Vec<f32> = (0..512).map(|i| if i < 256 { (i as f32 - 127.5) * 0.37 } else { (i as f32 - 300.0) * 1.7 }).collect();
-    let out = run_bufs(&m, vec![bytes_f32(&a), vec![0; 1024 + 512 + 1024]], [1, 1, 1], &EngineOptions::default());
+    let a: Vec<f32> = (0..512)
+        .map(|i| {
+            if i < 256 {
+                (i as f32 - 127.5) * 0.37
+            } else {
+                (i as f32 - 300.0) * 1.7
+            }
+        })
+        .collect();
+    let out = run_bufs(
+        &m,
+        vec![bytes_f32(&a), vec![0; 1024 + 512 + 1024]],
+        [1, 1, 1],
+        &EngineOptions::default(),
+    );
     let o = &out[1];
     let r = f32s(&o[..1024]);
     for e in 0..256 {
@@ -336,7 +441,12 @@ void main() {
     let mut rng = Rng(23);
     let a = f16s(512, &mut rng);
     let ab: Vec<u8> = a.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let out = run_bufs(&m, vec![ab, vec![0; 512]], [1, 1, 1], &EngineOptions::default());
+    let out = run_bufs(
+        &m,
+        vec![ab, vec![0; 512]],
+        [1, 1, 1],
+        &EngineOptions::default(),
+    );
     let o = f32s(&out[1]);
     for i in 0..16 {
         for j in 0..8 {
@@ -347,14 +457,18 @@ void main() {
                 s += p;
                 mag += p.abs();
             }
-            assert!((o[i * 8 + j] as f64 - s).abs() <= 17.0 * mag * 2f64.powi(-24), "({i},{j})");
+            assert!(
+                (o[i * 8 + j] as f64 - s).abs() <= 17.0 * mag * 2f64.powi(-24),
+                "({i},{j})"
+            );
         }
     }
 }
 
 #[test]
 fn gemm_benchmark_shader_is_correct() {
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/gemm.comp")).unwrap();
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/gemm.comp")).unwrap();
     let Some(m) = glsl_opt(&src, true) else {
         return;
     };
@@ -363,7 +477,13 @@ fn gemm_benchmark_shader_is_correct() {
     let a = f16s(n * n, &mut rng);
     let b = f16s(n * n, &mut rng);
     let hb = |v: &[f16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-    let p = coopmat_exec::Pipeline::compile(&m, "main", &[(0u32, n as u64)].into_iter().collect(), &EngineOptions::default()).unwrap();
+    let p = coopmat_exec::Pipeline::compile(
+        &m,
+        "main",
+        &[(0u32, n as u64)].into_iter().collect(),
+        &EngineOptions::default(),
+    )
+    .unwrap();
     let mut res = Resources::default();
     res.buffers.insert((0, 0), hb(&a));
     res.buffers.insert((0, 1), hb(&b));
@@ -380,7 +500,11 @@ fn gemm_benchmark_shader_is_correct() {
                 mag += p.abs();
             }
             let bound = (n as f64 + 1.0) * mag * 2f64.powi(-24);
-            assert!((o[i * n + j] as f64 - s).abs() <= bound, "({i},{j}) {} vs {s}", o[i * n + j]);
+            assert!(
+                (o[i * n + j] as f64 - s).abs() <= bound,
+                "({i},{j}) {} vs {s}",
+                o[i * n + j]
+            );
         }
     }
 }

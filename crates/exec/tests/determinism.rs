@@ -41,8 +41,26 @@ void main() {
     ) else {
         return;
     };
-    let p1 = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions { threads: 1, ..Default::default() }).unwrap();
-    let p2 = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions { threads: 2, ..Default::default() }).unwrap();
+    let p1 = Pipeline::compile(
+        &m,
+        "main",
+        &Default::default(),
+        &EngineOptions {
+            threads: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let p2 = Pipeline::compile(
+        &m,
+        "main",
+        &Default::default(),
+        &EngineOptions {
+            threads: 2,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let groups = 12u32;
     let n = groups as usize * 96;
     for seed in 1..=100u64 {

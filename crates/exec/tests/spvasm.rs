@@ -128,7 +128,7 @@ fn fp8_values(mbits: u32, bias: i32, ieee: bool) -> Vec<f64> {
     for e in 0..(1 << (7 - mbits)) {
         for m in 0..(1 << mbits) {
             let emax = (1 << (7 - mbits)) - 1;
-            if (ieee && e == emax) || (!ieee && e == emax && m == (1 << mbits) - 1) {
+            if e == emax && (ieee || m == (1 << mbits) - 1) {
                 continue;
             }
             let x = if e == 0 {
@@ -167,7 +167,7 @@ fn fp8_conversions_round_to_nearest_even() {
         .map(|i| match i % 3 {
             0 => (rng.below(20000) as f32 - 10000.0) / 64.0,
             1 => (rng.below(2000) as f32 - 1000.0) / 4096.0,
-            _ => (rng.below(400) as f32 - 200.0),
+            _ => rng.below(400) as f32 - 200.0,
         })
         .collect();
     let mut data = bytes_f32(&inp);
@@ -227,16 +227,29 @@ fn call_function_runs_one_lane_per_element() {
         return;
     };
     let p = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
-    let fid = m.instructions.iter().find(|i| i.opcode == coopmat_spirv::grammar::op::Name).and_then(|i| i.word(0)).unwrap();
+    let fid = m
+        .instructions
+        .iter()
+        .find(|i| i.opcode == coopmat_spirv::grammar::op::Name)
+        .and_then(|i| i.word(0))
+        .unwrap();
     let lanes = 2500;
-    let xs: Vec<u64> = (0..lanes).map(|i| (i as f32 * 0.5).to_bits() as u64).collect();
+    let xs: Vec<u64> = (0..lanes)
+        .map(|i| (i as f32 * 0.5).to_bits() as u64)
+        .collect();
     let ks: Vec<u64> = (0..lanes).map(|i| (i % 7) as u64).collect();
-    let out = p.call_function(fid, &[&xs, &ks], lanes, &mut Resources::default()).unwrap();
-    for i in 0..lanes {
+    let out = p
+        .call_function(fid, &[&xs, &ks], lanes, &mut Resources::default())
+        .unwrap();
+    for (i, &o) in out.iter().enumerate() {
         let x = i as f32 * 0.5;
         let k = (i % 7) as u32;
-        let want = if k < 3 { x * k as f32 + 1.0 } else { x * k as f32 };
-        assert_eq!(f32::from_bits(out[i] as u32), want, "lane {i}");
+        let want = if k < 3 {
+            x * k as f32 + 1.0
+        } else {
+            x * k as f32
+        };
+        assert_eq!(f32::from_bits(o as u32), want, "lane {i}");
     }
 }
 

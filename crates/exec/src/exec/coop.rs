@@ -6,7 +6,11 @@
 use super::*;
 
 /// Splits `v` into the destination range and shared views of the source ranges.
-fn split_dst<'v, T>(v: &'v mut [T], d: (usize, usize), srcs: &[(usize, usize)]) -> Option<(&'v mut [T], Vec<&'v [T]>)> {
+fn split_dst<'v, T>(
+    v: &'v mut [T],
+    d: (usize, usize),
+    srcs: &[(usize, usize)],
+) -> Option<(&'v mut [T], Vec<&'v [T]>)> {
     let (lo, rest) = v.split_at_mut(d.0);
     let (dm, hi) = rest.split_at_mut(d.1);
     let (lo, hi): (&[T], &[T]) = (lo, hi);
@@ -26,8 +30,20 @@ fn split_dst<'v, T>(v: &'v mut [T], d: (usize, usize), srcs: &[(usize, usize)]) 
 impl Batch<'_, '_> {
     pub(super) fn cm_mem(&mut self, o: &Op, mask: &Mask) -> Result<(), Fault> {
         let (m, ptr, stride, col_major, pbytes, store) = match *o {
-            Op::CmLoad { d, ptr, stride, col_major, pbytes } => (d, ptr, stride, col_major, pbytes, false),
-            Op::CmStore { ptr, m, stride, col_major, pbytes } => (m, ptr, stride, col_major, pbytes, true),
+            Op::CmLoad {
+                d,
+                ptr,
+                stride,
+                col_major,
+                pbytes,
+            } => (d, ptr, stride, col_major, pbytes, false),
+            Op::CmStore {
+                ptr,
+                m,
+                stride,
+                col_major,
+                pbytes,
+            } => (m, ptr, stride, col_major, pbytes, true),
             _ => return Ok(()),
         };
         let s = self.p.mats[m as usize];
@@ -38,11 +54,22 @@ impl Batch<'_, '_> {
         let n_el = cm.elems();
         for (i, l0) in self.instances(m, mask) {
             let addr = self.cols[ptr as usize * self.lanes + l0];
-            let st = if stride == u32::MAX { 0 } else { self.cols[stride as usize * self.lanes + l0] & 0xffff_ffff };
+            let st = if stride == u32::MAX {
+                0
+            } else {
+                self.cols[stride as usize * self.lanes + l0] & 0xffff_ffff
+            };
             if store && st == 0 && stride != u32::MAX && (if col_major { cols } else { rows }) > 1 {
-                return Err(Fault { what: "cooperative matrix store with stride 0".into(), lane: Some(l0) });
+                return Err(Fault {
+                    what: "cooperative matrix store with stride 0".into(),
+                    lane: Some(l0),
+                });
             }
-            let (outer, inner) = if col_major { (cols, rows) } else { (rows, cols) };
+            let (outer, inner) = if col_major {
+                (cols, rows)
+            } else {
+                (rows, cols)
+            };
             let toff = s.off + i * n_el;
             for oi in 0..outer {
                 let base = addr.wrapping_add(oi as u64 * st * pbytes as u64);
@@ -52,11 +79,18 @@ impl Batch<'_, '_> {
                     Ok(r) => r,
                     Err(e) => {
                         if !robust {
-                            return Err(Fault { what: e.to_string(), lane: Some(l0) });
+                            return Err(Fault {
+                                what: e.to_string(),
+                                lane: Some(l0),
+                            });
                         }
                         // Robust: element by element, zeros / dropped stores outside.
                         for ii in 0..inner {
-                            let e = if col_major { ii * cols + oi } else { oi * cols + ii };
+                            let e = if col_major {
+                                ii * cols + oi
+                            } else {
+                                oi * cols + ii
+                            };
                             let a = base.wrapping_add(ii as u64 * cb);
                             if store {
                                 let x = self.mat_get(m, i, e);
@@ -72,7 +106,11 @@ impl Batch<'_, '_> {
                 let words = self.mem.words(sh, idx);
                 if store {
                     for ii in 0..inner {
-                        let e = if col_major { ii * cols + oi } else { oi * cols + ii };
+                        let e = if col_major {
+                            ii * cols + oi
+                        } else {
+                            oi * cols + ii
+                        };
                         let x = if cm.is_f32_arena() {
                             let v = self.mf[toff + e];
                             match cm.num {
@@ -85,7 +123,12 @@ impl Batch<'_, '_> {
                         };
                         memory::write_bytes(words, b + ii * cb as usize, cb as u32, x, sh);
                     }
-                } else if cm.num == Num::F16 && !col_major && b % 4 == 0 && inner % 2 == 0 && inner <= 256 {
+                } else if cm.num == Num::F16
+                    && !col_major
+                    && b % 4 == 0
+                    && inner % 2 == 0
+                    && inner <= 256
+                {
                     // Fast path: whole f16 rows, two per word, converted in one vector loop.
                     let mut tmp = [0u32; 128];
                     let nw = inner / 2;
@@ -96,13 +139,21 @@ impl Batch<'_, '_> {
                     kernels::f16_words_to_f32(&tmp[..nw], &mut self.mf[e0..e0 + inner]);
                 } else if cm.num == Num::F32 && b % 4 == 0 {
                     for ii in 0..inner {
-                        let e = if col_major { ii * cols + oi } else { oi * cols + ii };
+                        let e = if col_major {
+                            ii * cols + oi
+                        } else {
+                            oi * cols + ii
+                        };
                         self.mf[toff + e] = f32::from_bits(words[b / 4 + ii].load(Relaxed));
                     }
                 } else {
                     let lut = floats::f16_lut();
                     for ii in 0..inner {
-                        let e = if col_major { ii * cols + oi } else { oi * cols + ii };
+                        let e = if col_major {
+                            ii * cols + oi
+                        } else {
+                            oi * cols + ii
+                        };
                         let x = memory::read_bytes(words, b + ii * cb as usize, cb as u32);
                         if cm.is_f32_arena() {
                             self.mf[toff + e] = match cm.num {
@@ -119,22 +170,54 @@ impl Batch<'_, '_> {
         Ok(())
     }
 
-    pub(super) fn muladd(&mut self, d: u32, a: u32, b: u32, c: u32, flags: u32, mask: &Mask) -> Result<(), Fault> {
+    pub(super) fn muladd(
+        &mut self,
+        d: u32,
+        a: u32,
+        b: u32,
+        c: u32,
+        flags: u32,
+        mask: &Mask,
+    ) -> Result<(), Fault> {
         let p = self.p;
-        let (sd, sa, sb, sc) = (p.mats[d as usize], p.mats[a as usize], p.mats[b as usize], p.mats[c as usize]);
-        let (m, n, k) = (sd.cm.rows as usize, sd.cm.cols as usize, sa.cm.cols as usize);
+        let (sd, sa, sb, sc) = (
+            p.mats[d as usize],
+            p.mats[a as usize],
+            p.mats[b as usize],
+            p.mats[c as usize],
+        );
+        let (m, n, k) = (
+            sd.cm.rows as usize,
+            sd.cm.cols as usize,
+            sa.cm.cols as usize,
+        );
         let all_f32 = [sd, sa, sb, sc].iter().all(|s| s.cm.is_f32_arena());
         let insts = self.instances(d, mask);
         self.flops += (2 * m * n * k * insts.len()) as u64;
         for (i, _) in insts {
             if all_f32 {
                 let dr = (sd.off + i * m * n, m * n);
-                let srcs = [(sa.off + i * m * k, m * k), (sb.off + i * k * n, k * n), (sc.off + i * m * n, m * n)];
+                let srcs = [
+                    (sa.off + i * m * k, m * k),
+                    (sb.off + i * k * n, k * n),
+                    (sc.off + i * m * n, m * n),
+                ];
                 match split_dst(&mut self.mf, dr, &srcs) {
                     Some((dm, s)) => kernels::matmul_f32(m, n, k, s[0], s[1], s[2], dm),
                     None => {
-                        let s: Vec<Vec<f32>> = srcs.iter().map(|&(o, l)| self.mf[o..o + l].to_vec()).collect();
-                        kernels::matmul_f32(m, n, k, &s[0], &s[1], &s[2], &mut self.mf[dr.0..dr.0 + dr.1]);
+                        let s: Vec<Vec<f32>> = srcs
+                            .iter()
+                            .map(|&(o, l)| self.mf[o..o + l].to_vec())
+                            .collect();
+                        kernels::matmul_f32(
+                            m,
+                            n,
+                            k,
+                            &s[0],
+                            &s[1],
+                            &s[2],
+                            &mut self.mf[dr.0..dr.0 + dr.1],
+                        );
                     }
                 }
                 if sd.cm.num != Num::F32 {
@@ -172,8 +255,12 @@ impl Batch<'_, '_> {
                         trunc(raw, ms.cm.num.bits()) as i128
                     }
                 };
-                let av: Vec<i128> = (0..m * k).map(|e| ext(self, a, e, flags & cmo::MatrixASignedComponentsKHR != 0)).collect();
-                let bv: Vec<i128> = (0..k * n).map(|e| ext(self, b, e, flags & cmo::MatrixBSignedComponentsKHR != 0)).collect();
+                let av: Vec<i128> = (0..m * k)
+                    .map(|e| ext(self, a, e, flags & cmo::MatrixASignedComponentsKHR != 0))
+                    .collect();
+                let bv: Vec<i128> = (0..k * n)
+                    .map(|e| ext(self, b, e, flags & cmo::MatrixBSignedComponentsKHR != 0))
+                    .collect();
                 let mut ab = vec![0i128; m * n];
                 kernels::matmul_int(m, n, k, &av, &bv, &mut ab);
                 let rbits = sd.cm.num.bits();
@@ -226,7 +313,9 @@ impl Batch<'_, '_> {
                 let (sa, sb) = (p.mats[a as usize], p.mats[b as usize]);
                 let n = sd.cm.elems();
                 for (i, _) in self.instances(d, mask) {
-                    if sd.cm.num == Num::F32 && matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv) {
+                    if sd.cm.num == Num::F32
+                        && matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv)
+                    {
                         for e in 0..n {
                             let (x, y) = (self.mf[sa.off + i * n + e], self.mf[sb.off + i * n + e]);
                             self.mf[sd.off + i * n + e] = match op {
@@ -249,7 +338,11 @@ impl Batch<'_, '_> {
                 let n = sd.cm.elems();
                 for (i, l) in self.instances(d, mask) {
                     let sv = self.cols[s as usize * self.lanes + l];
-                    let op = if sd.cm.num.is_float() { BinOp::FMul } else { BinOp::IMul };
+                    let op = if sd.cm.num.is_float() {
+                        BinOp::FMul
+                    } else {
+                        BinOp::IMul
+                    };
                     for e in 0..n {
                         let x = self.mat_get(a, i, e);
                         self.mat_set(d, i, e, bin1(op, sd.cm.num, x, sv));

@@ -20,7 +20,19 @@ fn identity(op: BinOp, num: Num) -> u64 {
 
 impl Batch<'_, '_> {
     pub(super) fn subgroup(&mut self, o: &Op, mask: &Mask) -> Result<(), Fault> {
-        let Op::Sg { op, num, d, a, b, n, scan, cluster } = *o else { return Ok(()) };
+        let Op::Sg {
+            op,
+            num,
+            d,
+            a,
+            b,
+            n,
+            scan,
+            cluster,
+        } = *o
+        else {
+            return Ok(());
+        };
         let lanes = self.lanes;
         let sg = self.p.sg as usize;
         let col = |x: u32| x as usize * lanes;
@@ -42,7 +54,11 @@ impl Batch<'_, '_> {
                 }
                 SgOp::All | SgOp::Any => {
                     let vals = act.iter().map(|&l| src(self, 0, l) != 0);
-                    let r = if op == SgOp::All { vals.clone().all(|x| x) } else { vals.clone().any(|x| x) };
+                    let r = if op == SgOp::All {
+                        vals.clone().all(|x| x)
+                    } else {
+                        vals.clone().any(|x| x)
+                    };
                     for &l in &act {
                         outv.push((l, 0, r as u64));
                     }
@@ -78,8 +94,16 @@ impl Batch<'_, '_> {
                 }
                 SgOp::InverseBallot | SgOp::BallotBitExtract => {
                     for &l in &act {
-                        let idx = if op == SgOp::InverseBallot { l - s0 } else { self.cols[col(b) + l] as usize };
-                        let w = if idx < 128 { src(self, (idx / 32) as u32, l) } else { 0 };
+                        let idx = if op == SgOp::InverseBallot {
+                            l - s0
+                        } else {
+                            self.cols[col(b) + l] as usize
+                        };
+                        let w = if idx < 128 {
+                            src(self, (idx / 32) as u32, l)
+                        } else {
+                            0
+                        };
                         outv.push((l, 0, (w >> (idx % 32)) & 1));
                     }
                 }
@@ -94,11 +118,29 @@ impl Batch<'_, '_> {
                         }
                         let li = l - s0;
                         let r = match op {
-                            SgOp::BallotFindLsb => if v == 0 { u32::MAX as u64 } else { v.trailing_zeros() as u64 },
-                            SgOp::BallotFindMsb => if v == 0 { u32::MAX as u64 } else { 127 - v.leading_zeros() as u64 },
+                            SgOp::BallotFindLsb => {
+                                if v == 0 {
+                                    u32::MAX as u64
+                                } else {
+                                    v.trailing_zeros() as u64
+                                }
+                            }
+                            SgOp::BallotFindMsb => {
+                                if v == 0 {
+                                    u32::MAX as u64
+                                } else {
+                                    127 - v.leading_zeros() as u64
+                                }
+                            }
                             _ => {
                                 let m = match scan {
-                                    1 => if li >= 127 { u128::MAX } else { (1u128 << (li + 1)) - 1 },
+                                    1 => {
+                                        if li >= 127 {
+                                            u128::MAX
+                                        } else {
+                                            (1u128 << (li + 1)) - 1
+                                        }
+                                    }
                                     2 => (1u128 << li) - 1,
                                     _ => u128::MAX,
                                 };
@@ -108,11 +150,28 @@ impl Batch<'_, '_> {
                         outv.push((l, 0, r));
                     }
                 }
-                SgOp::Broadcast | SgOp::BroadcastFirst | SgOp::Shuffle | SgOp::ShuffleXor | SgOp::ShuffleUp
-                | SgOp::ShuffleDown | SgOp::QuadBroadcast | SgOp::QuadSwap | SgOp::Rotate => {
+                SgOp::Broadcast
+                | SgOp::BroadcastFirst
+                | SgOp::Shuffle
+                | SgOp::ShuffleXor
+                | SgOp::ShuffleUp
+                | SgOp::ShuffleDown
+                | SgOp::QuadBroadcast
+                | SgOp::QuadSwap
+                | SgOp::Rotate => {
                     for &l in &act {
                         let li = l - s0;
-                        let bv = if b != 0 || matches!(op, SgOp::Broadcast | SgOp::Shuffle | SgOp::ShuffleXor | SgOp::ShuffleUp | SgOp::ShuffleDown | SgOp::QuadBroadcast | SgOp::Rotate) {
+                        let bv = if b != 0
+                            || matches!(
+                                op,
+                                SgOp::Broadcast
+                                    | SgOp::Shuffle
+                                    | SgOp::ShuffleXor
+                                    | SgOp::ShuffleUp
+                                    | SgOp::ShuffleDown
+                                    | SgOp::QuadBroadcast
+                                    | SgOp::Rotate
+                            ) {
                             self.cols[col(b) + l] as usize
                         } else {
                             0
@@ -130,7 +189,10 @@ impl Batch<'_, '_> {
                                 Some((li & !(c - 1)) + ((li % c + bv) % c))
                             }
                         };
-                        let from = from.filter(|&f| f < sg).map(|f| f + s0).filter(|&f| f < s1 && is_on(f));
+                        let from = from
+                            .filter(|&f| f < sg)
+                            .map(|f| f + s0)
+                            .filter(|&f| f < s1 && is_on(f));
                         for k in 0..n {
                             outv.push((l, k, from.map(|f| src(self, k, f)).unwrap_or(0)));
                         }
@@ -140,7 +202,11 @@ impl Batch<'_, '_> {
                     let c = if cluster == 0 { sg } else { cluster as usize };
                     for k in 0..n {
                         for cl in (s0..s1).step_by(c) {
-                            let members: Vec<usize> = act.iter().copied().filter(|&l| l >= cl && l < cl + c).collect();
+                            let members: Vec<usize> = act
+                                .iter()
+                                .copied()
+                                .filter(|&l| l >= cl && l < cl + c)
+                                .collect();
                             let mut acc = identity(bop, num);
                             if scan == 0 {
                                 for &l in &members {

@@ -45,11 +45,26 @@ pub fn glsl_opt(src: &str, optimize: bool) -> Option<Module> {
         .arg(&input)
         .output()
         .unwrap();
-    assert!(o.status.success(), "glslang failed:\n{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "glslang failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     if optimize {
         let opt = tool("spirv-opt")?;
-        let o = Command::new(opt).arg("-O").arg(&out).arg("-o").arg(&out).output().unwrap();
-        assert!(o.status.success(), "spirv-opt failed: {}", String::from_utf8_lossy(&o.stderr));
+        let o = Command::new(opt)
+            .arg("-O")
+            .arg(&out)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "spirv-opt failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
     let bytes = std::fs::read(&out).unwrap();
     Some(Module::from_bytes(&bytes).unwrap())
@@ -62,25 +77,47 @@ pub fn spvasm(src: &str) -> Option<Module> {
     let input = tmp(&format!("{u}.spvasm"));
     let out = tmp(&format!("{u}.spv"));
     std::fs::write(&input, src).unwrap();
-    let o = Command::new(asm).args(["--target-env", "vulkan1.3", "-o"]).arg(&out).arg(&input).output().unwrap();
-    assert!(o.status.success(), "spirv-as failed: {}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(asm)
+        .args(["--target-env", "vulkan1.3", "-o"])
+        .arg(&out)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "spirv-as failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     Some(Module::from_bytes(&std::fs::read(&out).unwrap()).unwrap())
 }
 
 /// Compiles and dispatches; panics with the engine's message on error.
-pub fn run(m: &Module, res: &mut Resources, groups: [u32; 3], opts: &EngineOptions) -> coopmat_exec::DispatchStats {
-    let p = Pipeline::compile(m, "main", &Default::default(), opts).unwrap_or_else(|e| panic!("compile: {e}"));
-    p.dispatch(res, groups).unwrap_or_else(|e| panic!("dispatch: {e}"))
+pub fn run(
+    m: &Module,
+    res: &mut Resources,
+    groups: [u32; 3],
+    opts: &EngineOptions,
+) -> coopmat_exec::DispatchStats {
+    let p = Pipeline::compile(m, "main", &Default::default(), opts)
+        .unwrap_or_else(|e| panic!("compile: {e}"));
+    p.dispatch(res, groups)
+        .unwrap_or_else(|e| panic!("dispatch: {e}"))
 }
 
 pub fn u32s(v: &[u8]) -> Vec<u32> {
-    v.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+    v.chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 pub fn i32s(v: &[u8]) -> Vec<i32> {
-    v.chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()
+    v.chunks(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 pub fn f32s(v: &[u8]) -> Vec<f32> {
-    v.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+    v.chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 pub fn bytes_u32(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
