@@ -543,10 +543,22 @@ impl Parser {
                     push_slots(stack, &params);
                 }
                 OperandCategory::Composite => {
+                    // SPIRV-Tools reads `PairIdRefIdRef*` (OpPhi) as a plain id list: an odd count
+                    // parses and disassembles (only the validator objects), so the second id
+                    // of such a pair is optional.
                     let bases: Vec<OperandDesc> = desc
                         .bases
                         .iter()
-                        .map(|&k| OperandDesc { kind: k, quantifier: Quantifier::One, name: "" })
+                        .enumerate()
+                        .map(|(i, &k)| OperandDesc {
+                            kind: k,
+                            quantifier: if i > 0 && kind == OperandKind::PairIdRefIdRef {
+                                Quantifier::Optional
+                            } else {
+                                Quantifier::One
+                            },
+                            name: "",
+                        })
                         .collect();
                     push_slots(stack, &bases);
                     return Ok(true);

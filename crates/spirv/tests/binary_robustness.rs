@@ -3,6 +3,7 @@
 //! give `Ok` or a `ParseError` whose offset lies within the input, never a panic.
 
 use coopmat_spirv::binary::{self, ParseError, ParsedBinary};
+use coopmat_spirv::grammar::op;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// SplitMix64: a small seeded generator so failures reproduce without a `rand` dependency.
@@ -201,4 +202,62 @@ fn random_word_flips_never_panic() {
         }
     }
     eprintln!("mutation: {cases} cases, {ok} parsed, {errs} errors");
+}
+
+/// Whether spirv-dis accepts a binary (None when it is not installed).
+fn spirv_dis_accepts(words: &[u32]) -> Option<bool> {
+    let tool = coopmat_testkit::peer_tool("spirv-dis")?;
+    let path = std::env::temp_dir().join(format!(
+        "coopmat-robust-{}-{}.spv",
+        std::process::id(),
+        words.len()
+    ));
+    std::fs::write(
+        &path,
+        binary::bytes_from_words(words, binary::Endian::Little),
+    )
+    .ok()?;
+    let ok = std::process::Command::new(tool)
+        .arg(&path)
+        .output()
+        .ok()?
+        .status
+        .success();
+    let _ = std::fs::remove_file(&path);
+    Some(ok)
+}
+
+#[test]
+fn phi_with_an_odd_operand_count_is_read_like_spirv_tools() {
+    // Found by the `assemble` fuzz target: spirv-as assembles `OpPhi %t %a %b %c` and
+    // spirv-dis prints it (SPIRV-Tools reads `PairIdRefIdRef*` as an id list); the reader
+    // must accept what the reference disassembler accepts.
+    let body = [
+        4 << 16 | op::TypeInt as u32,
+        1,
+        32,
+        0,
+        4 << 16 | op::Constant as u32,
+        1,
+        2,
+        7,
+    ];
+    for ids in [2usize, 3, 4] {
+        let mut w = vec![binary::MAGIC, 0x0001_0000, 0, 4, 0];
+        w.extend_from_slice(&body);
+        w.push(((3 + ids) as u32) << 16 | op::Phi as u32);
+        w.extend_from_slice(&[1, 3]);
+        w.extend(std::iter::repeat_n(2, ids));
+        let ours = binary::parse_words(&w);
+        if let Some(reference) = spirv_dis_accepts(&w) {
+            assert_eq!(
+                ours.is_ok(),
+                reference,
+                "OpPhi with {ids} ids: {:?}",
+                ours.err()
+            );
+        }
+        let p = ours.unwrap_or_else(|e| panic!("OpPhi with {ids} ids: {e}"));
+        assert_eq!(binary::write_words(&p.header, &p.instructions), w);
+    }
 }
