@@ -51,12 +51,12 @@ pub struct Args {
 /// Runs `coopmat dis`; returns the exit status.
 pub fn run(args: Args) -> Result<u8> {
     let to_stdout = args.output.as_deref().is_none_or(|p| p == Path::new("-"));
-    let color = if args.color {
-        true
-    } else if args.no_color || args.batch {
-        false
+    // As spirv-dis: colour only goes to standard output (forced by --color, else when it is a
+    // terminal); --batch honours --color alone.
+    let color = if args.batch {
+        args.color
     } else {
-        to_stdout && std::io::stdout().is_terminal()
+        to_stdout && (args.color || (!args.no_color && std::io::stdout().is_terminal()))
     };
     let opts = Options {
         header: !args.no_header,

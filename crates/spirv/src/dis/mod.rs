@@ -57,6 +57,8 @@ impl Default for Options {
 const INDENT: usize = 15;
 /// Comments start at or after this column.
 const COMMENT_COLUMN: usize = 50;
+/// A long line pushes later comments right, but by at most this column.
+const MAX_CARRIED_ALIGN: usize = 256;
 
 const BLUE: &[u8] = b"\x1b[34m";
 const YELLOW: &[u8] = b"\x1b[33m";
@@ -313,7 +315,7 @@ impl Dis<'_> {
         }
         let line = &out[line_start..];
         let len = if self.opts.color { visible_len(line) } else { line.len() };
-        let align = ((len + 2).max(self.last_align).max(COMMENT_COLUMN) + 3) & !3;
+        let align = ((len + 2).max(self.last_align.min(MAX_CARRIED_ALIGN)).max(COMMENT_COLUMN) + 3) & !3;
         self.last_align = align;
         out.extend(std::iter::repeat_n(b' ', align - len));
         out.extend_from_slice(b"; ");
