@@ -6,21 +6,19 @@
 //! case `p`, exponent required), which are truncated rather than rounded. Narrow float formats
 //! (f16, bf16, fp8) parse decimal text as an f32 first and then truncate toward zero.
 
-/// What a word looks like on its own, before any operand kind is applied (raw mode after
-/// `!<n>` and literal strings use this classification).
+/// A literal word as `spirv-as` classifies it outside typed operands.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Literal {
     /// A quoted string, unescaped.
     Str(Vec<u8>),
-    /// An integer that fits 32 bits (as its two's complement word).
+    /// A 32-bit word (raw mode).
     Word(u32),
-    /// A number with a single `.`, read as f64.
-    Float(f64),
-    /// An integer that needs 64 bits.
-    Wide,
+    /// Something that reads as a number where a string was expected.
+    Number,
 }
 
-/// Classifies a word: strings are quoted, numbers use only digits, one leading `-` and `.`.
+/// Classifies a word expected to be a string: quoted strings are unescaped; words made of
+/// digits, `.` and a leading `-` are numbers; anything else is `None`.
 pub(crate) fn classify(text: &str) -> Option<Literal> {
     let b = text.as_bytes();
     if b.is_empty() {
@@ -46,21 +44,29 @@ pub(crate) fn classify(text: &str) -> Option<Literal> {
         }
         return Some(Literal::Str(unescape(&b[1..b.len() - 1])));
     }
-    if periods == 1 {
-        // strtod: an unparsable prefix (".", "-.") reads as 0.
-        return Some(Literal::Float(text.parse::<f64>().unwrap_or(0.0)));
+    Some(Literal::Number)
+}
+
+/// A word in raw mode (after `!<n>`): a quoted string, an integer that fits 32 bits (C++
+/// stream syntax: sign, `0x` hex, `0` octal), or a number with a `.` read as an f32 (decimal
+/// or hex float); anything else is `None`.
+pub(crate) fn raw_word(text: &str) -> Option<Literal> {
+    let b = text.as_bytes();
+    if b.first() == Some(&b'"') {
+        return (b.len() >= 2 && b[b.len() - 1] == b'"').then(|| Literal::Str(unescape(&b[1..b.len() - 1])));
     }
-    if signed {
-        // strtoll saturates; anything outside i32 is a 64-bit literal.
-        return Some(match text.parse::<i64>() {
-            Ok(v) if i32::try_from(v).is_ok() => Literal::Word(v as i32 as u32),
-            _ => Literal::Wide,
-        });
+    if let Some((negative, mag)) = parse_cxx_integer(text) {
+        let word = if negative {
+            (mag <= 1 << 31).then(|| (mag as i64).wrapping_neg() as i32 as u32)
+        } else {
+            u32::try_from(mag).ok()
+        };
+        return word.map(Literal::Word);
     }
-    Some(match text.parse::<u64>() {
-        Ok(v) if u32::try_from(v).is_ok() => Literal::Word(v as u32),
-        _ => Literal::Wide,
-    })
+    if text.contains('.') {
+        return parse_float(text, FloatFormat::F32).map(|bits| Literal::Word(bits as u32));
+    }
+    None
 }
 
 /// Removes backslash escapes: `\x` stands for `x`.
@@ -316,6 +322,13 @@ fn truncate_f32(v: f32, format: FloatFormat) -> Option<u64> {
     if unbiased > bias {
         return None;
     }
+    if n == 8 && unbiased < -128 {
+        // SPIRV-Tools narrows the exponent to the target's 8-bit integer type before encoding,
+        // so tiny f32 subnormals wrap into a large exponent field (masked to its width).
+        let wrapped = unbiased + 256;
+        let field = ((wrapped + bias) as u64) & ((1u64 << e) - 1);
+        return Some(sign | field << f | u64::from(mant) >> (23 - f));
+    }
     let full = u64::from(mant | 0x80_0000); // 24 significant bits
     if unbiased >= 1 - bias {
         let field = (unbiased + bias) as u64;
@@ -336,8 +349,8 @@ fn parse_hex_float(body: &str, negative: bool, format: FloatFormat) -> Option<u6
     let b = body.as_bytes();
     let mask_n: u64 = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
     let top = n - 1;
-    // The reader's integer type is as wide as the float's storage.
-    let wrap = |v: i64| -> i64 { ((v << (64 - n)) as i64) >> (64 - n) };
+    // The reader's exponent arithmetic is 32-bit (64-bit for doubles) and wraps.
+    let wrap = |v: i64| -> i64 { if n == 64 { v } else { v as i32 as i64 } };
     let bias = (1i64 << (e - 1)) - 1;
     let mut i = 0;
     while i < b.len() && b[i] == b'0' {
@@ -349,14 +362,11 @@ fn parse_hex_float(body: &str, negative: bool, format: FloatFormat) -> Option<u6
     let mut bits_written = false;
     let mut is_denorm = true;
     let write = |fraction: &mut u64, bit: u64, index: &mut u32| {
-        // A shift past the top wraps the count (the reader shifts by a negative amount).
-        let shift = top.wrapping_sub(*index);
-        if n >= 32 {
-            *fraction |= (bit << (shift % n)) & mask_n;
-        } else if shift < n {
-            *fraction |= bit << shift;
+        // Bits beyond the storage width are dropped.
+        if *index <= top {
+            *fraction |= bit << (top - *index);
         }
-        *index = index.wrapping_add(1);
+        *index = index.saturating_add(1);
     };
     let (mut seen_dot, mut seen_p) = (false, false);
     while !seen_dot && !seen_p {

@@ -16,8 +16,8 @@
 //! - Hex floats are truncated, not rounded; f16/bf16/fp8 decimal literals are read as f32 and
 //!   then truncated toward zero.
 //! - `!<n>` as an operand switches the rest of the instruction to raw mode (each word an
-//!   immediate, an id, a string or a 32-bit number); an instruction that *starts* with `!<n>`
-//!   is raw words with no word count filled in.
+//!   immediate, an id, a string, a 32-bit integer or a number with a `.` as an f32); an
+//!   instruction that *starts* with `!<n>` is raw words with no word count filled in.
 //! - An optional operand ends where the next word starts an instruction (`OpX...` with an
 //!   upper-case letter after `Op`, or `%id =`).
 //!
@@ -588,10 +588,9 @@ impl<'a> Asm<'a> {
                 let id = self.id(i)?;
                 self.out.push(id);
             } else {
-                match literal::classify(t) {
+                match literal::raw_word(t) {
                     Some(Literal::Str(s)) => encode_bytes(&s, &mut self.out),
                     Some(Literal::Word(w)) => self.out.push(w),
-                    Some(Literal::Float(d)) => self.out.push((d as f32).to_bits()),
                     _ => return Err(self.err(i, format!("Invalid word following !<integer>: {t}"))),
                 }
             }
@@ -641,6 +640,12 @@ impl<'a> Asm<'a> {
         let i = self.pos;
         let t = self.tok(i);
         let kdesc = grammar::operand_kind(kind);
+        if kind == OperandKind::PairIdRefIdRef {
+            // spirv-as reads `PairIdRefIdRef*` (OpPhi) as plain repeated ids: an odd count is
+            // accepted.
+            stack.push(Slot { kind: OperandKind::IdRef, quantifier: Quantifier::Variadic });
+            return Ok(());
+        }
         if kdesc.category == OperandCategory::Composite {
             for &k in kdesc.bases.iter().rev() {
                 stack.push(Slot { kind: k, quantifier: Quantifier::One });

@@ -1,0 +1,172 @@
+//! Assembler syntax corner cases, each compared with `spirv-as` (success or failure, and the
+//! words when both succeed), error places and rendering, and robustness on arbitrary input.
+
+use coopmat_spirv::asm::{AsmOptions, TargetEnv, assemble};
+use proptest::prelude::*;
+use std::process::Command;
+
+/// Inputs whose handling by `spirv-as` is easy to get wrong.
+const CASES: &[&str] = &[
+    "OpCapability Shader OpMemoryModel Logical GLSL450",
+    "OpCapability 1",
+    "OpCapability !1",
+    "OpMemoryModel Logical,GLSL450",
+    "!0x00020011 !1",
+    "!0x00030011 %a \"abc\" OpNop",
+    "OpName %a \"a\\\"b\\\\c\\d\"",
+    "OpName %a \"a\"b\"c\"",
+    "OpName %a abc",
+    "OpName %a 123",
+    "%a=OpTypeVoid",
+    "%a = OpNop",
+    "OpTypeVoid",
+    "OpLoopMerge %a %b Unroll|DontUnroll",
+    "OpLoopMerge %a %b Unroll | DontUnroll",
+    "OpLoopMerge %a %b MinIterations|DependencyLength 3 4",
+    "OpLoopMerge %a %b 3",
+    "OpStore %a %b Aligned 4 OpNop",
+    "OpStore %a %b !2 4",
+    "OpStore %a !2 %b 4 \"x\" -1 1.1",
+    "OpStore %a !2 0x10",
+    "OpStore %a %b Opx",
+    "OpStore %a %b Volatile %c = OpUndef %b",
+    "OpStore %a OpNop",
+    "OpEntryPoint GLCompute %main \"main\" %a Opx",
+    "OpDecorate %a Location 010",
+    "OpDecorate %a Location -1",
+    "%x = OpPhi %t %a",
+    "OpGroupMemberDecorate %a %b",
+    "%a.b = OpTypeVoid",
+    "%0x3 = OpTypeVoid\n%a = OpTypeVoid",
+    "%05 = OpTypeVoid\n%5 = OpTypeVoid\n%x = OpTypeVoid",
+    "%4294967294 = OpTypeVoid",
+    "%0 = OpTypeVoid",
+    "; comment %3\nOpName %b \"%2\"\n%a = OpTypeVoid\n%2 = OpTypeVoid",
+    "%t = OpTypeInt 16 1\n%c = OpConstant %t 0x8000",
+    "%t = OpTypeInt 16 1\n%c = OpConstant %t -0x8001",
+    "%t = OpTypeInt 64 1\n%c = OpConstant %t 9223372036854775808",
+    "%t = OpTypeInt 8 0\n%c = OpConstant %t 08",
+    "%t = OpTypeFloat 32\n%c = OpConstant %t 0x1.ffffff8p+0",
+    "%t = OpTypeFloat 32\n%c = OpConstant %t 0x1P+2",
+    "%t = OpTypeFloat 32\n%c = OpConstant %t 1e40",
+    "%t = OpTypeFloat 32\n%c = OpConstant %t +1.5",
+    "%t = OpTypeFloat 16\n%c = OpConstant %t 65520",
+    "%t = OpTypeFloat 16\n%c = OpConstant %t 70000",
+    "%t = OpTypeFloat 8 Float8E4M3EXT\n%c = OpConstant %t 300",
+    "%t = OpTypeFloat 8 Float8E4M3EXT\n%c = OpConstant %t 1.4e-45",
+    "%t = OpTypeFloat 32 BFloat16KHR",
+    "%t = OpTypeFloat 24\n%c = OpConstant %t 1",
+    "%t = OpTypeFloat 32\n%t = OpTypeFloat 64",
+    "%v = OpTypeVoid\n%c = OpConstant %v 1",
+    "%u = OpTypeInt 32 0\n%a = OpConstant %u 3\nOpSwitch %a %b -1 %c",
+    "%u = OpTypeInt 64 0\n%a = OpUndef %u\nOpSwitch %a %b 0x100000000 %c",
+    "%g = OpExtInstImport \"GLSL.std.450\"\n%x = OpExtInst %f %g 46 %a %b %c",
+    "%g = OpExtInstImport \"GLSL.std.450\"\n%x = OpExtInst %f %g FMix %a %b %c",
+    "%g = OpExtInstImport \"NonSemantic.Foo\"\n%x = OpExtInst %f %g 3 %a %b",
+    "%g = OpExtInstImport \"NonSemantic.Foo\"\n%x = OpExtInst %f %g 3 %a 5",
+    "%g = OpExtInstImport \"Foo.bar\"",
+    "%u = OpTypeInt 32 0\n%x = OpSpecConstantOp %u IAdd %a %b",
+    "%u = OpTypeInt 32 0\n%x = OpSpecConstantOp %u Load %a",
+    "%x = OpCooperativeMatrixReduceNV %a %b Row|Column %c",
+    "OpCapability CooperativeMatrixReductionsNV",
+    "; Version: 1.3\nOpCapability Shader",
+    "; Version: 1.03\n; Version: 1.2\nOpCapability Shader",
+    "OpCapability Shader\n; Version: 1.3",
+    "OpNop\u{0}OpNop",
+];
+
+fn spirv_as(text: &str, flags: &[&str]) -> Option<Option<Vec<u32>>> {
+    let tool = coopmat_testkit::peer_tool("spirv-as")?;
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir();
+    let src = dir.join(format!("coopmat-asm-syntax-{}-{n}.spvasm", std::process::id()));
+    let dst = dir.join(format!("coopmat-asm-syntax-{}-{n}.spv", std::process::id()));
+    std::fs::write(&src, text).unwrap();
+    let _ = std::fs::remove_file(&dst);
+    let out = Command::new(tool).args(flags).arg(&src).arg("-o").arg(&dst).output().unwrap();
+    if !out.status.success() {
+        return Some(None);
+    }
+    let bytes = std::fs::read(&dst).unwrap();
+    let _ = std::fs::remove_file(&src);
+    let _ = std::fs::remove_file(&dst);
+    Some(Some(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()))
+}
+
+#[test]
+fn corner_cases_match_spirv_as() {
+    if coopmat_testkit::peer_tool("spirv-as").is_none() {
+        eprintln!("corner_cases_match_spirv_as: skipping, spirv-as not found");
+        return;
+    }
+    let sets: [(&[&str], AsmOptions); 2] = [
+        (&[], AsmOptions::default()),
+        (&["--preserve-numeric-ids"], AsmOptions { preserve_numeric_ids: true, ..AsmOptions::default() }),
+    ];
+    for case in CASES {
+        for (flags, options) in &sets {
+            let theirs = spirv_as(case, flags).unwrap();
+            let ours = assemble(case, options);
+            match (&ours, &theirs) {
+                (Ok(a), Some(b)) => assert_eq!(a, b, "{case:?} {flags:?}"),
+                (Err(_), None) => {}
+                (Ok(_), None) => panic!("{case:?} {flags:?}: spirv-as rejects it, coopmat accepts it"),
+                (Err(e), Some(_)) => panic!("{case:?} {flags:?}: spirv-as accepts it, coopmat says {e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn target_envs_match_spirv_as() {
+    if coopmat_testkit::peer_tool("spirv-as").is_none() {
+        eprintln!("target_envs_match_spirv_as: skipping, spirv-as not found");
+        return;
+    }
+    let text = "; Version: 1.2\nOpCapability Shader";
+    for name in TargetEnv::names() {
+        let theirs = spirv_as(text, &["--target-env", name]).unwrap().unwrap();
+        let ours = assemble(text, &AsmOptions { target_env: TargetEnv::from_name(name), ..AsmOptions::default() });
+        assert_eq!(ours.unwrap(), theirs, "{name}");
+    }
+}
+
+#[test]
+fn errors_name_line_and_column() {
+    let text = "OpCapability Shader\n  OpMemoryModel Logical Foo\n";
+    let e = assemble(text, &AsmOptions::default()).unwrap_err();
+    assert_eq!((e.line, e.column), (2, 25));
+    assert_eq!(e.render("x.spvasm", text), format!("x.spvasm:2:25: error: {}\n  OpMemoryModel Logical Foo\n                        ^\n", e.message));
+    // At the end of the text.
+    let e = assemble("OpName %a", &AsmOptions::default()).unwrap_err();
+    assert_eq!((e.line, e.column), (1, 10));
+    // Columns count characters, not bytes.
+    let e = assemble("OpName %é \"x\"", &AsmOptions::default()).unwrap_err();
+    assert_eq!((e.line, e.column), (1, 8));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn never_panics_on_arbitrary_text(text in "\\PC{0,200}") {
+        let _ = assemble(&text, &AsmOptions::default());
+        let _ = assemble(&text, &AsmOptions { preserve_numeric_ids: true, ..AsmOptions::default() });
+    }
+
+    #[test]
+    fn never_panics_on_token_soup(words in proptest::collection::vec(prop_oneof![
+        Just("OpCapability"), Just("Shader"), Just("%a"), Just("%1"), Just("="), Just("OpTypeInt"),
+        Just("OpTypeFloat"), Just("OpConstant"), Just("OpSwitch"), Just("OpExtInst"), Just("OpExtInstImport"),
+        Just("\"GLSL.std.450\""), Just("\"NonSemantic.X\""), Just("FMix"), Just("16"), Just("-1"), Just("0x1p+3"),
+        Just("!3"), Just("!"), Just("Aligned|Volatile"), Just("|"), Just("OpStore"), Just("OpSpecConstantOp"),
+        Just("IAdd"), Just("OpCooperativeMatrixLoadTensorNV"), Just("TensorView|DecodeFunc"), Just("\"s\\\"\""),
+        Just("BFloat16KHR"), Just("Float8E4M3EXT"), Just("8"), Just("32"), Just("64"), Just("1.5"), Just(";"),
+        Just("\n"), Just(","), Just("%4294967295"), Just("OpPhi"), Just("OpDecorate"), Just("SpecId"),
+    ], 0..40)) {
+        let text = words.join(" ");
+        let _ = assemble(&text, &AsmOptions::default());
+        let _ = assemble(&text, &AsmOptions { preserve_numeric_ids: true, ..AsmOptions::default() });
+    }
+}
