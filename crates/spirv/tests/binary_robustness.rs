@@ -261,3 +261,72 @@ fn phi_with_an_odd_operand_count_is_read_like_spirv_tools() {
         assert_eq!(binary::write_words(&p.header, &p.instructions), w);
     }
 }
+
+/// The same mutations as `random_word_flips_never_panic`, checked against spirv-dis: whatever
+/// the reference disassembler reads, the reader must read too (it may accept more: unknown
+/// enumerants are kept raw). Slow (one spirv-dis run per case), so run on demand:
+/// `cargo test -p coopmat-spirv --test binary_robustness -- --ignored`.
+#[test]
+#[ignore]
+fn mutations_read_by_spirv_dis_are_read_by_us() {
+    let mods = coopmat_testkit::corpus_or_notice("mutations_read_by_spirv_dis_are_read_by_us");
+    if coopmat_testkit::peer_tool("spirv-dis").is_none() {
+        eprintln!("skipping: spirv-dis not found");
+        return;
+    }
+    let mut rng = SplitMix(0x5eed_c00f_3a7b_0002);
+    let (mut both, mut only_ours, mut neither, mut only_dis) = (0, 0, 0, Vec::new());
+    let mut bound_only = 0;
+    for (name, words) in sample(&mods) {
+        for round in 0..150 {
+            let mut w = words.clone();
+            let at = HEADER + rng.below(w.len() - HEADER);
+            let r = rng.next() as u32;
+            w[at] = match rng.below(3) {
+                0 => r,
+                1 => w[at] ^ (1 << (r % 32)),
+                _ => w[at] & 0xffff | (r % 8) << 16,
+            };
+            let ours = binary::parse_words(&w).is_ok();
+            match (ours, spirv_dis_accepts(&w).unwrap_or(ours)) {
+                (true, true) => both += 1,
+                (true, false) => only_ours += 1,
+                (false, false) => neither += 1,
+                // SPIRV-Tools' binary parser leaves the id bound to the validator; the reader
+                // checks it (a deliberate difference, counted apart).
+                (false, true)
+                    if binary::parse_words(&w).is_err_and(|e| e.message.contains("id bound")) =>
+                {
+                    bound_only += 1
+                }
+                (false, true) => only_dis.push(format!(
+                    "{name} round {round}: {:?}",
+                    binary::parse_words(&w).err()
+                )),
+            }
+        }
+    }
+    eprintln!(
+        "agreement with spirv-dis: both read {both}, only we read {only_ours}, neither {neither}, only spirv-dis {} (+{bound_only} ids beyond the bound)",
+        only_dis.len()
+    );
+    // Group by message with the numbers taken out.
+    let mut kinds = std::collections::BTreeMap::new();
+    for m in &only_dis {
+        let key: String = m
+            .split("message: ")
+            .nth(1)
+            .unwrap_or(m)
+            .chars()
+            .filter(|c| !c.is_ascii_digit())
+            .collect();
+        *kinds.entry(key).or_insert(0) += 1;
+    }
+    assert!(
+        only_dis.is_empty(),
+        "{kinds:#?}\n{:#?}",
+        &only_dis[..only_dis.len().min(3)]
+    );
+}
+
+const HEADER: usize = binary::HEADER_WORDS;
