@@ -65,24 +65,45 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.list_rules {
         for r in rules::ALL {
-            println!("{}\t{}\t{}\t{}", r.id, if r.spt { "spirv-val too" } else { "coopmat only" }, r.spec, r.summary);
+            println!(
+                "{}\t{}\t{}\t{}",
+                r.id,
+                if r.spt {
+                    "spirv-val too"
+                } else {
+                    "coopmat only"
+                },
+                r.spec,
+                r.summary
+            );
         }
         return Ok(0);
     }
     let Some(target_env) = TargetEnv::parse(&args.target_env) else {
-        bail!("unknown target environment '{}' (spv1.0..spv1.6, vulkan1.0..vulkan1.4)", args.target_env);
+        bail!(
+            "unknown target environment '{}' (spv1.0..spv1.6, vulkan1.0..vulkan1.4)",
+            args.target_env
+        );
     };
     let profile = match &args.profile {
         None => None,
         Some(p) => Some(match Profile::builtin(p) {
             Some(b) => b,
             None => {
-                let text = std::fs::read_to_string(p).with_context(|| format!("reading profile {p} (built-ins: {})", Profile::builtin_names().join(", ")))?;
+                let text = std::fs::read_to_string(p).with_context(|| {
+                    format!(
+                        "reading profile {p} (built-ins: {})",
+                        Profile::builtin_names().join(", ")
+                    )
+                })?;
                 Profile::from_json(&text).with_context(|| format!("parsing profile {p}"))?
             }
         }),
     };
-    let opts = ValidateOptions { target_env, profile };
+    let opts = ValidateOptions {
+        target_env,
+        profile,
+    };
     let format = if args.json { Format::Json } else { args.format };
     let mut files = Vec::new();
     if args.inputs.is_empty() {
@@ -100,10 +121,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     for f in &files {
         let (label, bytes) = if f.as_os_str() == "-" {
             let mut b = Vec::new();
-            std::io::stdin().read_to_end(&mut b).context("reading standard input")?;
+            std::io::stdin()
+                .read_to_end(&mut b)
+                .context("reading standard input")?;
             ("<stdin>".to_string(), b)
         } else {
-            (f.display().to_string(), std::fs::read(f).with_context(|| format!("reading {}", f.display()))?)
+            (
+                f.display().to_string(),
+                std::fs::read(f).with_context(|| format!("reading {}", f.display()))?,
+            )
         };
         let module = match Module::from_bytes(&bytes) {
             Ok(m) => m,
@@ -158,7 +184,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     }
                 }
                 if errors > 0 || warnings > 0 || args.quiet || files.len() > 1 {
-                    println!("{label}: {} ({errors} error(s), {warnings} warning(s))", if errors == 0 { "valid" } else { "INVALID" });
+                    println!(
+                        "{label}: {} ({errors} error(s), {warnings} warning(s))",
+                        if errors == 0 { "valid" } else { "INVALID" }
+                    );
                 }
             }
         }

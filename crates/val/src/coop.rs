@@ -6,9 +6,10 @@ use crate::ctx::{Ctx, Ty};
 use crate::rules::*;
 use coopmat_spirv::binary::Instruction;
 use coopmat_spirv::grammar::{
-    OperandKind, capability, cooperative_matrix_layout as layout, cooperative_matrix_operands as mo,
-    cooperative_matrix_reduce as red, cooperative_matrix_use as usage, decoration, execution_mode,
-    memory_access, op, scope, storage_class as sc, tensor_addressing_operands as tao,
+    OperandKind, capability, cooperative_matrix_layout as layout,
+    cooperative_matrix_operands as mo, cooperative_matrix_reduce as red,
+    cooperative_matrix_use as usage, decoration, execution_mode, memory_access, op, scope,
+    storage_class as sc, tensor_addressing_operands as tao,
 };
 use std::collections::HashMap;
 
@@ -63,8 +64,33 @@ fn use_name(v: Val) -> String {
 impl Ctx<'_> {
     fn mat(&self, ty: u32) -> Option<Mat> {
         match self.ty(ty) {
-            Ty::CoopKhr { comp, scope, rows, cols, usage } => Some(Mat { khr: true, comp, scope, rows, cols, usage }),
-            Ty::CoopNv { comp, scope, rows, cols } => Some(Mat { khr: false, comp, scope, rows, cols, usage: 0 }),
+            Ty::CoopKhr {
+                comp,
+                scope,
+                rows,
+                cols,
+                usage,
+            } => Some(Mat {
+                khr: true,
+                comp,
+                scope,
+                rows,
+                cols,
+                usage,
+            }),
+            Ty::CoopNv {
+                comp,
+                scope,
+                rows,
+                cols,
+            } => Some(Mat {
+                khr: false,
+                comp,
+                scope,
+                rows,
+                cols,
+                usage: 0,
+            }),
             _ => None,
         }
     }
@@ -87,10 +113,13 @@ impl Ctx<'_> {
         }
         match self.ty(ty) {
             Ty::CoopKhr { .. } | Ty::CoopNv { .. } => true,
-            Ty::Array { elem, .. } | Ty::RuntimeArray { elem } => self.contains_coop(elem, depth + 1),
+            Ty::Array { elem, .. } | Ty::RuntimeArray { elem } => {
+                self.contains_coop(elem, depth + 1)
+            }
             Ty::Struct => self.def(ty).is_some_and(|d| {
                 let inst = &self.m.instructions[d];
-                (1..inst.operands.len()).any(|k| self.contains_coop(inst.word(k).unwrap_or(0), depth + 1))
+                (1..inst.operands.len())
+                    .any(|k| self.contains_coop(inst.word(k).unwrap_or(0), depth + 1))
             }),
             _ => false,
         }
@@ -98,7 +127,10 @@ impl Ctx<'_> {
     fn type_name(&self, ty: u32) -> String {
         match self.ty(ty) {
             Ty::Int { width, signed } => format!("{}int{width}", if signed { "" } else { "u" }),
-            Ty::Float { width, encoding: None } => format!("float{width}"),
+            Ty::Float {
+                width,
+                encoding: None,
+            } => format!("float{width}"),
             Ty::Float { width, .. } => format!("float{width} (encoded)"),
             Ty::Bool => "bool".into(),
             Ty::Vector { comp, count } => format!("vec{count} of {}", self.type_name(comp)),
@@ -141,8 +173,12 @@ pub(crate) fn check(cx: &mut Ctx) {
             op::TypeTensorViewNV => type_view(cx, i, inst),
             op::TypeCooperativeVectorNV => type_coopvec(cx, i, inst),
             op::Variable | op::UntypedVariableKHR => storage(cx, i, inst),
-            op::CooperativeMatrixLoadKHR | op::CooperativeMatrixStoreKHR => load_store_khr(cx, i, inst),
-            op::CooperativeMatrixLoadNV | op::CooperativeMatrixStoreNV => load_store_nv(cx, i, inst),
+            op::CooperativeMatrixLoadKHR | op::CooperativeMatrixStoreKHR => {
+                load_store_khr(cx, i, inst)
+            }
+            op::CooperativeMatrixLoadNV | op::CooperativeMatrixStoreNV => {
+                load_store_nv(cx, i, inst)
+            }
             op::CooperativeMatrixMulAddKHR => muladd_khr(cx, i, inst),
             op::CooperativeMatrixMulAddNV => muladd_nv(cx, i, inst),
             op::CooperativeMatrixLengthKHR | op::CooperativeMatrixLengthNV => length(cx, i, inst),
@@ -172,11 +208,14 @@ pub(crate) fn check(cx: &mut Ctx) {
             op::CompositeConstructCoopMatQCOM => qcom_construct(cx, i, inst, true),
             op::CompositeExtractCoopMatQCOM => qcom_construct(cx, i, inst, false),
             op::ExtractSubArrayQCOM => qcom_sub_array(cx, i, inst),
-            op::CooperativeVectorLoadNV | op::CooperativeVectorStoreNV => coopvec_load_store(cx, i, inst),
-            op::CooperativeVectorMatrixMulNV | op::CooperativeVectorMatrixMulAddNV => coopvec_matmul(cx, i, inst),
-            op::CooperativeVectorOuterProductAccumulateNV | op::CooperativeVectorReduceSumAccumulateNV => {
-                coopvec_accumulate(cx, i, inst)
+            op::CooperativeVectorLoadNV | op::CooperativeVectorStoreNV => {
+                coopvec_load_store(cx, i, inst)
             }
+            op::CooperativeVectorMatrixMulNV | op::CooperativeVectorMatrixMulAddNV => {
+                coopvec_matmul(cx, i, inst)
+            }
+            op::CooperativeVectorOuterProductAccumulateNV
+            | op::CooperativeVectorReduceSumAccumulateNV => coopvec_accumulate(cx, i, inst),
             _ => generic(cx, i, inst),
         }
     }
@@ -200,33 +239,58 @@ pub(crate) fn check(cx: &mut Ctx) {
 fn type_khr(cx: &mut Ctx, i: usize, inst: &Instruction) -> bool {
     let comp = cx.op_word(inst, 1);
     if !cx.is_numerical(comp) {
-        cx.err(&KHR_TYPE_COMPONENT, i, format!("Component Type {} is not a scalar numerical type", cx.name(comp)))
-            .rel_id(comp, "component type");
+        cx.err(
+            &KHR_TYPE_COMPONENT,
+            i,
+            format!(
+                "Component Type {} is not a scalar numerical type",
+                cx.name(comp)
+            ),
+        )
+        .rel_id(comp, "component type");
     }
     let names = ["Scope", "Rows", "Columns", "Use"];
     for (k, name) in names.iter().enumerate() {
         let id = cx.op_word(inst, 2 + k);
         if !cx.is_constant(id) || !cx.is_int32_value(id) {
-            cx.err(&KHR_TYPE_OPERANDS, i, format!("{name} {} must be a constant instruction with scalar 32-bit integer type", cx.name(id)))
-                .rel_id(id, name.to_string());
+            cx.err(
+                &KHR_TYPE_OPERANDS,
+                i,
+                format!(
+                    "{name} {} must be a constant instruction with scalar 32-bit integer type",
+                    cx.name(id)
+                ),
+            )
+            .rel_id(id, name.to_string());
         }
     }
     let use_id = cx.op_word(inst, 5);
-    if let Some(u) = cx.const_value(use_id) {
-        if u > usage::MatrixAccumulatorKHR as u64 {
-            cx.err(&KHR_TYPE_USE, i, format!("Use {u} is not a Cooperative Matrix Use (MatrixAKHR 0, MatrixBKHR 1, MatrixAccumulatorKHR 2)"))
+    if let Some(u) = cx.const_value(use_id)
+        && u > usage::MatrixAccumulatorKHR as u64
+    {
+        cx.err(&KHR_TYPE_USE, i, format!("Use {u} is not a Cooperative Matrix Use (MatrixAKHR 0, MatrixBKHR 1, MatrixAccumulatorKHR 2)"))
                 .rel_id(use_id, "Use");
-        }
     }
     let scope_id = cx.op_word(inst, 2);
     let mut wg = false;
     if let Some(s) = cx.const_or_default(scope_id) {
         let vulkan = cx.opts.target_env.is_vulkan();
         if s > scope::ShaderCallKHR as u64 {
-            cx.err(&KHR_TYPE_SCOPE, i, format!("Scope {s} is not a valid Scope")).rel_id(scope_id, "Scope");
+            cx.err(
+                &KHR_TYPE_SCOPE,
+                i,
+                format!("Scope {s} is not a valid Scope"),
+            )
+            .rel_id(scope_id, "Scope");
         } else if vulkan && s != scope::Subgroup as u64 && s != scope::Workgroup as u64 {
-            cx.err(&KHR_TYPE_SCOPE, i, format!("Vulkan limits cooperative matrix Scope to Subgroup or Workgroup, found {s}"))
-                .rel_id(scope_id, "Scope");
+            cx.err(
+                &KHR_TYPE_SCOPE,
+                i,
+                format!(
+                    "Vulkan limits cooperative matrix Scope to Subgroup or Workgroup, found {s}"
+                ),
+            )
+            .rel_id(scope_id, "Scope");
         }
         wg = s == scope::Workgroup as u64;
     }
@@ -236,13 +300,27 @@ fn type_khr(cx: &mut Ctx, i: usize, inst: &Instruction) -> bool {
 fn type_nv(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let comp = cx.op_word(inst, 1);
     if !cx.is_numerical(comp) {
-        cx.err(&NV_TYPE, i, format!("Component Type {} is not a scalar numerical type", cx.name(comp)));
+        cx.err(
+            &NV_TYPE,
+            i,
+            format!(
+                "Component Type {} is not a scalar numerical type",
+                cx.name(comp)
+            ),
+        );
     }
     for (k, name) in ["Scope", "Rows", "Columns"].iter().enumerate() {
         let id = cx.op_word(inst, 2 + k);
         if !cx.is_constant(id) || !cx.is_int32_value(id) {
-            cx.err(&NV_TYPE, i, format!("{name} {} must be a constant instruction with scalar 32-bit integer type", cx.name(id)))
-                .rel_id(id, name.to_string());
+            cx.err(
+                &NV_TYPE,
+                i,
+                format!(
+                    "{name} {} must be a constant instruction with scalar 32-bit integer type",
+                    cx.name(id)
+                ),
+            )
+            .rel_id(id, name.to_string());
         }
     }
 }
@@ -250,12 +328,23 @@ fn type_nv(cx: &mut Ctx, i: usize, inst: &Instruction) {
 fn type_coopvec(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let comp = cx.op_word(inst, 1);
     if !cx.is_numerical(comp) {
-        cx.err(&CV_TYPE, i, format!("Component Type {} is not a scalar numerical type", cx.name(comp)));
+        cx.err(
+            &CV_TYPE,
+            i,
+            format!(
+                "Component Type {} is not a scalar numerical type",
+                cx.name(comp)
+            ),
+        );
     }
     let n = cx.op_word(inst, 2);
     if !cx.is_constant(n) || !cx.is_int32_value(n) {
-        cx.err(&CV_TYPE, i, "Component Count must be a constant instruction with scalar 32-bit integer type")
-            .rel_id(n, "Component Count");
+        cx.err(
+            &CV_TYPE,
+            i,
+            "Component Count must be a constant instruction with scalar 32-bit integer type",
+        )
+        .rel_id(n, "Component Count");
     } else if cx.const_value(n) == Some(0) {
         cx.err(&CV_TYPE, i, "Component Count must be at least 1");
     }
@@ -264,13 +353,24 @@ fn type_coopvec(cx: &mut Ctx, i: usize, inst: &Instruction) {
 /// Checks a Dim-like type operand: constant (gap rule), 32-bit integer, and returns its value.
 fn type_const_int(cx: &mut Ctx, i: usize, id: u32, what: &str, rule: &'static Rule) -> Option<u64> {
     if !cx.is_constant(id) {
-        cx.err(&TA_TYPE_CONST, i, format!("{what} {} must be a constant instruction", cx.name(id)))
-            .rel_id(id, what.to_string());
+        cx.err(
+            &TA_TYPE_CONST,
+            i,
+            format!("{what} {} must be a constant instruction", cx.name(id)),
+        )
+        .rel_id(id, what.to_string());
         return None;
     }
     if !cx.is_int32_value(id) {
-        cx.err(rule, i, format!("{what} {} must have scalar 32-bit integer type", cx.name(id)))
-            .rel_id(id, what.to_string());
+        cx.err(
+            rule,
+            i,
+            format!(
+                "{what} {} must have scalar 32-bit integer type",
+                cx.name(id)
+            ),
+        )
+        .rel_id(id, what.to_string());
         return None;
     }
     cx.const_or_default(id)
@@ -278,39 +378,58 @@ fn type_const_int(cx: &mut Ctx, i: usize, id: u32, what: &str, rule: &'static Ru
 
 fn type_layout(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let dim = cx.op_word(inst, 1);
-    if let Some(d) = type_const_int(cx, i, dim, "Dim", &TA_LAYOUT_TYPE) {
-        if !(1..=5).contains(&d) {
-            cx.err(&TA_LAYOUT_TYPE, i, format!("Dim {d} must be between 1 and 5"));
-        }
+    if let Some(d) = type_const_int(cx, i, dim, "Dim", &TA_LAYOUT_TYPE)
+        && !(1..=5).contains(&d)
+    {
+        cx.err(
+            &TA_LAYOUT_TYPE,
+            i,
+            format!("Dim {d} must be between 1 and 5"),
+        );
     }
     let clamp = cx.op_word(inst, 2);
-    if let Some(c) = type_const_int(cx, i, clamp, "ClampMode", &TA_LAYOUT_TYPE) {
-        if c > 4 {
-            cx.err(&TA_LAYOUT_TYPE, i, format!("ClampMode {c} is not a TensorClampMode"));
-        }
+    if let Some(c) = type_const_int(cx, i, clamp, "ClampMode", &TA_LAYOUT_TYPE)
+        && c > 4
+    {
+        cx.err(
+            &TA_LAYOUT_TYPE,
+            i,
+            format!("ClampMode {c} is not a TensorClampMode"),
+        );
     }
 }
 
 fn type_view(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let dim = cx.op_word(inst, 1);
     let d = type_const_int(cx, i, dim, "Dim", &TA_VIEW_TYPE);
-    if let Some(d) = d {
-        if !(1..=5).contains(&d) {
-            cx.err(&TA_VIEW_TYPE, i, format!("Dim {d} must be between 1 and 5"));
-        }
+    if let Some(d) = d
+        && !(1..=5).contains(&d)
+    {
+        cx.err(&TA_VIEW_TYPE, i, format!("Dim {d} must be between 1 and 5"));
     }
     let hd = cx.op_word(inst, 2);
     if !cx.is_constant(hd) {
-        cx.err(&TA_TYPE_CONST, i, format!("HasDimensions {} must be a constant instruction", cx.name(hd)));
+        cx.err(
+            &TA_TYPE_CONST,
+            i,
+            format!(
+                "HasDimensions {} must be a constant instruction",
+                cx.name(hd)
+            ),
+        );
     } else if cx.vshape_bool(hd) {
         cx.err(&TA_VIEW_TYPE, i, "HasDimensions must have boolean type");
     }
     let perms = inst.operands.len().saturating_sub(3);
-    if let Some(d) = d {
-        if perms as u64 != d {
-            cx.err(&TA_VIEW_TYPE, i, format!("{perms} permutation operands given, Dim is {d}"));
-            return;
-        }
+    if let Some(d) = d
+        && perms as u64 != d
+    {
+        cx.err(
+            &TA_VIEW_TYPE,
+            i,
+            format!("{perms} permutation operands given, Dim is {d}"),
+        );
+        return;
     }
     let mut seen = [false; 8];
     for k in 0..perms {
@@ -318,7 +437,11 @@ fn type_view(cx: &mut Ctx, i: usize, inst: &Instruction) {
         match type_const_int(cx, i, p, "permutation operand", &TA_VIEW_TYPE) {
             Some(v) if (v as usize) < perms && !seen[v as usize] => seen[v as usize] = true,
             Some(_) => {
-                cx.err(&TA_VIEW_TYPE, i, format!("the permutation operands do not form a permutation of [0,{perms})"));
+                cx.err(
+                    &TA_VIEW_TYPE,
+                    i,
+                    format!("the permutation operands do not form a permutation of [0,{perms})"),
+                );
                 return;
             }
             None => {}
@@ -346,10 +469,16 @@ fn storage(cx: &mut Ctx, i: usize, inst: &Instruction) {
         },
     };
     if cx.contains_coop(pointee, 0) {
-        let nv = !matches!(cx.ty(pointee), Ty::CoopKhr { .. }) && cx.has_cap(capability::CooperativeMatrixNV) && !cx.has_cap(capability::CooperativeMatrixKHR);
+        let nv = !matches!(cx.ty(pointee), Ty::CoopKhr { .. })
+            && cx.has_cap(capability::CooperativeMatrixNV)
+            && !cx.has_cap(capability::CooperativeMatrixKHR);
         let rule = if nv { &NV_STORAGE } else { &KHR_STORAGE };
-        cx.err(rule, i, "cooperative matrix types may only be allocated in Function or Private storage")
-            .rel_id(pointee, "the allocated type");
+        cx.err(
+            rule,
+            i,
+            "cooperative matrix types may only be allocated in Function or Private storage",
+        )
+        .rel_id(pointee, "the allocated type");
     }
 }
 
@@ -391,17 +520,32 @@ fn load_store_khr(cx: &mut Ctx, i: usize, inst: &Instruction) {
     };
     if !matches!(cx.ty(obj_ty), Ty::CoopKhr { .. }) {
         let what = if load { "Result Type" } else { "Object's type" };
-        cx.err(&KHR_LOAD_TYPES, i, format!("{what} must be an OpTypeCooperativeMatrixKHR"))
-            .rel_id(obj_ty, "type");
+        cx.err(
+            &KHR_LOAD_TYPES,
+            i,
+            format!("{what} must be an OpTypeCooperativeMatrixKHR"),
+        )
+        .rel_id(obj_ty, "type");
     }
     match pointer_of(cx, ptr) {
         Err(()) => {
-            cx.err(&KHR_LOAD_POINTER, i, format!("Pointer {} is not a pointer", cx.name(ptr)));
+            cx.err(
+                &KHR_LOAD_POINTER,
+                i,
+                format!("Pointer {} is not a pointer", cx.name(ptr)),
+            );
         }
         Ok(Some((storage, pointee))) => {
-            if !matches!(cx.ty(pointee), Ty::Int { .. } | Ty::Float { .. } | Ty::Vector { .. }) {
-                cx.err(&KHR_LOAD_POINTER, i, "Pointer's pointee type must be a scalar or vector type")
-                    .rel_id(cx.vty(ptr), "pointer type");
+            if !matches!(
+                cx.ty(pointee),
+                Ty::Int { .. } | Ty::Float { .. } | Ty::Vector { .. }
+            ) {
+                cx.err(
+                    &KHR_LOAD_POINTER,
+                    i,
+                    "Pointer's pointee type must be a scalar or vector type",
+                )
+                .rel_id(cx.vty(ptr), "pointer type");
             }
             pointer_storage(cx, i, storage, &KHR_LOAD_STORAGE);
         }
@@ -414,34 +558,70 @@ fn load_store_khr(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let lay = cx.op_word(inst, layout_k);
     let mut layout_value = None;
     if !cx.is_constant(lay) || !cx.is_int32_value(lay) {
-        cx.err(&KHR_LOAD_LAYOUT, i, format!("MemoryLayout {} must be a 32-bit integer constant instruction", cx.name(lay)))
-            .rel_id(lay, "MemoryLayout");
+        cx.err(
+            &KHR_LOAD_LAYOUT,
+            i,
+            format!(
+                "MemoryLayout {} must be a 32-bit integer constant instruction",
+                cx.name(lay)
+            ),
+        )
+        .rel_id(lay, "MemoryLayout");
     } else if let Some(v) = cx.const_or_default(lay) {
-        let arm = v == layout::RowBlockedInterleavedARM as u64 || v == layout::ColumnBlockedInterleavedARM as u64;
+        let arm = v == layout::RowBlockedInterleavedARM as u64
+            || v == layout::ColumnBlockedInterleavedARM as u64;
         if v > 1 && !arm {
-            cx.err(&KHR_LOAD_LAYOUT, i, format!("MemoryLayout value {v} is not a Cooperative Matrix Layout"));
+            cx.err(
+                &KHR_LOAD_LAYOUT,
+                i,
+                format!("MemoryLayout value {v} is not a Cooperative Matrix Layout"),
+            );
         } else if arm && !cx.has_cap(capability::CooperativeMatrixLayoutsARM) {
-            cx.err(&CORE_CAPABILITY, i, "blocked-interleaved layouts need the CooperativeMatrixLayoutsARM capability");
+            cx.err(
+                &CORE_CAPABILITY,
+                i,
+                "blocked-interleaved layouts need the CooperativeMatrixLayoutsARM capability",
+            );
         }
         layout_value = Some(v);
     }
     let stride_k = layout_k + 1;
-    let has_stride = inst.operands.get(stride_k).is_some_and(|o| o.kind == Some(OperandKind::IdRef));
+    let has_stride = inst
+        .operands
+        .get(stride_k)
+        .is_some_and(|o| o.kind == Some(OperandKind::IdRef));
     if has_stride {
         let s = cx.op_word(inst, stride_k);
         if !cx.is_int(cx.vty(s)) {
-            cx.err(&KHR_LOAD_STRIDE, i, format!("Stride {} must be a scalar integer", cx.name(s)));
+            cx.err(
+                &KHR_LOAD_STRIDE,
+                i,
+                format!("Stride {} must be a scalar integer", cx.name(s)),
+            );
         } else if !load && cx.const_value(s) == Some(0) {
-            cx.err(&KHR_LOAD_STRIDE, i, "Stride must be greater than 0 when passed to OpCooperativeMatrixStoreKHR");
+            cx.err(
+                &KHR_LOAD_STRIDE,
+                i,
+                "Stride must be greater than 0 when passed to OpCooperativeMatrixStoreKHR",
+            );
         }
     } else if matches!(layout_value, Some(0) | Some(1)) {
-        cx.err(&KHR_LOAD_STRIDE, i, "Stride is required with RowMajorKHR and ColumnMajorKHR layouts");
+        cx.err(
+            &KHR_LOAD_STRIDE,
+            i,
+            "Stride is required with RowMajorKHR and ColumnMajorKHR layouts",
+        );
     }
     mem_operand(cx, i, inst, load, &KHR_LOAD_MEMOP);
 }
 
 fn pointer_storage(cx: &mut Ctx, i: usize, storage: u32, rule: &'static Rule) {
-    if cx.opts.target_env.is_vulkan() && !matches!(storage, sc::Workgroup | sc::StorageBuffer | sc::PhysicalStorageBuffer) {
+    if cx.opts.target_env.is_vulkan()
+        && !matches!(
+            storage,
+            sc::Workgroup | sc::StorageBuffer | sc::PhysicalStorageBuffer
+        )
+    {
         cx.err(rule, i, format!("Pointer's storage class {storage} must be Workgroup, StorageBuffer or PhysicalStorageBuffer"));
     }
 }
@@ -466,18 +646,40 @@ fn load_store_nv(cx: &mut Ctx, i: usize, inst: &Instruction) {
         (cx.op_word(inst, 0), cx.vty(cx.op_word(inst, 1)), 2)
     };
     if !matches!(cx.ty(obj_ty), Ty::CoopNv { .. }) {
-        cx.err(&NV_LOAD, i, "the loaded or stored object must be an OpTypeCooperativeMatrixNV");
+        cx.err(
+            &NV_LOAD,
+            i,
+            "the loaded or stored object must be an OpTypeCooperativeMatrixNV",
+        );
     }
     match pointer_of(cx, ptr) {
         Err(()) => {
-            cx.err(&NV_LOAD, i, format!("Pointer {} is not a pointer", cx.name(ptr)));
+            cx.err(
+                &NV_LOAD,
+                i,
+                format!("Pointer {} is not a pointer", cx.name(ptr)),
+            );
         }
         Ok(Some((storage, pointee))) => {
-            if !matches!(cx.ty(pointee), Ty::Int { .. } | Ty::Float { .. } | Ty::Vector { .. }) {
-                cx.err(&NV_LOAD, i, "Pointer's pointee type must be a scalar or vector type");
+            if !matches!(
+                cx.ty(pointee),
+                Ty::Int { .. } | Ty::Float { .. } | Ty::Vector { .. }
+            ) {
+                cx.err(
+                    &NV_LOAD,
+                    i,
+                    "Pointer's pointee type must be a scalar or vector type",
+                );
             }
-            if !matches!(storage, sc::Workgroup | sc::StorageBuffer | sc::PhysicalStorageBuffer) {
-                cx.err(&NV_LOAD, i, "Pointer must be in Workgroup, StorageBuffer or PhysicalStorageBuffer storage");
+            if !matches!(
+                storage,
+                sc::Workgroup | sc::StorageBuffer | sc::PhysicalStorageBuffer
+            ) {
+                cx.err(
+                    &NV_LOAD,
+                    i,
+                    "Pointer must be in Workgroup, StorageBuffer or PhysicalStorageBuffer storage",
+                );
             }
         }
         Ok(None) => {}
@@ -488,7 +690,11 @@ fn load_store_nv(cx: &mut Ctx, i: usize, inst: &Instruction) {
     }
     let cm = cx.op_word(inst, k + 1);
     if !cx.is_constant(cm) || cx.ty(cx.vty(cm)) != Ty::Bool {
-        cx.err(&NV_LOAD, i, "Column Major must be a boolean constant instruction");
+        cx.err(
+            &NV_LOAD,
+            i,
+            "Column Major must be a boolean constant instruction",
+        );
     }
 }
 
@@ -498,13 +704,21 @@ fn int_comp(cx: &Ctx, m: &Mat) -> bool {
 
 fn muladd_khr(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let rt = inst.result_type.unwrap_or(0);
-    let ids = [cx.op_word(inst, 2), cx.op_word(inst, 3), cx.op_word(inst, 4)];
+    let ids = [
+        cx.op_word(inst, 2),
+        cx.op_word(inst, 3),
+        cx.op_word(inst, 4),
+    ];
     let r = cx.mat(rt).filter(|m| m.khr);
     let a = cx.vmat(ids[0]).filter(|m| m.khr);
     let b = cx.vmat(ids[1]).filter(|m| m.khr);
     let c = cx.vmat(ids[2]).filter(|m| m.khr);
     let (Some(r), Some(a), Some(b), Some(c)) = (r, a, b, c) else {
-        let d = cx.err(&KHR_MULADD_TYPES, i, "Result Type, A, B and C must all be OpTypeCooperativeMatrixKHR");
+        let d = cx.err(
+            &KHR_MULADD_TYPES,
+            i,
+            "Result Type, A, B and C must all be OpTypeCooperativeMatrixKHR",
+        );
         let _ = d;
         return;
     };
@@ -512,13 +726,29 @@ fn muladd_khr(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let (m_, n_, k_) = (v(a.rows), v(b.cols), v(a.cols));
     let mut bad = Vec::new();
     if v(b.rows).differs(k_) {
-        bad.push(format!("B has {} rows but A has {} columns (K)", show(v(b.rows)), show(k_)));
+        bad.push(format!(
+            "B has {} rows but A has {} columns (K)",
+            show(v(b.rows)),
+            show(k_)
+        ));
     }
     if v(c.rows).differs(m_) || v(c.cols).differs(n_) {
-        bad.push(format!("C is {}x{} but A x B is {}x{}", show(v(c.rows)), show(v(c.cols)), show(m_), show(n_)));
+        bad.push(format!(
+            "C is {}x{} but A x B is {}x{}",
+            show(v(c.rows)),
+            show(v(c.cols)),
+            show(m_),
+            show(n_)
+        ));
     }
     if v(r.rows).differs(m_) || v(r.cols).differs(n_) {
-        bad.push(format!("Result is {}x{} but A x B is {}x{}", show(v(r.rows)), show(v(r.cols)), show(m_), show(n_)));
+        bad.push(format!(
+            "Result is {}x{} but A x B is {}x{}",
+            show(v(r.rows)),
+            show(v(r.cols)),
+            show(m_),
+            show(n_)
+        ));
     }
     if !bad.is_empty() {
         let msg = bad.join("; ");
@@ -536,30 +766,72 @@ fn muladd_khr(cx: &mut Ctx, i: usize, inst: &Instruction) {
         let u = v(mat.usage);
         if u.differs(Val::Known(want as u64)) {
             let t = cx.vty(id);
-            cx.err(&KHR_MULADD_USE, i, format!("{what} must have Use {}, found {}", use_name(Val::Known(want as u64)), use_name(u)))
-                .rel_id(t, format!("type of {what}"));
+            cx.err(
+                &KHR_MULADD_USE,
+                i,
+                format!(
+                    "{what} must have Use {}, found {}",
+                    use_name(Val::Known(want as u64)),
+                    use_name(u)
+                ),
+            )
+            .rel_id(t, format!("type of {what}"));
         }
     }
     let ru = v(r.usage);
     if ru.differs(Val::Known(usage::MatrixAccumulatorKHR as u64)) {
-        cx.err(&KHR_MULADD_RESULT_USE, i, format!("Result Type must have Use MatrixAccumulatorKHR, found {}", use_name(ru)))
-            .rel_id(rt, "Result Type");
+        cx.err(
+            &KHR_MULADD_RESULT_USE,
+            i,
+            format!(
+                "Result Type must have Use MatrixAccumulatorKHR, found {}",
+                use_name(ru)
+            ),
+        )
+        .rel_id(rt, "Result Type");
     }
     let s = v(r.scope);
     if [a, b, c].iter().any(|m| v(m.scope).differs(s)) {
-        cx.err(&KHR_MULADD_SCOPE, i, "A, B, C and Result Type must have the same scope");
+        cx.err(
+            &KHR_MULADD_SCOPE,
+            i,
+            "A, B, C and Result Type must have the same scope",
+        );
     }
     if let Some(k) = operand_of_kind(inst, OperandKind::CooperativeMatrixOperands, 5) {
         let bits = cx.op_word(inst, k);
         for (bit, mat, what) in [
-            (mo::MatrixASignedComponentsKHR, a, "MatrixASignedComponentsKHR"),
-            (mo::MatrixBSignedComponentsKHR, b, "MatrixBSignedComponentsKHR"),
-            (mo::MatrixCSignedComponentsKHR, c, "MatrixCSignedComponentsKHR"),
-            (mo::MatrixResultSignedComponentsKHR, r, "MatrixResultSignedComponentsKHR"),
+            (
+                mo::MatrixASignedComponentsKHR,
+                a,
+                "MatrixASignedComponentsKHR",
+            ),
+            (
+                mo::MatrixBSignedComponentsKHR,
+                b,
+                "MatrixBSignedComponentsKHR",
+            ),
+            (
+                mo::MatrixCSignedComponentsKHR,
+                c,
+                "MatrixCSignedComponentsKHR",
+            ),
+            (
+                mo::MatrixResultSignedComponentsKHR,
+                r,
+                "MatrixResultSignedComponentsKHR",
+            ),
         ] {
             if bits & bit != 0 && !int_comp(cx, &mat) {
-                cx.err(&KHR_MULADD_SIGNED, i, format!("{what} is set but that matrix's component type is {}", cx.type_name(mat.comp)))
-                    .rel_id(mat.comp, "component type");
+                cx.err(
+                    &KHR_MULADD_SIGNED,
+                    i,
+                    format!(
+                        "{what} is set but that matrix's component type is {}",
+                        cx.type_name(mat.comp)
+                    ),
+                )
+                .rel_id(mat.comp, "component type");
             }
         }
     }
@@ -572,17 +844,43 @@ fn muladd_nv(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let b = cx.vmat(cx.op_word(inst, 3)).filter(|m| !m.khr);
     let c = cx.vmat(cx.op_word(inst, 4)).filter(|m| !m.khr);
     let (Some(r), Some(a), Some(b), Some(c)) = (r, a, b, c) else {
-        cx.err(&NV_MULADD, i, "Result Type, A, B and C must all be OpTypeCooperativeMatrixNV");
+        cx.err(
+            &NV_MULADD,
+            i,
+            "Result Type, A, B and C must all be OpTypeCooperativeMatrixNV",
+        );
         return;
     };
     let v = |id: u32| cx.val(id);
     let (m_, n_, k_) = (v(a.rows), v(b.cols), v(a.cols));
-    if v(b.rows).differs(k_) || v(c.rows).differs(m_) || v(c.cols).differs(n_) || v(r.rows).differs(m_) || v(r.cols).differs(n_) {
-        cx.err(&NV_MULADD, i, format!("shapes do not agree: A {}x{}, B {}x{}, C {}x{}, Result {}x{}",
-            show(m_), show(k_), show(v(b.rows)), show(n_), show(v(c.rows)), show(v(c.cols)), show(v(r.rows)), show(v(r.cols))));
+    if v(b.rows).differs(k_)
+        || v(c.rows).differs(m_)
+        || v(c.cols).differs(n_)
+        || v(r.rows).differs(m_)
+        || v(r.cols).differs(n_)
+    {
+        cx.err(
+            &NV_MULADD,
+            i,
+            format!(
+                "shapes do not agree: A {}x{}, B {}x{}, C {}x{}, Result {}x{}",
+                show(m_),
+                show(k_),
+                show(v(b.rows)),
+                show(n_),
+                show(v(c.rows)),
+                show(v(c.cols)),
+                show(v(r.rows)),
+                show(v(r.cols))
+            ),
+        );
     }
     if [a, b, c].iter().any(|m| v(m.scope).differs(v(r.scope))) {
-        cx.err(&NV_MULADD, i, "A, B, C and Result Type must have the same scope");
+        cx.err(
+            &NV_MULADD,
+            i,
+            "A, B, C and Result Type must have the same scope",
+        );
     }
 }
 
@@ -595,7 +893,11 @@ fn length(cx: &mut Ctx, i: usize, inst: &Instruction) {
         _ => false,
     };
     if !ok {
-        cx.err(rule, i, "Result Type must be a 32-bit unsigned integer (OpTypeInt 32 0)");
+        cx.err(
+            rule,
+            i,
+            "Result Type must be a 32-bit unsigned integer (OpTypeInt 32 0)",
+        );
     }
     let t = cx.op_word(inst, 2);
     let is = match cx.ty(t) {
@@ -604,7 +906,11 @@ fn length(cx: &mut Ctx, i: usize, inst: &Instruction) {
         _ => false,
     };
     if !is {
-        cx.err(rule, i, format!("Type {} must be a cooperative matrix type", cx.name(t)));
+        cx.err(
+            rule,
+            i,
+            format!("Type {} must be a cooperative matrix type", cx.name(t)),
+        );
     }
 }
 
@@ -613,14 +919,31 @@ fn length(cx: &mut Ctx, i: usize, inst: &Instruction) {
 fn is_arith(o: u16) -> bool {
     matches!(
         o,
-        op::SNegate | op::FNegate | op::IAdd | op::FAdd | op::ISub | op::FSub | op::FMul | op::IMul | op::FDiv | op::SDiv | op::UDiv
+        op::SNegate
+            | op::FNegate
+            | op::IAdd
+            | op::FAdd
+            | op::ISub
+            | op::FSub
+            | op::FMul
+            | op::IMul
+            | op::FDiv
+            | op::SDiv
+            | op::UDiv
     )
 }
 
 fn is_conversion(o: u16) -> bool {
     matches!(
         o,
-        op::ConvertFToU | op::ConvertFToS | op::ConvertSToF | op::ConvertUToF | op::UConvert | op::SConvert | op::FConvert | op::Bitcast
+        op::ConvertFToU
+            | op::ConvertFToS
+            | op::ConvertSToF
+            | op::ConvertUToF
+            | op::UConvert
+            | op::SConvert
+            | op::FConvert
+            | op::Bitcast
     )
 }
 
@@ -628,42 +951,88 @@ fn generic(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let rt = inst.result_type.unwrap_or(0);
     let rmat = cx.mat(rt);
     let o = inst.opcode;
-    if matches!(o, op::CompositeConstruct | op::ConstantComposite | op::SpecConstantComposite) {
+    if matches!(
+        o,
+        op::CompositeConstruct | op::ConstantComposite | op::SpecConstantComposite
+    ) {
         if let Some(m) = rmat {
             let n = inst.operands.len() - 2;
             if n != 1 {
-                cx.err(&KHR_COMPOSITE, i, format!("a cooperative matrix composite takes exactly one constituent, found {n}"));
+                cx.err(
+                    &KHR_COMPOSITE,
+                    i,
+                    format!(
+                        "a cooperative matrix composite takes exactly one constituent, found {n}"
+                    ),
+                );
             } else {
                 let c = cx.op_word(inst, 2);
                 if cx.vty(c) != m.comp {
-                    cx.err(&KHR_COMPOSITE, i, format!("the constituent must have the component type {}", cx.type_name(m.comp)));
+                    cx.err(
+                        &KHR_COMPOSITE,
+                        i,
+                        format!(
+                            "the constituent must have the component type {}",
+                            cx.type_name(m.comp)
+                        ),
+                    );
                 }
             }
         }
         return;
     }
     if matches!(o, op::CompositeExtract | op::CompositeInsert) {
-        let (comp_id, obj) = if o == op::CompositeExtract { (cx.op_word(inst, 2), None) } else { (cx.op_word(inst, 3), Some(cx.op_word(inst, 2))) };
+        let (comp_id, obj) = if o == op::CompositeExtract {
+            (cx.op_word(inst, 2), None)
+        } else {
+            (cx.op_word(inst, 3), Some(cx.op_word(inst, 2)))
+        };
         if let Some(m) = cx.vmat(comp_id) {
             let idx = inst.operands.len() - if o == op::CompositeExtract { 3 } else { 4 };
             if idx != 1 {
-                cx.err(&KHR_EXTRACT, i, format!("component access into a cooperative matrix takes one index, found {idx}"));
+                cx.err(
+                    &KHR_EXTRACT,
+                    i,
+                    format!(
+                        "component access into a cooperative matrix takes one index, found {idx}"
+                    ),
+                );
             }
             let elem_ty = match obj {
                 None => rt,
                 Some(ob) => cx.vty(ob),
             };
             if elem_ty != m.comp {
-                cx.err(&KHR_EXTRACT, i, format!("the component must have the matrix's component type {}", cx.type_name(m.comp)));
+                cx.err(
+                    &KHR_EXTRACT,
+                    i,
+                    format!(
+                        "the component must have the matrix's component type {}",
+                        cx.type_name(m.comp)
+                    ),
+                );
             }
             if obj.is_some() && rt != cx.vty(comp_id) {
-                cx.err(&KHR_EXTRACT, i, "OpCompositeInsert's Result Type must be the composite's type");
+                cx.err(
+                    &KHR_EXTRACT,
+                    i,
+                    "OpCompositeInsert's Result Type must be the composite's type",
+                );
             }
         }
         return;
     }
-    let class = inst.desc().map(|d| d.class).unwrap_or("");
-    if !matches!(class, "Arithmetic" | "Bit" | "Relational_and_Logical" | "Conversion" | "Extension" | "Derivative" | "Composite") {
+    let class = crate::ctx::desc(inst.opcode).map(|d| d.class).unwrap_or("");
+    if !matches!(
+        class,
+        "Arithmetic"
+            | "Bit"
+            | "Relational_and_Logical"
+            | "Conversion"
+            | "Extension"
+            | "Derivative"
+            | "Composite"
+    ) {
         return;
     }
     let first = inst.first_arg();
@@ -677,20 +1046,40 @@ fn generic(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let khr = rmat.or(operand_mat.map(|x| x.1)).is_some_and(|m| m.khr);
     if is_arith(o) && (khr || !matches!(o, op::FMul | op::IMul)) {
         let Some(r) = rmat else {
-            cx.err(&KHR_ARITH, i, "arithmetic on cooperative matrices must produce a cooperative matrix");
+            cx.err(
+                &KHR_ARITH,
+                i,
+                "arithmetic on cooperative matrices must produce a cooperative matrix",
+            );
             return;
         };
         for k in first..inst.operands.len() {
             let id = cx.op_word(inst, k);
             if cx.vty(id) != rt {
-                cx.err(&KHR_ARITH, i, format!("operand {} must have the Result Type {}", cx.name(id), cx.type_name(rt)))
-                    .rel_id(cx.vty(id), "operand type");
+                cx.err(
+                    &KHR_ARITH,
+                    i,
+                    format!(
+                        "operand {} must have the Result Type {}",
+                        cx.name(id),
+                        cx.type_name(rt)
+                    ),
+                )
+                .rel_id(cx.vty(id), "operand type");
                 return;
             }
         }
         let float_op = matches!(o, op::FNegate | op::FAdd | op::FSub | op::FMul | op::FDiv);
         if float_op != matches!(cx.ty(r.comp), Ty::Float { .. }) {
-            cx.err(&KHR_ARITH, i, format!("{} does not fit the component type {}", inst.desc().map(|d| d.name).unwrap_or("?"), cx.type_name(r.comp)));
+            cx.err(
+                &KHR_ARITH,
+                i,
+                format!(
+                    "{} does not fit the component type {}",
+                    crate::ctx::desc(inst.opcode).map(|d| d.name).unwrap_or("?"),
+                    cx.type_name(r.comp)
+                ),
+            );
         }
         return;
     }
@@ -700,11 +1089,22 @@ fn generic(cx: &mut Ctx, i: usize, inst: &Instruction) {
         match (rmat, cx.vty(mat) == rt) {
             (Some(r), true) => {
                 if cx.vty(s) != r.comp {
-                    cx.err(&KHR_MATRIX_TIMES_SCALAR, i, format!("Scalar must have the component type {}", cx.type_name(r.comp)));
+                    cx.err(
+                        &KHR_MATRIX_TIMES_SCALAR,
+                        i,
+                        format!(
+                            "Scalar must have the component type {}",
+                            cx.type_name(r.comp)
+                        ),
+                    );
                 }
             }
             _ => {
-                cx.err(&KHR_MATRIX_TIMES_SCALAR, i, "Matrix must have the Result Type");
+                cx.err(
+                    &KHR_MATRIX_TIMES_SCALAR,
+                    i,
+                    "Matrix must have the Result Type",
+                );
             }
         }
         return;
@@ -716,33 +1116,67 @@ fn generic(cx: &mut Ctx, i: usize, inst: &Instruction) {
             return;
         };
         let v = |id: u32| cx.val(id);
-        if r.khr != s.khr || v(r.scope).differs(v(s.scope)) || v(r.rows).differs(v(s.rows)) || v(r.cols).differs(v(s.cols)) {
-            cx.err(&KHR_CONVERT, i, format!("conversion must keep Scope, Rows and Columns: {} to {}", cx.type_name(cx.vty(src)), cx.type_name(rt)));
+        if r.khr != s.khr
+            || v(r.scope).differs(v(s.scope))
+            || v(r.rows).differs(v(s.rows))
+            || v(r.cols).differs(v(s.cols))
+        {
+            cx.err(
+                &KHR_CONVERT,
+                i,
+                format!(
+                    "conversion must keep Scope, Rows and Columns: {} to {}",
+                    cx.type_name(cx.vty(src)),
+                    cx.type_name(rt)
+                ),
+            );
             return;
         }
         if r.khr {
             let (ru, su) = (v(r.usage), v(s.usage));
             if ru.differs(su) {
                 let relaxed = o != op::Bitcast
-                    && (cx.has_cap(capability::CooperativeMatrixConversionsNV) || cx.has_cap(capability::CooperativeMatrixConversionsEXT))
+                    && (cx.has_cap(capability::CooperativeMatrixConversionsNV)
+                        || cx.has_cap(capability::CooperativeMatrixConversionsEXT))
                     && su.known() == Some(usage::MatrixAccumulatorKHR as u64);
                 if !relaxed {
-                    cx.err(&KHR_CONVERT, i, format!("conversion must keep Use ({} to {})", use_name(su), use_name(ru)));
+                    cx.err(
+                        &KHR_CONVERT,
+                        i,
+                        format!(
+                            "conversion must keep Use ({} to {})",
+                            use_name(su),
+                            use_name(ru)
+                        ),
+                    );
                 }
             }
         }
         // "OpBitcast on objects of cooperative matrix type whose Component Type are integer
         // types with the same Width" (SPV_KHR_cooperative_matrix, conversion instructions).
-        if o == op::Bitcast && (!cx.is_int(r.comp) || !cx.is_int(s.comp) || cx.width(r.comp) != cx.width(s.comp)) {
-            cx.err(&KHR_CONVERT, i, "OpBitcast between cooperative matrices needs integer components of the same width");
+        if o == op::Bitcast
+            && (!cx.is_int(r.comp) || !cx.is_int(s.comp) || cx.width(r.comp) != cx.width(s.comp))
+        {
+            cx.err(
+                &KHR_CONVERT,
+                i,
+                "OpBitcast between cooperative matrices needs integer components of the same width",
+            );
         }
         return;
     }
-    if matches!(o, op::CopyObject | op::CopyLogical | op::CompositeConstructReplicateEXT) {
+    if matches!(
+        o,
+        op::CopyObject | op::CopyLogical | op::CompositeConstructReplicateEXT
+    ) {
         return;
     }
-    let name = inst.desc().map(|d| d.name).unwrap_or("?");
-    cx.err(&KHR_ARITH, i, format!("{name} is not allowed on cooperative matrices"));
+    let name = crate::ctx::desc(inst.opcode).map(|d| d.name).unwrap_or("?");
+    cx.err(
+        &KHR_ARITH,
+        i,
+        format!("{name} is not allowed on cooperative matrices"),
+    );
 }
 
 // ---- coopmat2 ---------------------------------------------------------------------------
@@ -763,9 +1197,17 @@ fn block_sizes(cx: &Ctx, mut id: u32) -> Option<(usize, Vec<u32>)> {
         let inst = &cx.m.instructions[d];
         match inst.opcode {
             op::TensorLayoutSetBlockSizeNV => {
-                return Some((d, (3..inst.operands.len()).map(|k| inst.word(k).unwrap_or(0)).collect()));
+                return Some((
+                    d,
+                    (3..inst.operands.len())
+                        .map(|k| inst.word(k).unwrap_or(0))
+                        .collect(),
+                ));
             }
-            op::TensorLayoutSetDimensionNV | op::TensorLayoutSetStrideNV | op::TensorLayoutSliceNV | op::TensorLayoutSetClampValueNV => {
+            op::TensorLayoutSetDimensionNV
+            | op::TensorLayoutSetStrideNV
+            | op::TensorLayoutSliceNV
+            | op::TensorLayoutSetClampValueNV => {
                 id = inst.word(2)?;
             }
             _ => return None,
@@ -774,31 +1216,66 @@ fn block_sizes(cx: &Ctx, mut id: u32) -> Option<(usize, Vec<u32>)> {
     None
 }
 
-fn tensor_load_store(cx: &mut Ctx, i: usize, inst: &Instruction, callbacks: &mut Vec<(usize, u32, &'static str)>) {
+fn tensor_load_store(
+    cx: &mut Ctx,
+    i: usize,
+    inst: &Instruction,
+    callbacks: &mut Vec<(usize, u32, &'static str)>,
+) {
     let load = inst.opcode == op::CooperativeMatrixLoadTensorNV;
     let base = if load { 2 } else { 0 };
     let ptr = cx.op_word(inst, base);
     let obj = cx.op_word(inst, base + 1);
     let lay = cx.op_word(inst, base + 2);
-    let rule = if load { &NV2_LOAD_TENSOR } else { &NV2_STORE_TENSOR };
-    let mat_ty = if load { inst.result_type.unwrap_or(0) } else { cx.vty(obj) };
+    let rule = if load {
+        &NV2_LOAD_TENSOR
+    } else {
+        &NV2_STORE_TENSOR
+    };
+    let mat_ty = if load {
+        inst.result_type.unwrap_or(0)
+    } else {
+        cx.vty(obj)
+    };
     let mat = cx.mat(mat_ty).filter(|m| m.khr);
     if mat.is_none() {
-        cx.err(rule, i, if load { "Result Type must be an OpTypeCooperativeMatrixKHR" } else { "Object must be a cooperative matrix (OpTypeCooperativeMatrixKHR)" });
+        cx.err(
+            rule,
+            i,
+            if load {
+                "Result Type must be an OpTypeCooperativeMatrixKHR"
+            } else {
+                "Object must be a cooperative matrix (OpTypeCooperativeMatrixKHR)"
+            },
+        );
     }
     if load && cx.vty(obj) != mat_ty {
-        cx.err(rule, i, "Object must have the Result Type").rel_id(cx.vty(obj), "Object's type");
+        cx.err(rule, i, "Object must have the Result Type")
+            .rel_id(cx.vty(obj), "Object's type");
     }
     if pointer_of(cx, ptr).is_err() {
-        cx.err(rule, i, format!("Pointer {} is not a pointer", cx.name(ptr)));
+        cx.err(
+            rule,
+            i,
+            format!("Pointer {} is not a pointer", cx.name(ptr)),
+        );
     }
     let lay_ty = cx.vty(lay);
     if !matches!(cx.ty(lay_ty), Ty::Layout { .. }) {
-        cx.err(rule, i, format!("TensorLayout {} must be a tensor layout (OpTypeTensorLayoutNV)", cx.name(lay)));
+        cx.err(
+            rule,
+            i,
+            format!(
+                "TensorLayout {} must be a tensor layout (OpTypeTensorLayoutNV)",
+                cx.name(lay)
+            ),
+        );
     }
     let ldim = tensor_dim(cx, lay_ty);
     mem_operand(cx, i, inst, load, &NV2_MEMOP);
-    let Some(tk) = operand_of_kind(inst, OperandKind::TensorAddressingOperands, base + 3) else { return };
+    let Some(tk) = operand_of_kind(inst, OperandKind::TensorAddressingOperands, base + 3) else {
+        return;
+    };
     let bits = cx.op_word(inst, tk);
     let mut k = tk + 1;
     let mut next = |cx: &Ctx| {
@@ -810,8 +1287,17 @@ fn tensor_load_store(cx: &mut Ctx, i: usize, inst: &Instruction, callbacks: &mut
         let v = next(cx);
         let vt = cx.vty(v);
         if !matches!(cx.ty(vt), Ty::View { .. }) {
-            cx.err(&NV2_TENSOR_VIEW, i, format!("TensorView {} must be a tensor view (OpTypeTensorViewNV)", cx.name(v)));
-        } else if let (Some(vd), Some(ld), Ty::View { has_dim, .. }) = (tensor_dim(cx, vt), ldim, cx.ty(vt)) {
+            cx.err(
+                &NV2_TENSOR_VIEW,
+                i,
+                format!(
+                    "TensorView {} must be a tensor view (OpTypeTensorViewNV)",
+                    cx.name(v)
+                ),
+            );
+        } else if let (Some(vd), Some(ld), Ty::View { has_dim, .. }) =
+            (tensor_dim(cx, vt), ldim, cx.ty(vt))
+        {
             // Without its own dimensions the view indexes the layout's span[0..VDim) (the
             // spec's linearToViewCoord), so a larger VDim reads past the layout: warn.
             if vd > ld && cx.const_value(has_dim) == Some(0) {
@@ -824,10 +1310,18 @@ fn tensor_load_store(cx: &mut Ctx, i: usize, inst: &Instruction, callbacks: &mut
     let decode = (bits & tao::DecodeFunc != 0).then(|| next(cx));
     let decode_vec = (bits & tao::DecodeVectorFunc != 0).then(|| next(cx));
     if !load && decode.is_some() {
-        cx.err(&NV2_STORE_TENSOR, i, "DecodeFunc cannot be used with OpCooperativeMatrixStoreTensorNV");
+        cx.err(
+            &NV2_STORE_TENSOR,
+            i,
+            "DecodeFunc cannot be used with OpCooperativeMatrixStoreTensorNV",
+        );
     }
     if decode_vec.is_some() && decode.is_none() {
-        cx.err(&DV_REQUIRES_DECODE, i, "DecodeVectorFunc requires DecodeFunc to be present as well");
+        cx.err(
+            &DV_REQUIRES_DECODE,
+            i,
+            "DecodeVectorFunc requires DecodeFunc to be present as well",
+        );
     }
     if (decode.is_some() || decode_vec.is_some()) && load {
         match cx.storage_of(ptr) {
@@ -849,35 +1343,57 @@ fn tensor_load_store(cx: &mut Ctx, i: usize, inst: &Instruction, callbacks: &mut
     if let Some(f) = decode_vec {
         callbacks.push((i, f, "DecodeVectorFunc"));
         let width = decode_signature(cx, i, f, comp, ldim, Some(()));
-        if let (Some(w), Some((bi, sizes))) = (width, block_sizes(cx, lay)) {
-            if let Some(&last) = sizes.last() {
-                if let Some(b) = cx.const_value(last) {
-                    if b % w as u64 != 0 {
-                        cx.err(&DV_BLOCK_MULTIPLE, i, format!("blockSize[Dim-1] = {b} is not a multiple of the DecodeVectorFunc width {w}"))
-                            .at(bi, "block size set here");
-                    }
-                }
-            }
+        if let (Some(w), Some((bi, sizes))) = (width, block_sizes(cx, lay))
+            && let Some(&last) = sizes.last()
+            && let Some(b) = cx.const_value(last)
+            && b % w as u64 != 0
+        {
+            cx.err(
+                &DV_BLOCK_MULTIPLE,
+                i,
+                format!(
+                    "blockSize[Dim-1] = {b} is not a multiple of the DecodeVectorFunc width {w}"
+                ),
+            )
+            .at(bi, "block size set here");
         }
     }
-    if !load {
-        if let Some((bi, sizes)) = block_sizes(cx, lay) {
-            if let Some(b) = sizes.iter().filter_map(|&s| cx.const_value(s)).find(|&b| b > 1) {
-                cx.err(&NV2_STORE_BLOCK, i, format!("a tensor layout with block size {b} cannot be used with OpCooperativeMatrixStoreTensorNV"))
+    if !load
+        && let Some((bi, sizes)) = block_sizes(cx, lay)
+        && let Some(b) = sizes
+            .iter()
+            .filter_map(|&s| cx.const_value(s))
+            .find(|&b| b > 1)
+    {
+        cx.err(&NV2_STORE_BLOCK, i, format!("a tensor layout with block size {b} cannot be used with OpCooperativeMatrixStoreTensorNV"))
                     .at(bi, "block size set here");
-            }
-        }
     }
 }
 
 /// Checks a DecodeFunc (`vector` None) or DecodeVectorFunc signature; returns the vector width.
-fn decode_signature(cx: &mut Ctx, i: usize, f: u32, comp: Option<u32>, ldim: Option<u64>, vector: Option<()>) -> Option<u32> {
+fn decode_signature(
+    cx: &mut Ctx,
+    i: usize,
+    f: u32,
+    comp: Option<u32>,
+    ldim: Option<u64>,
+    vector: Option<()>,
+) -> Option<u32> {
     let (what, func_rule, params_rule, ret_rule) = match vector {
-        None => ("DecodeFunc", &NV2_DECODE_FUNC, &NV2_DECODE_PARAMS, &NV2_DECODE_FUNC),
+        None => (
+            "DecodeFunc",
+            &NV2_DECODE_FUNC,
+            &NV2_DECODE_PARAMS,
+            &NV2_DECODE_FUNC,
+        ),
         Some(()) => ("DecodeVectorFunc", &NV2_DECODE_FUNC, &DV_PARAMS, &DV_RETURN),
     };
     let Some(func) = cx.m.function(f) else {
-        cx.err(func_rule, i, format!("{what} {} is not an OpFunction", cx.name(f)));
+        cx.err(
+            func_rule,
+            i,
+            format!("{what} {} is not an OpFunction", cx.name(f)),
+        );
         return None;
     };
     let def = func.def;
@@ -887,14 +1403,30 @@ fn decode_signature(cx: &mut Ctx, i: usize, f: u32, comp: Option<u32>, ldim: Opt
     match vector {
         None => {
             if comp.is_some_and(|c| c != ret) {
-                cx.err(ret_rule, i, format!("{what} must return the matrix component type {}", cx.type_name(comp.unwrap_or(0))))
-                    .at(def, what);
+                cx.err(
+                    ret_rule,
+                    i,
+                    format!(
+                        "{what} must return the matrix component type {}",
+                        cx.type_name(comp.unwrap_or(0))
+                    ),
+                )
+                .at(def, what);
             }
         }
         Some(()) => match cx.ty(ret) {
-            Ty::Vector { comp: c, count } if matches!(count, 2 | 4 | 8) && comp.is_none_or(|mc| mc == c) => width = Some(count),
+            Ty::Vector { comp: c, count }
+                if matches!(count, 2 | 4 | 8) && comp.is_none_or(|mc| mc == c) =>
+            {
+                width = Some(count)
+            }
             // OpTypeVectorIdEXT (LongVectorEXT): the length may be a specialization constant.
-            Ty::CoopVec { comp: c, count } if comp.is_none_or(|mc| mc == c) && cx.const_or_default(count).is_none_or(|n| matches!(n, 2 | 4 | 8)) => {
+            Ty::CoopVec { comp: c, count }
+                if comp.is_none_or(|mc| mc == c)
+                    && cx
+                        .const_or_default(count)
+                        .is_none_or(|n| matches!(n, 2 | 4 | 8)) =>
+            {
                 width = cx.const_value(count).map(|n| n as u32)
             }
             _ => {
@@ -904,29 +1436,60 @@ fn decode_signature(cx: &mut Ctx, i: usize, f: u32, comp: Option<u32>, ldim: Opt
         },
     }
     if params.len() != 3 {
-        cx.err(params_rule, i, format!("{what} must have exactly 3 parameters, found {}", params.len()))
-            .at(def, what);
+        cx.err(
+            params_rule,
+            i,
+            format!(
+                "{what} must have exactly 3 parameters, found {}",
+                params.len()
+            ),
+        )
+        .at(def, what);
         return width;
     }
     let p0 = cx.m.instructions[params[0]].result_type.unwrap_or(0);
-    if !matches!(cx.ty(p0), Ty::Pointer { storage: sc::PhysicalStorageBuffer, .. }) {
-        let rule = if vector.is_some() { &DV_PARAMS } else { &NV2_DECODE_FUNC };
-        cx.err(rule, i, format!("{what}'s first parameter must be a pointer in PhysicalStorageBuffer storage"))
-            .at(params[0], "parameter");
+    if !matches!(
+        cx.ty(p0),
+        Ty::Pointer {
+            storage: sc::PhysicalStorageBuffer,
+            ..
+        }
+    ) {
+        let rule = if vector.is_some() {
+            &DV_PARAMS
+        } else {
+            &NV2_DECODE_FUNC
+        };
+        cx.err(
+            rule,
+            i,
+            format!("{what}'s first parameter must be a pointer in PhysicalStorageBuffer storage"),
+        )
+        .at(params[0], "parameter");
     }
     for (n, &p) in params.iter().enumerate().skip(1) {
         let pt = cx.m.instructions[p].result_type.unwrap_or(0);
         let ok = match cx.ty(pt) {
-            Ty::Array { elem, len } => cx.is_int32(elem) && match (cx.const_value(len), ldim) {
-                (Some(l), Some(d)) => l == d,
-                _ => true,
-            },
+            Ty::Array { elem, len } => {
+                cx.is_int32(elem)
+                    && match (cx.const_value(len), ldim) {
+                        (Some(l), Some(d)) => l == d,
+                        _ => true,
+                    }
+            }
             _ => false,
         };
         if !ok {
             let dim = ldim.map(|d| d.to_string()).unwrap_or_else(|| "Dim".into());
-            cx.err(params_rule, i, format!("{what}'s parameter {} must be an array of {dim} 32-bit integers", n + 1))
-                .at(p, "parameter");
+            cx.err(
+                params_rule,
+                i,
+                format!(
+                    "{what}'s parameter {} must be an array of {dim} 32-bit integers",
+                    n + 1
+                ),
+            )
+            .at(p, "parameter");
         }
     }
     width
@@ -936,47 +1499,95 @@ fn reduce(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let rt = inst.result_type.unwrap_or(0);
     let src = cx.op_word(inst, 2);
     let (Some(r), Some(s)) = (cx.mat(rt).filter(|m| m.khr), cx.vmat(src).filter(|m| m.khr)) else {
-        cx.err(&NV2_REDUCE, i, "Result Type and Matrix must be OpTypeCooperativeMatrixKHR");
+        cx.err(
+            &NV2_REDUCE,
+            i,
+            "Result Type and Matrix must be OpTypeCooperativeMatrixKHR",
+        );
         return;
     };
     let v = |id: u32| cx.val(id);
     if r.comp != s.comp {
-        cx.err(&NV2_REDUCE, i, "Result Type and Matrix must have the same component type");
+        cx.err(
+            &NV2_REDUCE,
+            i,
+            "Result Type and Matrix must have the same component type",
+        );
     }
     let acc = Val::Known(usage::MatrixAccumulatorKHR as u64);
     if v(r.usage).differs(acc) || v(s.usage).differs(acc) {
-        cx.err(&NV2_REDUCE, i, "Result Type and Matrix must both have Use MatrixAccumulatorKHR");
+        cx.err(
+            &NV2_REDUCE,
+            i,
+            "Result Type and Matrix must both have Use MatrixAccumulatorKHR",
+        );
     }
     if v(r.scope).differs(v(s.scope)) {
-        cx.err(&NV2_REDUCE, i, "Result Type and Matrix must have the same scope");
+        cx.err(
+            &NV2_REDUCE,
+            i,
+            "Result Type and Matrix must have the same scope",
+        );
     }
     let mode = cx.op_word(inst, 3);
     let row = mode & red::Row != 0;
     let col = mode & red::Column != 0;
     let quad = mode & red::_2x2 != 0;
     if mode == 0 || (quad && (row || col)) {
-        cx.err(&NV2_REDUCE, i, "Reduce must be Row, Column, Row|Column or 2x2 (2x2 cannot be combined)");
+        cx.err(
+            &NV2_REDUCE,
+            i,
+            "Reduce must be Row, Column, Row|Column or 2x2 (2x2 cannot be combined)",
+        );
     } else if quad {
         let half = |a: Val, b: Val| matches!((a, b), (Val::Known(x), Val::Known(y)) if x * 2 != y);
         if half(v(r.rows), v(s.rows)) || half(v(r.cols), v(s.cols)) {
-            cx.err(&NV2_REDUCE, i, "with 2x2 the result must have half the rows and half the columns of Matrix");
+            cx.err(
+                &NV2_REDUCE,
+                i,
+                "with 2x2 the result must have half the rows and half the columns of Matrix",
+            );
         }
     } else if row && !col && v(r.rows).differs(v(s.rows)) {
-        cx.err(&NV2_REDUCE, i, "with Row the result must have the same number of rows as Matrix");
+        cx.err(
+            &NV2_REDUCE,
+            i,
+            "with Row the result must have the same number of rows as Matrix",
+        );
     } else if col && !row && v(r.cols).differs(v(s.cols)) {
-        cx.err(&NV2_REDUCE, i, "with Column the result must have the same number of columns as Matrix");
+        cx.err(
+            &NV2_REDUCE,
+            i,
+            "with Column the result must have the same number of columns as Matrix",
+        );
     }
     let f = cx.op_word(inst, 4);
     let Some(func) = cx.m.function(f) else {
-        cx.err(&NV2_REDUCE_FUNC, i, format!("CombineFunc {} is not an OpFunction", cx.name(f)));
+        cx.err(
+            &NV2_REDUCE_FUNC,
+            i,
+            format!("CombineFunc {} is not an OpFunction", cx.name(f)),
+        );
         return;
     };
     let def = func.def;
-    let ptys: Vec<u32> = func.params.iter().map(|&p| cx.m.instructions[p].result_type.unwrap_or(0)).collect();
+    let ptys: Vec<u32> = func
+        .params
+        .iter()
+        .map(|&p| cx.m.instructions[p].result_type.unwrap_or(0))
+        .collect();
     let ret = cx.m.instructions[def].result_type.unwrap_or(0);
     if ptys.len() != 2 || ptys.iter().any(|&t| t != s.comp) || ret != s.comp {
-        cx.err(&NV2_REDUCE_FUNC, i, format!("CombineFunc must take two {} parameters and return {}", cx.type_name(s.comp), cx.type_name(s.comp)))
-            .at(def, "CombineFunc");
+        cx.err(
+            &NV2_REDUCE_FUNC,
+            i,
+            format!(
+                "CombineFunc must take two {} parameters and return {}",
+                cx.type_name(s.comp),
+                cx.type_name(s.comp)
+            ),
+        )
+        .at(def, "CombineFunc");
     }
 }
 
@@ -984,42 +1595,89 @@ fn per_element(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let rt = inst.result_type.unwrap_or(0);
     let src = cx.op_word(inst, 2);
     let Some(s) = cx.vmat(src).filter(|m| m.khr) else {
-        cx.err(&NV2_PER_ELEMENT, i, "Matrix must be an OpTypeCooperativeMatrixKHR");
+        cx.err(
+            &NV2_PER_ELEMENT,
+            i,
+            "Matrix must be an OpTypeCooperativeMatrixKHR",
+        );
         return;
     };
     if cx.vty(src) != rt {
-        cx.err(&NV2_PER_ELEMENT, i, "Result Type must be the type of Matrix");
+        cx.err(
+            &NV2_PER_ELEMENT,
+            i,
+            "Result Type must be the type of Matrix",
+        );
     }
     let f = cx.op_word(inst, 3);
     let Some(func) = cx.m.function(f) else {
-        cx.err(&NV2_PER_ELEMENT, i, format!("Func {} is not an OpFunction", cx.name(f)));
+        cx.err(
+            &NV2_PER_ELEMENT,
+            i,
+            format!("Func {} is not an OpFunction", cx.name(f)),
+        );
         return;
     };
     let def = func.def;
-    let ptys: Vec<(usize, u32)> = func.params.iter().map(|&p| (p, cx.m.instructions[p].result_type.unwrap_or(0))).collect();
+    let ptys: Vec<(usize, u32)> = func
+        .params
+        .iter()
+        .map(|&p| (p, cx.m.instructions[p].result_type.unwrap_or(0)))
+        .collect();
     let ret = cx.m.instructions[def].result_type.unwrap_or(0);
     if ret != s.comp {
-        cx.err(&NV2_PER_ELEMENT, i, format!("Func must return the component type {}", cx.type_name(s.comp))).at(def, "Func");
+        cx.err(
+            &NV2_PER_ELEMENT,
+            i,
+            format!(
+                "Func must return the component type {}",
+                cx.type_name(s.comp)
+            ),
+        )
+        .at(def, "Func");
     }
     let extra = inst.operands.len() - 4;
     if ptys.len() != 3 + extra {
-        cx.err(&NV2_PER_ELEMENT, i, format!("Func must take {} parameters (row, column, element and {} operand(s)), found {}", 3 + extra, extra, ptys.len()))
-            .at(def, "Func");
+        cx.err(
+            &NV2_PER_ELEMENT,
+            i,
+            format!(
+                "Func must take {} parameters (row, column, element and {} operand(s)), found {}",
+                3 + extra,
+                extra,
+                ptys.len()
+            ),
+        )
+        .at(def, "Func");
         return;
     }
     for (k, &(p, t)) in ptys.iter().enumerate().take(2) {
         if !cx.is_int32(t) {
-            cx.err(&NV2_PER_ELEMENT, i, format!("Func parameter {} must be a 32-bit integer", k + 1)).at(p, "parameter");
+            cx.err(
+                &NV2_PER_ELEMENT,
+                i,
+                format!("Func parameter {} must be a 32-bit integer", k + 1),
+            )
+            .at(p, "parameter");
         }
     }
     if ptys[2].1 != s.comp {
-        cx.err(&NV2_PER_ELEMENT, i, "Func parameter 3 must have the component type").at(ptys[2].0, "parameter");
+        cx.err(
+            &NV2_PER_ELEMENT,
+            i,
+            "Func parameter 3 must have the component type",
+        )
+        .at(ptys[2].0, "parameter");
     }
     for k in 0..extra {
         let o = cx.op_word(inst, 4 + k);
         let ot = cx.vty(o);
         let (p, pt) = ptys[3 + k];
-        let ok = if cx.is_coop_type(ot) { ot == rt && pt == s.comp } else { ot == pt };
+        let ok = if cx.is_coop_type(ot) {
+            ot == rt && pt == s.comp
+        } else {
+            ot == pt
+        };
         if !ok {
             cx.err(&NV2_PER_ELEMENT, i, format!("operand {} does not match Func parameter {} (a matrix operand must have Matrix's type and the parameter its component type)", cx.name(o), 4 + k))
                 .at(p, "parameter");
@@ -1031,20 +1689,44 @@ fn convert_use(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let rt = inst.result_type.unwrap_or(0);
     let src = cx.op_word(inst, 2);
     let (Some(r), Some(s)) = (cx.mat(rt).filter(|m| m.khr), cx.vmat(src).filter(|m| m.khr)) else {
-        cx.err(&NV2_CONVERT_USE, i, "Result Type and Matrix must be OpTypeCooperativeMatrixKHR");
+        cx.err(
+            &NV2_CONVERT_USE,
+            i,
+            "Result Type and Matrix must be OpTypeCooperativeMatrixKHR",
+        );
         return;
     };
     let v = |id: u32| cx.val(id);
-    if r.comp != s.comp || v(r.scope).differs(v(s.scope)) || v(r.rows).differs(v(s.rows)) || v(r.cols).differs(v(s.cols)) {
-        cx.err(&NV2_CONVERT_USE, i, "Result Type and Matrix must have the same component type, scope, rows and columns");
+    if r.comp != s.comp
+        || v(r.scope).differs(v(s.scope))
+        || v(r.rows).differs(v(s.rows))
+        || v(r.cols).differs(v(s.cols))
+    {
+        cx.err(
+            &NV2_CONVERT_USE,
+            i,
+            "Result Type and Matrix must have the same component type, scope, rows and columns",
+        );
     }
     let (ru, su) = (v(r.usage), v(s.usage));
-    if cx.has_cap(capability::CooperativeMatrixConversionsEXT) && !cx.has_cap(capability::CooperativeMatrixConversionsNV) {
+    if cx.has_cap(capability::CooperativeMatrixConversionsEXT)
+        && !cx.has_cap(capability::CooperativeMatrixConversionsNV)
+    {
         if !ru.differs(su) && ru.known().is_some() {
             cx.err(&NV2_CONVERT_USE, i, "the conversion must change Use");
         }
-    } else if su.differs(Val::Known(usage::MatrixAccumulatorKHR as u64)) || ru.differs(Val::Known(0)) && ru.differs(Val::Known(1)) {
-        cx.err(&NV2_CONVERT_USE, i, format!("converts MatrixAccumulatorKHR to MatrixAKHR or MatrixBKHR, found {} to {}", use_name(su), use_name(ru)));
+    } else if su.differs(Val::Known(usage::MatrixAccumulatorKHR as u64))
+        || ru.differs(Val::Known(0)) && ru.differs(Val::Known(1))
+    {
+        cx.err(
+            &NV2_CONVERT_USE,
+            i,
+            format!(
+                "converts MatrixAccumulatorKHR to MatrixAKHR or MatrixBKHR, found {} to {}",
+                use_name(su),
+                use_name(ru)
+            ),
+        );
     }
 }
 
@@ -1052,20 +1734,49 @@ fn transpose(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let rt = inst.result_type.unwrap_or(0);
     let src = cx.op_word(inst, 2);
     let (Some(r), Some(s)) = (cx.mat(rt).filter(|m| m.khr), cx.vmat(src).filter(|m| m.khr)) else {
-        cx.err(&NV2_TRANSPOSE, i, "Result Type and Matrix must be OpTypeCooperativeMatrixKHR");
+        cx.err(
+            &NV2_TRANSPOSE,
+            i,
+            "Result Type and Matrix must be OpTypeCooperativeMatrixKHR",
+        );
         return;
     };
     let v = |id: u32| cx.val(id);
-    if v(r.scope).differs(v(s.scope)) || v(r.rows).differs(v(s.cols)) || v(r.cols).differs(v(s.rows)) {
-        cx.err(&NV2_TRANSPOSE, i, "the result must have Matrix's scope with Rows and Columns swapped");
+    if v(r.scope).differs(v(s.scope))
+        || v(r.rows).differs(v(s.cols))
+        || v(r.cols).differs(v(s.rows))
+    {
+        cx.err(
+            &NV2_TRANSPOSE,
+            i,
+            "the result must have Matrix's scope with Rows and Columns swapped",
+        );
     }
-    if v(s.usage).differs(Val::Known(usage::MatrixAccumulatorKHR as u64)) || v(r.usage).differs(Val::Known(usage::MatrixBKHR as u64)) {
-        cx.err(&NV2_TRANSPOSE, i, format!("transposes MatrixAccumulatorKHR to MatrixBKHR, found {} to {}", use_name(v(s.usage)), use_name(v(r.usage))));
+    if v(s.usage).differs(Val::Known(usage::MatrixAccumulatorKHR as u64))
+        || v(r.usage).differs(Val::Known(usage::MatrixBKHR as u64))
+    {
+        cx.err(
+            &NV2_TRANSPOSE,
+            i,
+            format!(
+                "transposes MatrixAccumulatorKHR to MatrixBKHR, found {} to {}",
+                use_name(v(s.usage)),
+                use_name(v(r.usage))
+            ),
+        );
     }
     if r.comp != s.comp {
-        cx.err(&NV2_TRANSPOSE_COMPONENT, i, format!("component types differ: {} to {}", cx.type_name(s.comp), cx.type_name(r.comp)))
-            .rel_id(rt, "Result Type")
-            .rel_id(cx.vty(src), "Matrix type");
+        cx.err(
+            &NV2_TRANSPOSE_COMPONENT,
+            i,
+            format!(
+                "component types differ: {} to {}",
+                cx.type_name(s.comp),
+                cx.type_name(r.comp)
+            ),
+        )
+        .rel_id(rt, "Result Type")
+        .rel_id(cx.vty(src), "Matrix type");
     }
 }
 
@@ -1073,7 +1784,10 @@ fn workgroup_size_specified(cx: &mut Ctx, type_inst: usize) {
     let m = cx.m;
     let has_mode = m.instructions.iter().any(|inst| {
         matches!(inst.opcode, op::ExecutionMode | op::ExecutionModeId)
-            && matches!(inst.word(1), Some(execution_mode::LocalSize | execution_mode::LocalSizeId))
+            && matches!(
+                inst.word(1),
+                Some(execution_mode::LocalSize | execution_mode::LocalSizeId)
+            )
     });
     let has_builtin = m.instructions.iter().any(|inst| {
         inst.opcode == op::Decorate
@@ -1094,7 +1808,19 @@ fn create_tensor(cx: &mut Ctx, i: usize, inst: &Instruction) {
         _ => matches!(cx.ty(rt), Ty::View { .. }),
     };
     if !ok {
-        cx.err(&TA_CREATE, i, format!("Result Type {} must be a tensor {} type", cx.name(rt), if inst.opcode == op::CreateTensorLayoutNV { "layout" } else { "view" }));
+        cx.err(
+            &TA_CREATE,
+            i,
+            format!(
+                "Result Type {} must be a tensor {} type",
+                cx.name(rt),
+                if inst.opcode == op::CreateTensorLayoutNV {
+                    "layout"
+                } else {
+                    "view"
+                }
+            ),
+        );
     }
 }
 
@@ -1103,16 +1829,38 @@ fn tensor_set(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let obj = cx.op_word(inst, 2);
     let layout_op = matches!(
         inst.opcode,
-        op::TensorLayoutSetDimensionNV | op::TensorLayoutSetStrideNV | op::TensorLayoutSliceNV | op::TensorLayoutSetClampValueNV | op::TensorLayoutSetBlockSizeNV
+        op::TensorLayoutSetDimensionNV
+            | op::TensorLayoutSetStrideNV
+            | op::TensorLayoutSliceNV
+            | op::TensorLayoutSetClampValueNV
+            | op::TensorLayoutSetBlockSizeNV
     );
-    let ty_ok = if layout_op { matches!(cx.ty(rt), Ty::Layout { .. }) } else { matches!(cx.ty(rt), Ty::View { .. }) };
+    let ty_ok = if layout_op {
+        matches!(cx.ty(rt), Ty::Layout { .. })
+    } else {
+        matches!(cx.ty(rt), Ty::View { .. })
+    };
     if !ty_ok {
-        cx.err(&TA_OPERAND_TYPES, i, format!("Result Type must be a tensor {} type", if layout_op { "layout" } else { "view" }));
+        cx.err(
+            &TA_OPERAND_TYPES,
+            i,
+            format!(
+                "Result Type must be a tensor {} type",
+                if layout_op { "layout" } else { "view" }
+            ),
+        );
         return;
     }
     if cx.vty(obj) != rt {
-        cx.err(&TA_OPERAND_TYPES, i, format!("the input object {} must have the Result Type", cx.name(obj)))
-            .rel_id(cx.vty(obj), "its type");
+        cx.err(
+            &TA_OPERAND_TYPES,
+            i,
+            format!(
+                "the input object {} must have the Result Type",
+                cx.name(obj)
+            ),
+        )
+        .rel_id(cx.vty(obj), "its type");
     }
     let n = inst.operands.len() - 3;
     let expect = match (inst.opcode, tensor_dim(cx, rt)) {
@@ -1122,16 +1870,27 @@ fn tensor_set(cx: &mut Ctx, i: usize, inst: &Instruction) {
         (_, Some(d)) => Some(d as usize),
         _ => None,
     };
-    if let Some(e) = expect {
-        if e != n {
-            cx.err(&TA_OPERANDS, i, format!("{} operands expected for this tensor dimension, found {n}", e))
-                .rel_id(rt, "tensor type");
-        }
+    if let Some(e) = expect
+        && e != n
+    {
+        cx.err(
+            &TA_OPERANDS,
+            i,
+            format!(
+                "{} operands expected for this tensor dimension, found {n}",
+                e
+            ),
+        )
+        .rel_id(rt, "tensor type");
     }
     for k in 3..inst.operands.len() {
         let v = cx.op_word(inst, k);
         if !cx.is_int32_value(v) {
-            cx.err(&TA_OPERAND_TYPES, i, format!("operand {} must be a scalar 32-bit integer", cx.name(v)));
+            cx.err(
+                &TA_OPERAND_TYPES,
+                i,
+                format!("operand {} must be a scalar 32-bit integer", cx.name(v)),
+            );
             break;
         }
     }
@@ -1140,7 +1899,14 @@ fn tensor_set(cx: &mut Ctx, i: usize, inst: &Instruction) {
 // ---- QCOM -------------------------------------------------------------------------------
 
 fn qcom_elem_ok(cx: &Ctx, elem: u32) -> bool {
-    matches!(cx.ty(elem), Ty::Int { width: 32, .. } | Ty::Float { width: 32 | 16, encoding: None })
+    matches!(
+        cx.ty(elem),
+        Ty::Int { width: 32, .. }
+            | Ty::Float {
+                width: 32 | 16,
+                encoding: None
+            }
+    )
 }
 
 fn array_of(cx: &Ctx, ty: u32) -> Option<(u32, Option<u64>)> {
@@ -1154,50 +1920,112 @@ fn qcom_bitcast(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let rt = inst.result_type.unwrap_or(0);
     let src = cx.op_word(inst, 2);
     let (Some((re, rl)), Some((se, sl))) = (array_of(cx, rt), array_of(cx, cx.vty(src))) else {
-        cx.err(&QCOM_BITCAST_ARRAY, i, "Result Type and Source Array must be one-dimensional arrays");
+        cx.err(
+            &QCOM_BITCAST_ARRAY,
+            i,
+            "Result Type and Source Array must be one-dimensional arrays",
+        );
         return;
     };
     if !qcom_elem_ok(cx, re) || !qcom_elem_ok(cx, se) {
-        cx.err(&QCOM_BITCAST_ARRAY, i, "array elements must be 32-bit integers, fp32 or fp16");
+        cx.err(
+            &QCOM_BITCAST_ARRAY,
+            i,
+            "array elements must be 32-bit integers, fp32 or fp16",
+        );
         return;
     }
-    if let (Some(rl), Some(sl), Some(rw), Some(sw)) = (rl, sl, cx.width(re), cx.width(se)) {
-        if rl * rw as u64 != sl * sw as u64 {
-            cx.err(&QCOM_BITCAST_ARRAY, i, format!("total sizes differ: {} bits to {} bits", sl * sw as u64, rl * rw as u64));
-        }
+    if let (Some(rl), Some(sl), Some(rw), Some(sw)) = (rl, sl, cx.width(re), cx.width(se))
+        && rl * rw as u64 != sl * sw as u64
+    {
+        cx.err(
+            &QCOM_BITCAST_ARRAY,
+            i,
+            format!(
+                "total sizes differ: {} bits to {} bits",
+                sl * sw as u64,
+                rl * rw as u64
+            ),
+        );
     }
 }
 
 fn qcom_construct(cx: &mut Ctx, i: usize, inst: &Instruction, construct: bool) {
-    let rule = if construct { &QCOM_CONSTRUCT } else { &QCOM_EXTRACT };
+    let rule = if construct {
+        &QCOM_CONSTRUCT
+    } else {
+        &QCOM_EXTRACT
+    };
     let rt = inst.result_type.unwrap_or(0);
     let other = cx.op_word(inst, 2);
-    let (mat_ty, arr_ty) = if construct { (rt, cx.vty(other)) } else { (cx.vty(other), rt) };
+    let (mat_ty, arr_ty) = if construct {
+        (rt, cx.vty(other))
+    } else {
+        (cx.vty(other), rt)
+    };
     let Some(mt) = cx.mat(mat_ty).filter(|m| m.khr) else {
-        cx.err(rule, i, if construct { "Result Type must be an OpTypeCooperativeMatrixKHR" } else { "the source must be a cooperative matrix" });
+        cx.err(
+            rule,
+            i,
+            if construct {
+                "Result Type must be an OpTypeCooperativeMatrixKHR"
+            } else {
+                "the source must be a cooperative matrix"
+            },
+        );
         return;
     };
     let Some((elem, len)) = array_of(cx, arr_ty) else {
-        cx.err(rule, i, "the per-invocation value must be a one-dimensional array");
+        cx.err(
+            rule,
+            i,
+            "the per-invocation value must be a one-dimensional array",
+        );
         return;
     };
     if cx.val(mt.scope).differs(Val::Known(scope::Subgroup as u64)) {
         cx.err(rule, i, "the cooperative matrix must have Subgroup scope");
     }
-    let packed = matches!(cx.ty(elem), Ty::Int { width: 32, signed: false }) && elem != mt.comp;
+    let packed = matches!(
+        cx.ty(elem),
+        Ty::Int {
+            width: 32,
+            signed: false
+        }
+    ) && elem != mt.comp;
     if elem != mt.comp && !packed {
-        cx.err(rule, i, format!("array elements must be the component type {} or a 32-bit unsigned integer", cx.type_name(mt.comp)));
+        cx.err(
+            rule,
+            i,
+            format!(
+                "array elements must be the component type {} or a 32-bit unsigned integer",
+                cx.type_name(mt.comp)
+            ),
+        );
         return;
     }
     let cw = cx.width(mt.comp).unwrap_or(32) as u64;
-    let (Some(u), rows, cols) = (cx.val(mt.usage).known(), cx.val(mt.rows).known(), cx.val(mt.cols).known()) else { return };
+    let (Some(u), rows, cols) = (
+        cx.val(mt.usage).known(),
+        cx.val(mt.rows).known(),
+        cx.val(mt.cols).known(),
+    ) else {
+        return;
+    };
     let is_float = matches!(cx.ty(mt.comp), Ty::Float { .. });
     let comp_ok = match u {
         0 | 1 => matches!((cw, is_float), (8, false) | (32, true) | (16, true)),
         _ => matches!((cw, is_float), (32, false) | (32, true) | (16, true)),
     };
     if !comp_ok {
-        cx.err(rule, i, format!("component type {} is not allowed for this Use", cx.type_name(mt.comp)));
+        cx.err(
+            rule,
+            i,
+            format!(
+                "component type {} is not allowed for this Use",
+                cx.type_name(mt.comp)
+            ),
+        );
         return;
     }
     // Use A: Columns span 256 bits; Use B: Rows span 256 bits (one row/column per invocation).
@@ -1208,7 +2036,16 @@ fn qcom_construct(cx: &mut Ctx, i: usize, inst: &Instruction, construct: bool) {
         _ => (None, cols),
     };
     if u <= 1 && fixed.is_some_and(|f| f != span) {
-        cx.err(rule, i, format!("with Use {} the {} must be {span} for {}", use_name(Val::Known(u)), if u == 0 { "Columns" } else { "Rows" }, cx.type_name(mt.comp)));
+        cx.err(
+            rule,
+            i,
+            format!(
+                "with Use {} the {} must be {span} for {}",
+                use_name(Val::Known(u)),
+                if u == 0 { "Columns" } else { "Rows" },
+                cx.type_name(mt.comp)
+            ),
+        );
         return;
     }
     let want = match (u, packed) {
@@ -1217,10 +2054,14 @@ fn qcom_construct(cx: &mut Ctx, i: usize, inst: &Instruction, construct: bool) {
         (_, true) if cw == 16 => line.map(|c| c / 2),
         (_, _) => line,
     };
-    if let (Some(w), Some(l)) = (want, len) {
-        if w != l {
-            cx.err(rule, i, format!("the array must have {w} elements, found {l}"));
-        }
+    if let (Some(w), Some(l)) = (want, len)
+        && w != l
+    {
+        cx.err(
+            rule,
+            i,
+            format!("the array must have {w} elements, found {l}"),
+        );
     }
 }
 
@@ -1229,22 +2070,38 @@ fn qcom_sub_array(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let src = cx.op_word(inst, 2);
     let idx = cx.op_word(inst, 3);
     let (Some((re, rl)), Some((se, sl))) = (array_of(cx, rt), array_of(cx, cx.vty(src))) else {
-        cx.err(&QCOM_SUB_ARRAY, i, "Result Type and Source Array must be one-dimensional arrays");
+        cx.err(
+            &QCOM_SUB_ARRAY,
+            i,
+            "Result Type and Source Array must be one-dimensional arrays",
+        );
         return;
     };
     if re != se || !qcom_elem_ok(cx, re) {
-        cx.err(&QCOM_SUB_ARRAY, i, "the result must be an array of the source's element type (i32, u32, f32 or f16)");
+        cx.err(
+            &QCOM_SUB_ARRAY,
+            i,
+            "the result must be an array of the source's element type (i32, u32, f32 or f16)",
+        );
     }
     if !cx.is_int32_value(idx) {
         cx.err(&QCOM_SUB_ARRAY, i, "Start Index must be a 32-bit integer");
     }
     if let (Some(rl), Some(sl)) = (rl, sl) {
         if rl > sl {
-            cx.err(&QCOM_SUB_ARRAY, i, format!("the result ({rl} elements) is longer than the source ({sl})"));
-        } else if let Some(s) = cx.const_value(idx) {
-            if s + rl > sl {
-                cx.err(&QCOM_SUB_ARRAY, i, format!("Start Index {s} + {rl} exceeds the source length {sl}"));
-            }
+            cx.err(
+                &QCOM_SUB_ARRAY,
+                i,
+                format!("the result ({rl} elements) is longer than the source ({sl})"),
+            );
+        } else if let Some(s) = cx.const_value(idx)
+            && s + rl > sl
+        {
+            cx.err(
+                &QCOM_SUB_ARRAY,
+                i,
+                format!("Start Index {s} + {rl} exceeds the source length {sl}"),
+            );
         }
     }
 }
@@ -1252,7 +2109,10 @@ fn qcom_sub_array(cx: &mut Ctx, i: usize, inst: &Instruction) {
 // ---- cooperative vector -----------------------------------------------------------------
 
 fn coopvec_storage_ok(s: u32, workgroup: bool) -> bool {
-    matches!(s, sc::StorageBuffer | sc::PhysicalStorageBuffer | sc::CrossWorkgroup) || (workgroup && s == sc::Workgroup)
+    matches!(
+        s,
+        sc::StorageBuffer | sc::PhysicalStorageBuffer | sc::CrossWorkgroup
+    ) || (workgroup && s == sc::Workgroup)
 }
 
 fn coopvec_load_store(cx: &mut Ctx, i: usize, inst: &Instruction) {
@@ -1260,9 +2120,17 @@ fn coopvec_load_store(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let base = if load { 2 } else { 0 };
     let ptr = cx.op_word(inst, base);
     let off = cx.op_word(inst, base + 1);
-    let vt = if load { inst.result_type.unwrap_or(0) } else { cx.vty(cx.op_word(inst, 2)) };
+    let vt = if load {
+        inst.result_type.unwrap_or(0)
+    } else {
+        cx.vty(cx.op_word(inst, 2))
+    };
     if !matches!(cx.ty(vt), Ty::CoopVec { .. }) {
-        cx.err(&CV_LOAD_STORE, i, "the loaded or stored object must be an OpTypeCooperativeVectorNV");
+        cx.err(
+            &CV_LOAD_STORE,
+            i,
+            "the loaded or stored object must be an OpTypeCooperativeVectorNV",
+        );
     }
     match cx.vshape_ty(ptr) {
         Ty::Pointer { storage, pointee } => {
@@ -1287,14 +2155,21 @@ fn coopvec_matmul(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let add = inst.opcode == op::CooperativeVectorMatrixMulAddNV;
     let rt = inst.result_type.unwrap_or(0);
     if !matches!(cx.ty(rt), Ty::CoopVec { .. }) {
-        cx.err(&CV_MATMUL, i, "Result Type must be a cooperative vector type");
+        cx.err(
+            &CV_MATMUL,
+            i,
+            "Result Type must be a cooperative vector type",
+        );
     }
     let input = cx.op_word(inst, 2);
     if !matches!(cx.vshape_ty(input), Ty::CoopVec { .. }) {
         cx.err(&CV_MATMUL, i, "Input must be a cooperative vector");
     }
     let mut ptrs = vec![(cx.op_word(inst, 4), cx.op_word(inst, 5), "Matrix")];
-    let mut consts = vec![(cx.op_word(inst, 3), "InputInterpretation"), (cx.op_word(inst, 6), "MatrixInterpretation")];
+    let mut consts = vec![
+        (cx.op_word(inst, 3), "InputInterpretation"),
+        (cx.op_word(inst, 6), "MatrixInterpretation"),
+    ];
     let rest = if add {
         ptrs.push((cx.op_word(inst, 7), cx.op_word(inst, 8), "Bias"));
         consts.push((cx.op_word(inst, 9), "BiasInterpretation"));
@@ -1313,17 +2188,29 @@ fn coopvec_matmul(cx: &mut Ctx, i: usize, inst: &Instruction) {
             }
         }
         if !cx.is_int32_value(off) {
-            cx.err(&CV_MATMUL, i, format!("{what}Offset must be a 32-bit integer"));
+            cx.err(
+                &CV_MATMUL,
+                i,
+                format!("{what}Offset must be a 32-bit integer"),
+            );
         }
     }
     for (c, what) in consts {
         if !cx.is_constant(c) || !cx.is_int32_value(c) {
-            cx.err(&CV_MATMUL, i, format!("{what} must be a 32-bit integer constant instruction"));
+            cx.err(
+                &CV_MATMUL,
+                i,
+                format!("{what} must be a 32-bit integer constant instruction"),
+            );
         }
     }
     let tr = cx.op_word(inst, rest + 3);
     if !cx.is_constant(tr) || cx.ty(cx.vty(tr)) != Ty::Bool {
-        cx.err(&CV_MATMUL, i, "Transpose must be a boolean constant instruction");
+        cx.err(
+            &CV_MATMUL,
+            i,
+            "Transpose must be a boolean constant instruction",
+        );
     }
 }
 
@@ -1345,7 +2232,11 @@ fn coopvec_accumulate(cx: &mut Ctx, i: usize, inst: &Instruction) {
         match (a, b) {
             (Ty::CoopVec { comp: ca, .. }, Ty::CoopVec { comp: cb, .. }) if ca == cb => {}
             _ => {
-                cx.err(&CV_ACCUMULATE, i, "A and B must be cooperative vectors with the same component type");
+                cx.err(
+                    &CV_ACCUMULATE,
+                    i,
+                    "A and B must be cooperative vectors with the same component type",
+                );
             }
         }
     } else if !matches!(cx.vshape_ty(cx.op_word(inst, 2)), Ty::CoopVec { .. }) {
@@ -1378,13 +2269,19 @@ fn is_tangled(cx: &Ctx, inst: &Instruction) -> bool {
     ) {
         return true;
     }
-    let class = inst.desc().map(|d| d.class).unwrap_or("");
+    let class = crate::ctx::desc(inst.opcode).map(|d| d.class).unwrap_or("");
     if matches!(class, "Group" | "Non-Uniform" | "Derivative") {
         return true;
     }
-    if (is_arith(o) || is_conversion(o) || matches!(o, op::CompositeConstruct | op::CompositeConstructReplicateEXT | op::MatrixTimesScalar))
+    if (is_arith(o)
+        || is_conversion(o)
+        || matches!(
+            o,
+            op::CompositeConstruct | op::CompositeConstructReplicateEXT | op::MatrixTimesScalar
+        ))
         && (inst.result_type.is_some_and(|t| cx.is_coop_type(t))
-            || (inst.first_arg()..inst.operands.len()).any(|k| cx.is_coop_type(cx.vty(inst.word(k).unwrap_or(0)))))
+            || (inst.first_arg()..inst.operands.len())
+                .any(|k| cx.is_coop_type(cx.vty(inst.word(k).unwrap_or(0)))))
     {
         return true;
     }
@@ -1422,26 +2319,42 @@ fn no_tangled(cx: &mut Ctx, callbacks: &[(usize, u32, &'static str)]) {
             if !reported.insert((f, i)) {
                 continue;
             }
-            let tname = m.instructions[t].desc().map(|d| d.name).unwrap_or("?");
+            let tname = crate::ctx::desc(m.instructions[t].opcode)
+                .map(|d| d.name)
+                .unwrap_or("?");
             let owner = m.owner(t).unwrap_or(0);
             let msg = if owner == f {
-                format!("{what} {} contains the tangled instruction {tname}", cx.name(f))
+                format!(
+                    "{what} {} contains the tangled instruction {tname}",
+                    cx.name(f)
+                )
             } else {
-                format!("{what} {} calls {} which contains the tangled instruction {tname}", cx.name(f), cx.name(owner))
+                format!(
+                    "{what} {} calls {} which contains the tangled instruction {tname}",
+                    cx.name(f),
+                    cx.name(owner)
+                )
             };
-            cx.err(&NV2_NO_TANGLED, i, msg).at(t, "tangled instruction").rel_id(f, what);
+            cx.err(&NV2_NO_TANGLED, i, msg)
+                .at(t, "tangled instruction")
+                .rel_id(f, what);
         }
     }
 }
 
-fn find_tangled(f: u32, direct: &HashMap<u32, (Option<usize>, Vec<u32>)>, memo: &mut HashMap<u32, Option<usize>>, stack: &mut Vec<u32>) -> Option<usize> {
+fn find_tangled(
+    f: u32,
+    direct: &HashMap<u32, (Option<usize>, Vec<u32>)>,
+    memo: &mut HashMap<u32, Option<usize>>,
+    stack: &mut Vec<u32>,
+) -> Option<usize> {
     if let Some(&r) = memo.get(&f) {
         return r;
     }
     if stack.contains(&f) {
         return None;
     }
-    let Some((first, callees)) = direct.get(&f) else { return None };
+    let (first, callees) = direct.get(&f)?;
     let mut r = *first;
     if r.is_none() {
         stack.push(f);
@@ -1456,4 +2369,3 @@ fn find_tangled(f: u32, direct: &HashMap<u32, (Option<usize>, Vec<u32>)>, memo: 
     memo.insert(f, r);
     r
 }
-

@@ -1,7 +1,7 @@
 //! Core structure: header, logical layout, ids and SSA dominance, types and constants,
 //! capabilities/extensions/versions, memory model, decorations, functions, structured control flow.
 
-use crate::ctx::{Ctx, Konst, MAX_BOUND, Ty};
+use crate::ctx::{Ctx, FxMap, FxSet, Konst, MAX_BOUND, Ty};
 use crate::rules::*;
 use coopmat_spirv::binary::Instruction;
 use coopmat_spirv::grammar::{
@@ -9,7 +9,7 @@ use coopmat_spirv::grammar::{
     op, storage_class,
 };
 use coopmat_spirv::module::{Section, is_terminator, section_of};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// Per-block facts of one module, blocks numbered globally across functions.
@@ -26,7 +26,7 @@ pub(crate) struct Cfg {
     pub dom_in: Vec<u32>,
     pub dom_out: Vec<u32>,
     /// Block number of each label id.
-    pub by_label: HashMap<u32, u32>,
+    pub by_label: FxMap<u32, u32>,
 }
 
 impl Cfg {
@@ -57,7 +57,10 @@ fn header(cx: &mut Ctx) {
     let m = cx.m;
     let v = m.header.version();
     if v.0 != 1 || v.1 > 6 {
-        cx.err_module(&CORE_HEADER, format!("invalid SPIR-V version {}.{}", v.0, v.1));
+        cx.err_module(
+            &CORE_HEADER,
+            format!("invalid SPIR-V version {}.{}", v.0, v.1),
+        );
     }
     let max = cx.opts.target_env.max_spirv();
     if v > max {
@@ -74,22 +77,37 @@ fn header(cx: &mut Ctx) {
         );
     }
     if m.header.bound > MAX_BOUND + 1 {
-        cx.err_module(&CORE_HEADER, format!("id bound {} exceeds the limit {}", m.header.bound, MAX_BOUND + 1));
+        cx.err_module(
+            &CORE_HEADER,
+            format!(
+                "id bound {} exceeds the limit {}",
+                m.header.bound,
+                MAX_BOUND + 1
+            ),
+        );
         cx.fatal = true;
     }
     for d in &m.diagnostics {
-        let idx = m.instructions.iter().position(|i| i.offset == d.offset).unwrap_or(0);
+        let idx = m
+            .instructions
+            .iter()
+            .position(|i| i.offset == d.offset)
+            .unwrap_or(0);
         cx.err(&CORE_HEADER, idx, d.message.clone());
     }
     for (i, inst) in m.instructions.iter().enumerate() {
-        if inst.desc().is_none() {
+        if crate::ctx::desc(inst.opcode).is_none() {
             cx.err(&CORE_HEADER, i, format!("invalid opcode {}", inst.opcode));
         }
-        if let Some(id) = inst.result_id {
-            if id == 0 || id >= m.header.bound {
-                cx.err(&CORE_ID_DEFINED, i, format!("result id %{id} is outside the id bound {}", m.header.bound));
-                cx.fatal = true;
-            }
+        if let Some(id) = inst.result_id
+            && (id == 0 || id >= m.header.bound)
+        {
+            cx.err(
+                &CORE_ID_DEFINED,
+                i,
+                format!("result id %{id} is outside the id bound {}", m.header.bound),
+            );
+            cx.fatal = true;
         }
     }
 }
@@ -122,25 +140,37 @@ fn layout(cx: &mut Ctx) {
         if !in_functions {
             let s = m.section(i);
             if s < prev {
-                let name = inst.desc().map(|d| d.name).unwrap_or("?");
+                let name = crate::ctx::desc(inst.opcode).map(|d| d.name).unwrap_or("?");
                 cx.err(
                     &CORE_LAYOUT,
                     i,
-                    format!("{name} ({}) appears after {}", section_name(s), section_name(prev)),
+                    format!(
+                        "{name} ({}) appears after {}",
+                        section_name(s),
+                        section_name(prev)
+                    ),
                 );
             } else {
                 prev = s;
             }
             if inst.opcode == op::Variable && inst.word(2) == Some(storage_class::Function) {
-                cx.err(&CORE_LAYOUT, i, "a module-scope OpVariable cannot use the Function storage class");
+                cx.err(
+                    &CORE_LAYOUT,
+                    i,
+                    "a module-scope OpVariable cannot use the Function storage class",
+                );
             }
             continue;
         }
         let s = section_of(inst.opcode);
-        let class = inst.desc().map(|d| d.class).unwrap_or("");
+        let class = crate::ctx::desc(inst.opcode).map(|d| d.class).unwrap_or("");
         if s < Section::Global || class == "Type-Declaration" || class == "Constant-Creation" {
-            let name = inst.desc().map(|d| d.name).unwrap_or("?");
-            cx.err(&CORE_LAYOUT, i, format!("{name} cannot appear inside a function"));
+            let name = crate::ctx::desc(inst.opcode).map(|d| d.name).unwrap_or("?");
+            cx.err(
+                &CORE_LAYOUT,
+                i,
+                format!("{name} cannot appear inside a function"),
+            );
         }
     }
     // Function-local variables: Function storage, and at the start of the first block.
@@ -151,7 +181,11 @@ fn layout(cx: &mut Ctx) {
                 let inst = &m.instructions[i];
                 if inst.opcode == op::Variable {
                     if inst.word(2) != Some(storage_class::Function) {
-                        cx.err(&CORE_LAYOUT, i, "a variable in a function must use the Function storage class");
+                        cx.err(
+                            &CORE_LAYOUT,
+                            i,
+                            "a variable in a function must use the Function storage class",
+                        );
                     } else if !leading {
                         cx.err(&CORE_LAYOUT, i, "all OpVariable instructions of a function must be the first instructions of its first block");
                     }
@@ -167,7 +201,13 @@ fn memory_model_check(cx: &mut Ctx) {
     let m = cx.m;
     let mms: Vec<usize> = m.find(op::MemoryModel).collect();
     if mms.len() != 1 {
-        cx.err_module(&CORE_MEMORY_MODEL, format!("a module needs exactly one OpMemoryModel, found {}", mms.len()));
+        cx.err_module(
+            &CORE_MEMORY_MODEL,
+            format!(
+                "a module needs exactly one OpMemoryModel, found {}",
+                mms.len()
+            ),
+        );
     }
     if cx.opts.target_env.is_vulkan() {
         if !cx.has_cap(capability::Shader) {
@@ -178,10 +218,18 @@ fn memory_model_check(cx: &mut Ctx) {
             let am = inst.word(0).unwrap_or(0);
             let mm = inst.word(1).unwrap_or(0);
             if am != addressing_model::Logical && am != addressing_model::PhysicalStorageBuffer64 {
-                cx.err(&CORE_VK_SHADER, i, "Vulkan requires the Logical or PhysicalStorageBuffer64 addressing model");
+                cx.err(
+                    &CORE_VK_SHADER,
+                    i,
+                    "Vulkan requires the Logical or PhysicalStorageBuffer64 addressing model",
+                );
             }
             if mm != memory_model::GLSL450 && mm != memory_model::Vulkan {
-                cx.err(&CORE_VK_SHADER, i, "Vulkan requires the GLSL450 or Vulkan memory model");
+                cx.err(
+                    &CORE_VK_SHADER,
+                    i,
+                    "Vulkan requires the GLSL450 or Vulkan memory model",
+                );
             }
         }
     }
@@ -197,7 +245,7 @@ pub(crate) fn build_cfg(cx: &Ctx) -> Cfg {
         reachable: Vec::new(),
         dom_in: Vec::new(),
         dom_out: Vec::new(),
-        by_label: HashMap::new(),
+        by_label: FxMap::default(),
     };
     let mut succ: Vec<Vec<u32>> = Vec::new();
     for (fnum, f) in m.functions().iter().enumerate() {
@@ -216,10 +264,10 @@ pub(crate) fn build_cfg(cx: &Ctx) -> Cfg {
             let term = &m.instructions[b.body.end - 1];
             let mut s = Vec::new();
             for t in successors(term) {
-                if let Some(&tb) = cfg.by_label.get(&t) {
-                    if tb >= base {
-                        s.push(tb);
-                    }
+                if let Some(&tb) = cfg.by_label.get(&t)
+                    && tb >= base
+                {
+                    s.push(tb);
                 }
             }
             succ.push(s);
@@ -326,9 +374,7 @@ pub(crate) fn build_cfg(cx: &Ctx) -> Cfg {
                 st.pop();
             }
         }
-        for b in 0..n {
-            cfg.reachable[base + b] = seen[b];
-        }
+        cfg.reachable[base..base + n].copy_from_slice(&seen);
         base += n;
     }
     cfg
@@ -359,13 +405,24 @@ fn forward_ok(inst: &Instruction, n: usize, target_op: u16) -> bool {
         return true;
     }
     match inst.opcode {
-        op::Name | op::MemberName | op::Decorate | op::DecorateId | op::DecorateString
-        | op::MemberDecorate | op::MemberDecorateString | op::GroupDecorate
-        | op::GroupMemberDecorate | op::EntryPoint | op::ExecutionModeId | op::ExecutionMode
+        op::Name
+        | op::MemberName
+        | op::Decorate
+        | op::DecorateId
+        | op::DecorateString
+        | op::MemberDecorate
+        | op::MemberDecorateString
+        | op::GroupDecorate
+        | op::GroupMemberDecorate
+        | op::EntryPoint
+        | op::ExecutionModeId
+        | op::ExecutionMode
         | op::TypeForwardPointer => true,
         op::Phi => true,
         // A pointer type may name a struct declared after an OpTypeForwardPointer.
-        op::TypePointer | op::TypeStruct | op::TypeUntypedPointerKHR => target_op == op::TypeStruct || target_op == op::TypePointer,
+        op::TypePointer | op::TypeStruct | op::TypeUntypedPointerKHR => {
+            target_op == op::TypeStruct || target_op == op::TypePointer
+        }
         _ => {
             let _ = n;
             false
@@ -376,7 +433,12 @@ fn forward_ok(inst: &Instruction, n: usize, target_op: u16) -> bool {
 fn is_id_kind(k: Option<OperandKind>) -> bool {
     matches!(
         k,
-        Some(OperandKind::IdRef | OperandKind::IdResultType | OperandKind::IdScope | OperandKind::IdMemorySemantics)
+        Some(
+            OperandKind::IdRef
+                | OperandKind::IdResultType
+                | OperandKind::IdScope
+                | OperandKind::IdMemorySemantics
+        )
     )
 }
 
@@ -384,12 +446,12 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
     let m = cx.m;
     let bound = m.header.bound;
     // Forward-declared pointer types may be used before their OpTypePointer.
-    let mut forward_ptrs: HashSet<u32> = HashSet::new();
+    let mut forward_ptrs: FxSet<u32> = FxSet::default();
     for inst in &m.instructions {
-        if inst.opcode == op::TypeForwardPointer {
-            if let Some(p) = inst.word(0) {
-                forward_ptrs.insert(p);
-            }
+        if inst.opcode == op::TypeForwardPointer
+            && let Some(p) = inst.word(0)
+        {
+            forward_ptrs.insert(p);
         }
     }
     for (i, inst) in m.instructions.iter().enumerate() {
@@ -400,17 +462,29 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
             }
             let id = inst.words[o.offset as usize];
             if id == 0 || id >= bound {
-                cx.err(&CORE_ID_DEFINED, i, format!("id %{id} is outside the id bound {bound}"));
+                cx.err(
+                    &CORE_ID_DEFINED,
+                    i,
+                    format!("id %{id} is outside the id bound {bound}"),
+                );
                 continue;
             }
             let Some(d) = cx.def(id) else {
-                cx.err(&CORE_ID_DEFINED, i, format!("id {} has not been defined", cx.name(id)));
+                cx.err(
+                    &CORE_ID_DEFINED,
+                    i,
+                    format!("id {} has not been defined", cx.name(id)),
+                );
                 continue;
             };
             let dop = m.instructions[d].opcode;
             if d >= i && !forward_ok(inst, n, dop) && !forward_ptrs.contains(&id) {
-                cx.err(&CORE_ID_FORWARD, i, format!("id {} is used before its definition", cx.name(id)))
-                    .at(d, "defined here");
+                cx.err(
+                    &CORE_ID_FORWARD,
+                    i,
+                    format!("id {} is used before its definition", cx.name(id)),
+                )
+                .at(d, "defined here");
                 continue;
             }
             // SSA dominance for ids defined inside a function body.
@@ -420,18 +494,26 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
             }
             if use_block == u32::MAX {
                 // Module-level uses of function-local ids (decorations, names) are fine.
-                if m.section(i) == Section::Function && inst.opcode != op::FunctionEnd {
-                    if let (Some(uf), Some(df)) = (m.owner(i), m.owner(d)) {
-                        if uf != df {
-                            cx.err(&CORE_SSA_DOMINANCE, i, format!("id {} is defined in another function", cx.name(id)));
-                        }
-                    }
+                if m.section(i) == Section::Function
+                    && inst.opcode != op::FunctionEnd
+                    && let (Some(uf), Some(df)) = (m.owner(i), m.owner(d))
+                    && uf != df
+                {
+                    cx.err(
+                        &CORE_SSA_DOMINANCE,
+                        i,
+                        format!("id {} is defined in another function", cx.name(id)),
+                    );
                 }
                 continue;
             }
             if cfg.func[def_block as usize] != cfg.func[use_block as usize] {
-                cx.err(&CORE_SSA_DOMINANCE, i, format!("id {} is defined in another function", cx.name(id)))
-                    .at(d, "defined here");
+                cx.err(
+                    &CORE_SSA_DOMINANCE,
+                    i,
+                    format!("id {} is defined in another function", cx.name(id)),
+                )
+                .at(d, "defined here");
                 continue;
             }
             let ub = if inst.opcode == op::Phi {
@@ -452,21 +534,35 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
                 cfg.reachable[def_block as usize] && cfg.dominates(def_block, ub)
             };
             if !ok {
-                let dl = m.instructions[cfg.label[def_block as usize]].result_id.unwrap_or(0);
-                let ul = m.instructions[cfg.label[ub as usize]].result_id.unwrap_or(0);
+                let dl = m.instructions[cfg.label[def_block as usize]]
+                    .result_id
+                    .unwrap_or(0);
+                let ul = m.instructions[cfg.label[ub as usize]]
+                    .result_id
+                    .unwrap_or(0);
                 cx.err(
                     &CORE_SSA_DOMINANCE,
                     i,
-                    format!("id {} defined in block {} does not dominate its use in block {}", cx.name(id), cx.name(dl), cx.name(ul)),
+                    format!(
+                        "id {} defined in block {} does not dominate its use in block {}",
+                        cx.name(id),
+                        cx.name(dl),
+                        cx.name(ul)
+                    ),
                 )
                 .at(d, "defined here");
             }
         }
         // Result types must be types.
-        if let Some(t) = inst.result_type {
-            if cx.def(t).is_some() && cx.ty(t) == Ty::None {
-                cx.err(&CORE_OPERAND_TYPE, i, format!("result type {} is not a type", cx.name(t)));
-            }
+        if let Some(t) = inst.result_type
+            && cx.def(t).is_some()
+            && cx.ty(t) == Ty::None
+        {
+            cx.err(
+                &CORE_OPERAND_TYPE,
+                i,
+                format!("result type {} is not a type", cx.name(t)),
+            );
         }
     }
 }
@@ -479,15 +575,27 @@ fn types_and_constants(cx: &mut Ctx) {
             op::TypeInt => {
                 let w = inst.word(1).unwrap_or(0);
                 let s = inst.word(2).unwrap_or(0);
-                if !matches!(w, 8 | 16 | 32 | 64) && !(w == 4 && !vulkan) {
+                let known = matches!(w, 8 | 16 | 32 | 64) || (w == 4 && !vulkan);
+                if !known {
                     cx.err(&CORE_TYPE, i, format!("invalid integer width {w}"));
                 }
                 if s > 1 {
                     cx.err(&CORE_TYPE, i, "signedness must be 0 or 1");
                 }
                 let ok = match w {
-                    8 => cx.has_cap(capability::Int8) || cx.has_cap(capability::StorageBuffer8BitAccess) || cx.has_cap(capability::UniformAndStorageBuffer8BitAccess) || cx.has_cap(capability::StoragePushConstant8),
-                    16 => cx.has_cap(capability::Int16) || cx.has_cap(capability::StorageBuffer16BitAccess) || cx.has_cap(capability::UniformAndStorageBuffer16BitAccess) || cx.has_cap(capability::StoragePushConstant16) || cx.has_cap(capability::StorageInputOutput16),
+                    8 => {
+                        cx.has_cap(capability::Int8)
+                            || cx.has_cap(capability::StorageBuffer8BitAccess)
+                            || cx.has_cap(capability::UniformAndStorageBuffer8BitAccess)
+                            || cx.has_cap(capability::StoragePushConstant8)
+                    }
+                    16 => {
+                        cx.has_cap(capability::Int16)
+                            || cx.has_cap(capability::StorageBuffer16BitAccess)
+                            || cx.has_cap(capability::UniformAndStorageBuffer16BitAccess)
+                            || cx.has_cap(capability::StoragePushConstant16)
+                            || cx.has_cap(capability::StorageInputOutput16)
+                    }
                     64 => cx.has_cap(capability::Int64),
                     _ => true,
                 };
@@ -498,16 +606,28 @@ fn types_and_constants(cx: &mut Ctx) {
             op::TypeFloat => {
                 let w = inst.word(1).unwrap_or(0);
                 let enc = inst.word(2);
-                if !matches!(w, 16 | 32 | 64) && !(matches!(w, 4 | 8) && enc.is_some()) {
+                let known = matches!(w, 16 | 32 | 64) || (matches!(w, 4 | 8) && enc.is_some());
+                if !known {
                     cx.err(&CORE_TYPE, i, format!("invalid floating-point width {w}"));
                 }
                 let ok = match (w, enc) {
-                    (16, None) => cx.has_cap(capability::Float16) || cx.has_cap(capability::Float16Buffer) || cx.has_cap(capability::StorageBuffer16BitAccess) || cx.has_cap(capability::UniformAndStorageBuffer16BitAccess) || cx.has_cap(capability::StoragePushConstant16) || cx.has_cap(capability::StorageInputOutput16),
+                    (16, None) => {
+                        cx.has_cap(capability::Float16)
+                            || cx.has_cap(capability::Float16Buffer)
+                            || cx.has_cap(capability::StorageBuffer16BitAccess)
+                            || cx.has_cap(capability::UniformAndStorageBuffer16BitAccess)
+                            || cx.has_cap(capability::StoragePushConstant16)
+                            || cx.has_cap(capability::StorageInputOutput16)
+                    }
                     (64, _) => cx.has_cap(capability::Float64),
                     _ => true,
                 };
                 if !ok {
-                    cx.err(&CORE_CAPABILITY, i, format!("a {w}-bit float type needs the Float{w} capability"));
+                    cx.err(
+                        &CORE_CAPABILITY,
+                        i,
+                        format!("a {w}-bit float type needs the Float{w} capability"),
+                    );
                 }
             }
             op::TypeVector => {
@@ -518,7 +638,9 @@ fn types_and_constants(cx: &mut Ctx) {
                 }
                 let ok = match n {
                     2..=4 => true,
-                    8 | 16 => cx.has_cap(capability::Vector16) || cx.has_cap(capability::LongVectorEXT),
+                    8 | 16 => {
+                        cx.has_cap(capability::Vector16) || cx.has_cap(capability::LongVectorEXT)
+                    }
                     _ => n >= 2 && cx.has_cap(capability::LongVectorEXT),
                 };
                 if !ok {
@@ -529,15 +651,27 @@ fn types_and_constants(cx: &mut Ctx) {
                 let e = inst.word(1).unwrap_or(0);
                 let len = inst.word(2).unwrap_or(0);
                 if matches!(cx.ty(e), Ty::None | Ty::Void) {
-                    cx.err(&CORE_TYPE, i, "an array's element type must be a non-void type");
+                    cx.err(
+                        &CORE_TYPE,
+                        i,
+                        "an array's element type must be a non-void type",
+                    );
                 }
                 match cx.konst(len) {
                     Konst::None => {
-                        cx.err(&CORE_TYPE, i, "an array length must be a constant instruction");
+                        cx.err(
+                            &CORE_TYPE,
+                            i,
+                            "an array length must be a constant instruction",
+                        );
                     }
                     k => {
                         if !cx.is_int(cx.vty(len)) {
-                            cx.err(&CORE_TYPE, i, "an array length must be a scalar integer constant");
+                            cx.err(
+                                &CORE_TYPE,
+                                i,
+                                "an array length must be a scalar integer constant",
+                            );
                         } else if k == Konst::Value(0) {
                             cx.err(&CORE_TYPE, i, "an array length must be at least 1");
                         }
@@ -547,14 +681,24 @@ fn types_and_constants(cx: &mut Ctx) {
             op::TypeRuntimeArray => {
                 let e = inst.word(1).unwrap_or(0);
                 if matches!(cx.ty(e), Ty::None | Ty::Void) {
-                    cx.err(&CORE_TYPE, i, "a runtime array's element type must be a non-void type");
+                    cx.err(
+                        &CORE_TYPE,
+                        i,
+                        "a runtime array's element type must be a non-void type",
+                    );
                 }
             }
             op::TypeStruct => {
                 for n in 1..inst.operands.len() {
                     let t = inst.word(n).unwrap_or(0);
-                    if matches!(cx.ty(t), Ty::None | Ty::Void) && cx.def_op(t) != op::TypeForwardPointer {
-                        cx.err(&CORE_TYPE, i, format!("struct member {} is not a non-void type", n - 1));
+                    if matches!(cx.ty(t), Ty::None | Ty::Void)
+                        && cx.def_op(t) != op::TypeForwardPointer
+                    {
+                        cx.err(
+                            &CORE_TYPE,
+                            i,
+                            format!("struct member {} is not a non-void type", n - 1),
+                        );
                     }
                 }
             }
@@ -566,7 +710,11 @@ fn types_and_constants(cx: &mut Ctx) {
                 for n in 2..inst.operands.len() {
                     let t = inst.word(n).unwrap_or(0);
                     if matches!(cx.ty(t), Ty::None | Ty::Void) {
-                        cx.err(&CORE_TYPE, i, format!("function parameter {} is not a non-void type", n - 2));
+                        cx.err(
+                            &CORE_TYPE,
+                            i,
+                            format!("function parameter {} is not a non-void type", n - 2),
+                        );
                     }
                 }
             }
@@ -581,20 +729,32 @@ fn types_and_constants(cx: &mut Ctx) {
                 match cx.ty(t) {
                     Ty::Int { width, .. } | Ty::Float { width, .. } => {
                         let want = width.div_ceil(32) as usize;
-                        let got = if inst.operands.len() > 2 { inst.operand_words(2).len() } else { 0 };
+                        let got = if inst.operands.len() > 2 {
+                            inst.operand_words(2).len()
+                        } else {
+                            0
+                        };
                         if got != want {
                             cx.err(&CORE_CONSTANT, i, format!("a {width}-bit constant needs {want} literal word(s), found {got}"));
                         }
                     }
                     _ => {
-                        cx.err(&CORE_CONSTANT, i, "the result type of OpConstant must be a scalar integer or float type");
+                        cx.err(
+                            &CORE_CONSTANT,
+                            i,
+                            "the result type of OpConstant must be a scalar integer or float type",
+                        );
                     }
                 }
             }
-            op::ConstantTrue | op::ConstantFalse | op::SpecConstantTrue | op::SpecConstantFalse => {
-                if cx.ty(inst.result_type.unwrap_or(0)) != Ty::Bool {
-                    cx.err(&CORE_CONSTANT, i, "the result type of a boolean constant must be OpTypeBool");
-                }
+            op::ConstantTrue | op::ConstantFalse | op::SpecConstantTrue | op::SpecConstantFalse
+                if cx.ty(inst.result_type.unwrap_or(0)) != Ty::Bool =>
+            {
+                cx.err(
+                    &CORE_CONSTANT,
+                    i,
+                    "the result type of a boolean constant must be OpTypeBool",
+                );
             }
             op::ConstantComposite | op::SpecConstantComposite | op::CompositeConstruct => {
                 let t = inst.result_type.unwrap_or(0);
@@ -608,12 +768,23 @@ fn types_and_constants(cx: &mut Ctx) {
                     let is_vec = matches!(cx.ty(t), Ty::Vector { .. });
                     if inst.opcode != op::CompositeConstruct || !is_vec {
                         if n != count {
-                            cx.err(&CORE_CONSTANT, i, format!("{count} constituents expected, found {n}"));
+                            cx.err(
+                                &CORE_CONSTANT,
+                                i,
+                                format!("{count} constituents expected, found {n}"),
+                            );
                         }
                         for k in 2..inst.operands.len() {
                             let c = inst.word(k).unwrap_or(0);
                             if cx.vty(c) != elem {
-                                cx.err(&CORE_CONSTANT, i, format!("constituent {} does not have the element type", cx.name(c)));
+                                cx.err(
+                                    &CORE_CONSTANT,
+                                    i,
+                                    format!(
+                                        "constituent {} does not have the element type",
+                                        cx.name(c)
+                                    ),
+                                );
                                 break;
                             }
                         }
@@ -623,7 +794,11 @@ fn types_and_constants(cx: &mut Ctx) {
                     for k in 2..inst.operands.len() {
                         let c = inst.word(k).unwrap_or(0);
                         if !cx.is_constant(c) && cx.def_op(c) != op::Undef {
-                            cx.err(&CORE_CONSTANT, i, format!("constituent {} is not a constant", cx.name(c)));
+                            cx.err(
+                                &CORE_CONSTANT,
+                                i,
+                                format!("constituent {} is not a constant", cx.name(c)),
+                            );
                         }
                     }
                 }
@@ -640,7 +815,10 @@ fn enum_table() -> &'static HashMap<EnumKey, &'static EnumerantDesc> {
     T.get_or_init(|| {
         let mut map = HashMap::new();
         for k in grammar::OPERAND_KINDS {
-            if matches!(k.category, OperandCategory::ValueEnum | OperandCategory::BitEnum) {
+            if matches!(
+                k.category,
+                OperandCategory::ValueEnum | OperandCategory::BitEnum
+            ) {
                 for e in k.enumerants {
                     map.entry((k.kind, e.value)).or_insert(e);
                 }
@@ -676,9 +854,17 @@ fn unmet(
     let mv = cx.m.header.version();
     let cap_ok = !check_caps
         || caps.is_empty()
-        || caps.iter().any(|c| cap_table().get(c).is_some_and(|v| cx.has_cap(*v)));
+        || caps
+            .iter()
+            .any(|c| cap_table().get(c).is_some_and(|v| cx.has_cap(*v)));
     if !cap_ok {
-        return Some((true, format!("{what} requires one of these capabilities: {}", caps.join(" "))));
+        return Some((
+            true,
+            format!(
+                "{what} requires one of these capabilities: {}",
+                caps.join(" ")
+            ),
+        ));
     }
     let avail = match version {
         Some(v) if mv >= v => true,
@@ -691,7 +877,13 @@ fn unmet(
             let v = version.unwrap_or((1, 0));
             return Some((false, format!("{what} requires SPIR-V {}.{}", v.0, v.1)));
         }
-        return Some((false, format!("{what} requires one of these extensions: {}", exts.join(" "))));
+        return Some((
+            false,
+            format!(
+                "{what} requires one of these extensions: {}",
+                exts.join(" ")
+            ),
+        ));
     }
     None
 }
@@ -700,40 +892,73 @@ fn requirements(cx: &mut Ctx) {
     let m = cx.m;
     let table = enum_table();
     let mut found: Vec<(usize, bool, String)> = Vec::new();
+    // Requirements depend only on the opcode or enumerant (the module's capabilities are
+    // fixed), so each is decided once; messages are built only for failures.
+    let mut op_ok: FxMap<u16, bool> = FxMap::default();
+    let mut enum_ok: FxMap<(OperandKind, u32, bool), bool> = FxMap::default();
     for (i, inst) in m.instructions.iter().enumerate() {
-        let Some(d) = inst.desc() else { continue };
-        if let Some((is_cap, msg)) = unmet(cx, d.name, d.capabilities, d.extensions, d.version, true) {
+        let Some(d) = crate::ctx::desc(inst.opcode) else {
+            continue;
+        };
+        let ok = *op_ok.entry(inst.opcode).or_insert_with(|| {
+            unmet(cx, d.name, d.capabilities, d.extensions, d.version, true).is_none()
+        });
+        if !ok
+            && let Some((is_cap, msg)) =
+                unmet(cx, d.name, d.capabilities, d.extensions, d.version, true)
+        {
             found.push((i, is_cap, msg));
         }
         for (n, o) in inst.operands.iter().enumerate() {
             let Some(kind) = o.kind else { continue };
-            let desc = grammar::operand_kind(kind);
+            let category = grammar::operand_kind(kind).category;
+            if !matches!(
+                category,
+                OperandCategory::ValueEnum | OperandCategory::BitEnum
+            ) {
+                continue;
+            }
             let v = inst.words[o.offset as usize];
             // OpCapability's own operand lists implicit declarations, not requirements.
             let check_caps = !(inst.opcode == op::Capability && n == 0);
-            match desc.category {
-                OperandCategory::ValueEnum => {
-                    if let Some(e) = table.get(&(kind, v)) {
-                        let what = format!("{} {}", desc.name, e.name);
-                        if let Some((c, msg)) = unmet(cx, &what, e.capabilities, e.extensions, e.version, check_caps) {
-                            found.push((i, c, msg));
-                        }
+            let mut one = |value: u32| {
+                let Some(e) = table.get(&(kind, value)) else {
+                    return;
+                };
+                let ok = *enum_ok.entry((kind, value, check_caps)).or_insert_with(|| {
+                    unmet(
+                        cx,
+                        e.name,
+                        e.capabilities,
+                        e.extensions,
+                        e.version,
+                        check_caps,
+                    )
+                    .is_none()
+                });
+                if !ok {
+                    let what = format!("{} {}", grammar::operand_kind(kind).name, e.name);
+                    if let Some((c, msg)) = unmet(
+                        cx,
+                        &what,
+                        e.capabilities,
+                        e.extensions,
+                        e.version,
+                        check_caps,
+                    ) {
+                        found.push((i, c, msg));
                     }
                 }
-                OperandCategory::BitEnum => {
-                    let mut bits = v;
-                    while bits != 0 {
-                        let b = bits & bits.wrapping_neg();
-                        bits &= bits - 1;
-                        if let Some(e) = table.get(&(kind, b)) {
-                            let what = format!("{} {}", desc.name, e.name);
-                            if let Some((c, msg)) = unmet(cx, &what, e.capabilities, e.extensions, e.version, true) {
-                                found.push((i, c, msg));
-                            }
-                        }
-                    }
+            };
+            if category == OperandCategory::ValueEnum {
+                one(v);
+            } else {
+                let mut bits = v;
+                while bits != 0 {
+                    let b = bits & bits.wrapping_neg();
+                    bits &= bits - 1;
+                    one(b);
                 }
-                _ => {}
             }
         }
     }
@@ -762,9 +987,10 @@ fn function_operand_ok(inst: &Instruction, n: usize) -> bool {
         op::ExtInst | op::ExtInstWithForwardRefsKHR => true,
         op::Function => false,
         _ => {
-            let class = inst.desc().map(|d| d.class).unwrap_or("");
+            let class = crate::ctx::desc(inst.opcode).map(|d| d.class).unwrap_or("");
             // Vendor function-pointer and enqueue instructions.
-            class == "Reserved" && inst.desc().is_some_and(|d| d.name.contains("FunctionPointer"))
+            class == "Reserved"
+                && crate::ctx::desc(inst.opcode).is_some_and(|d| d.name.contains("FunctionPointer"))
                 || inst.opcode == op::EnqueueKernel
         }
     }
@@ -779,31 +1005,55 @@ fn functions(cx: &mut Ctx) {
             }
             let id = inst.words[o.offset as usize];
             if cx.def_op(id) == op::Function && !function_operand_ok(inst, n) {
-                cx.err(&CORE_FUNCTION_USE, i, format!("function {} cannot be used as this operand", cx.name(id)));
+                cx.err(
+                    &CORE_FUNCTION_USE,
+                    i,
+                    format!("function {} cannot be used as this operand", cx.name(id)),
+                );
             }
         }
         if inst.opcode == op::FunctionCall {
             let callee = inst.word(2).unwrap_or(0);
             let Some(f) = m.function(callee) else {
-                cx.err(&CORE_FUNCTION_USE, i, format!("{} is not a function", cx.name(callee)));
+                cx.err(
+                    &CORE_FUNCTION_USE,
+                    i,
+                    format!("{} is not a function", cx.name(callee)),
+                );
                 continue;
             };
             let fdef = &m.instructions[f.def];
             if fdef.result_type != inst.result_type {
-                cx.err(&CORE_FUNCTION_USE, i, "OpFunctionCall's result type differs from the callee's return type")
-                    .at(f.def, "callee");
+                cx.err(
+                    &CORE_FUNCTION_USE,
+                    i,
+                    "OpFunctionCall's result type differs from the callee's return type",
+                )
+                .at(f.def, "callee");
             }
             let args = inst.operands.len().saturating_sub(3);
             if args != f.params.len() {
-                cx.err(&CORE_FUNCTION_USE, i, format!("{} arguments passed, the callee takes {}", args, f.params.len()))
-                    .at(f.def, "callee");
+                cx.err(
+                    &CORE_FUNCTION_USE,
+                    i,
+                    format!(
+                        "{} arguments passed, the callee takes {}",
+                        args,
+                        f.params.len()
+                    ),
+                )
+                .at(f.def, "callee");
             } else {
                 for (k, &p) in f.params.iter().enumerate() {
                     let a = inst.word(3 + k).unwrap_or(0);
                     let pt = m.instructions[p].result_type.unwrap_or(0);
                     if cx.vty(a) != pt {
-                        cx.err(&CORE_FUNCTION_USE, i, format!("argument {k} does not have the parameter's type"))
-                            .at(p, "parameter");
+                        cx.err(
+                            &CORE_FUNCTION_USE,
+                            i,
+                            format!("argument {k} does not have the parameter's type"),
+                        )
+                        .at(p, "parameter");
                     }
                 }
             }
@@ -815,45 +1065,79 @@ fn functions(cx: &mut Ctx) {
         let Some(tdef) = cx.def(ft) else { continue };
         let t = &m.instructions[tdef];
         if t.opcode != op::TypeFunction {
-            cx.err(&CORE_FUNCTION_TYPE, f.def, "OpFunction's Function Type must be an OpTypeFunction");
+            cx.err(
+                &CORE_FUNCTION_TYPE,
+                f.def,
+                "OpFunction's Function Type must be an OpTypeFunction",
+            );
             continue;
         }
         if t.word(1) != fdef.result_type {
-            cx.err(&CORE_FUNCTION_TYPE, f.def, "OpFunction's result type differs from its function type's return type")
-                .at(tdef, "function type");
+            cx.err(
+                &CORE_FUNCTION_TYPE,
+                f.def,
+                "OpFunction's result type differs from its function type's return type",
+            )
+            .at(tdef, "function type");
         }
         let np = t.operands.len().saturating_sub(2);
         if np != f.params.len() {
-            cx.err(&CORE_FUNCTION_TYPE, f.def, format!("the function type has {np} parameters, the function declares {}", f.params.len()))
-                .at(tdef, "function type");
+            cx.err(
+                &CORE_FUNCTION_TYPE,
+                f.def,
+                format!(
+                    "the function type has {np} parameters, the function declares {}",
+                    f.params.len()
+                ),
+            )
+            .at(tdef, "function type");
         } else {
             for (k, &p) in f.params.iter().enumerate() {
                 if m.instructions[p].result_type != t.word(2 + k) {
-                    cx.err(&CORE_FUNCTION_TYPE, p, format!("parameter {k} differs from the function type"))
-                        .at(tdef, "function type");
+                    cx.err(
+                        &CORE_FUNCTION_TYPE,
+                        p,
+                        format!("parameter {k} differs from the function type"),
+                    )
+                    .at(tdef, "function type");
                 }
             }
         }
         if f.blocks.is_empty() && !cx.has_cap(capability::Linkage) {
-            cx.err(&CORE_FUNCTION_TYPE, f.def, "a function declaration without a body needs the Linkage capability");
+            cx.err(
+                &CORE_FUNCTION_TYPE,
+                f.def,
+                "a function declaration without a body needs the Linkage capability",
+            );
         }
     }
 }
 
 fn control_flow(cx: &mut Ctx, cfg: &Cfg) {
     let m = cx.m;
-    let mut merge_used: HashMap<u32, usize> = HashMap::new();
+    let mut merge_used: FxMap<u32, usize> = FxMap::default();
     for f in m.functions() {
         for b in &f.blocks {
             let bn = cfg.block_of[b.label];
             let term_i = b.body.end - 1;
             let term = &m.instructions[term_i];
             let same_fn = |cx: &Ctx, l: u32| -> bool {
-                cx.def_op(l) == op::Label && cfg.by_label.get(&l).is_some_and(|&x| cfg.func[x as usize] == cfg.func[bn as usize])
+                cx.def_op(l) == op::Label
+                    && cfg
+                        .by_label
+                        .get(&l)
+                        .is_some_and(|&x| cfg.func[x as usize] == cfg.func[bn as usize])
             };
             for t in successors(term) {
                 if !same_fn(cx, t) {
-                    cx.err(&CORE_CFG_TARGET, term_i, format!("branch target {} is not a block of this function", cx.name(t)));
+                    cx.err(
+                        &CORE_CFG_TARGET,
+                        term_i,
+                        format!(
+                            "branch target {} is not a block of this function",
+                            cx.name(t)
+                        ),
+                    );
                 }
             }
             for i in b.body.clone() {
@@ -863,11 +1147,23 @@ fn control_flow(cx: &mut Ctx, cfg: &Cfg) {
                 }
                 let is_loop = inst.opcode == op::LoopMerge;
                 if i + 1 != term_i {
-                    cx.err(&CORE_CFG_MERGE, i, "a merge instruction must immediately precede the block's terminator");
+                    cx.err(
+                        &CORE_CFG_MERGE,
+                        i,
+                        "a merge instruction must immediately precede the block's terminator",
+                    );
                 } else if is_loop && !matches!(term.opcode, op::Branch | op::BranchConditional) {
-                    cx.err(&CORE_CFG_MERGE, i, "OpLoopMerge must be followed by OpBranch or OpBranchConditional");
+                    cx.err(
+                        &CORE_CFG_MERGE,
+                        i,
+                        "OpLoopMerge must be followed by OpBranch or OpBranchConditional",
+                    );
                 } else if !is_loop && !matches!(term.opcode, op::BranchConditional | op::Switch) {
-                    cx.err(&CORE_CFG_MERGE, i, "OpSelectionMerge must be followed by OpBranchConditional or OpSwitch");
+                    cx.err(
+                        &CORE_CFG_MERGE,
+                        i,
+                        "OpSelectionMerge must be followed by OpBranchConditional or OpSwitch",
+                    );
                 }
                 let mut targets = vec![(inst.word(0).unwrap_or(0), "merge block")];
                 if is_loop {
@@ -875,14 +1171,25 @@ fn control_flow(cx: &mut Ctx, cfg: &Cfg) {
                 }
                 for (k, (t, what)) in targets.into_iter().enumerate() {
                     if !same_fn(cx, t) {
-                        cx.err(&CORE_CFG_TARGET, i, format!("{what} {} is not a block of this function", cx.name(t)));
+                        cx.err(
+                            &CORE_CFG_TARGET,
+                            i,
+                            format!("{what} {} is not a block of this function", cx.name(t)),
+                        );
                         continue;
                     }
                     let tb = cfg.by_label[&t];
                     if k == 0 {
                         if let Some(&prev) = merge_used.get(&t) {
-                            cx.err(&CORE_CFG_MERGE, i, format!("block {} is already the merge block of another header", cx.name(t)))
-                                .at(prev, "other header");
+                            cx.err(
+                                &CORE_CFG_MERGE,
+                                i,
+                                format!(
+                                    "block {} is already the merge block of another header",
+                                    cx.name(t)
+                                ),
+                            )
+                            .at(prev, "other header");
                         } else {
                             merge_used.insert(t, i);
                         }
@@ -890,8 +1197,19 @@ fn control_flow(cx: &mut Ctx, cfg: &Cfg) {
                             cx.err(&CORE_CFG_MERGE, i, "a header cannot be its own merge block");
                         }
                     }
-                    if cfg.reachable[bn as usize] && cfg.reachable[tb as usize] && !cfg.dominates(bn, tb) {
-                        cx.err(&CORE_CFG_MERGE, i, format!("header {} does not dominate its {what} {}", cx.name(b.id), cx.name(t)));
+                    if cfg.reachable[bn as usize]
+                        && cfg.reachable[tb as usize]
+                        && !cfg.dominates(bn, tb)
+                    {
+                        cx.err(
+                            &CORE_CFG_MERGE,
+                            i,
+                            format!(
+                                "header {} does not dominate its {what} {}",
+                                cx.name(b.id),
+                                cx.name(t)
+                            ),
+                        );
                     }
                 }
             }
@@ -901,7 +1219,11 @@ fn control_flow(cx: &mut Ctx, cfg: &Cfg) {
                 let o = m.instructions[i].opcode;
                 if o == op::Phi {
                     if !leading {
-                        cx.err(&CORE_CFG_MERGE, i, "OpPhi must appear before all non-OpPhi instructions of a block");
+                        cx.err(
+                            &CORE_CFG_MERGE,
+                            i,
+                            "OpPhi must appear before all non-OpPhi instructions of a block",
+                        );
                     }
                 } else if !matches!(o, op::Line | op::NoLine) {
                     leading = false;
@@ -914,7 +1236,7 @@ fn control_flow(cx: &mut Ctx, cfg: &Cfg) {
 
 fn entry_points(cx: &mut Ctx) {
     let m = cx.m;
-    let mut eps: HashSet<u32> = HashSet::new();
+    let mut eps: FxSet<u32> = FxSet::default();
     for (i, inst) in m.instructions.iter().enumerate() {
         match inst.opcode {
             op::EntryPoint => {
@@ -923,37 +1245,70 @@ fn entry_points(cx: &mut Ctx) {
                 match m.function(f) {
                     Some(func) if !func.blocks.is_empty() => {}
                     _ => {
-                        cx.err(&CORE_ENTRY_POINT, i, format!("entry point {} is not a function defined in this module", cx.name(f)));
+                        cx.err(
+                            &CORE_ENTRY_POINT,
+                            i,
+                            format!(
+                                "entry point {} is not a function defined in this module",
+                                cx.name(f)
+                            ),
+                        );
                     }
                 }
                 for n in 3..inst.operands.len() {
                     let v = inst.word(n).unwrap_or(0);
                     if cx.def_op(v) != op::Variable && cx.def_op(v) != op::UntypedVariableKHR {
-                        cx.err(&CORE_ENTRY_POINT, i, format!("interface id {} is not a global variable", cx.name(v)));
+                        cx.err(
+                            &CORE_ENTRY_POINT,
+                            i,
+                            format!("interface id {} is not a global variable", cx.name(v)),
+                        );
                     }
                 }
             }
             op::ExecutionMode | op::ExecutionModeId => {
                 let f = inst.word(0).unwrap_or(0);
                 if !m.entry_points().any(|e| e.word(1) == Some(f)) {
-                    cx.err(&CORE_ENTRY_POINT, i, format!("execution mode target {} is not an entry point", cx.name(f)));
+                    cx.err(
+                        &CORE_ENTRY_POINT,
+                        i,
+                        format!("execution mode target {} is not an entry point", cx.name(f)),
+                    );
                 }
             }
             op::MemberDecorate | op::MemberDecorateString => {
                 let t = inst.word(0).unwrap_or(0);
                 if cx.def_op(t) != op::TypeStruct {
-                    cx.err(&CORE_DECORATION, i, format!("member decoration target {} is not a struct type", cx.name(t)));
+                    cx.err(
+                        &CORE_DECORATION,
+                        i,
+                        format!(
+                            "member decoration target {} is not a struct type",
+                            cx.name(t)
+                        ),
+                    );
                 } else if let Some(d) = cx.def(t) {
                     let members = m.instructions[d].operands.len() - 1;
                     if inst.word(1).unwrap_or(0) as usize >= members {
-                        cx.err(&CORE_DECORATION, i, format!("member index {} is out of range ({members} members)", inst.word(1).unwrap_or(0)));
+                        cx.err(
+                            &CORE_DECORATION,
+                            i,
+                            format!(
+                                "member index {} is out of range ({members} members)",
+                                inst.word(1).unwrap_or(0)
+                            ),
+                        );
                     }
                 }
             }
             op::Decorate | op::DecorateId | op::DecorateString => {
                 let t = inst.word(0).unwrap_or(0);
                 if matches!(cx.def_op(t), op::Decorate | op::MemberDecorate) {
-                    cx.err(&CORE_DECORATION, i, "a decoration cannot target a decoration instruction");
+                    cx.err(
+                        &CORE_DECORATION,
+                        i,
+                        "a decoration cannot target a decoration instruction",
+                    );
                 }
             }
             _ => {}

@@ -6,6 +6,7 @@ use coopmat_spirv::Module;
 use coopmat_spirv::grammar::{self, op};
 use std::cell::RefCell;
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 /// The shape of a type id, enough for the checks (members and parameters stay in the instruction).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,7 +112,7 @@ pub(crate) struct Ctx<'m> {
     /// Constant values.
     pub konst: Vec<Konst>,
     /// Declared capabilities, implicit ones included.
-    pub caps: HashSet<u32>,
+    pub caps: FxSet<u32>,
     /// Declared extensions.
     pub exts: HashSet<String>,
     /// Findings (interior mutability so checks can report while holding shared borrows).
@@ -119,6 +120,61 @@ pub(crate) struct Ctx<'m> {
     /// Set when the structure is too broken for the later checks (ids out of bound).
     pub fatal: bool,
 }
+
+/// The grammar description of an opcode: an O(1) table lookup (the grammar's own lookup is a
+/// binary search, too slow to repeat for every instruction of a large corpus).
+pub(crate) fn desc(opcode: u16) -> Option<&'static grammar::InstructionDesc> {
+    static TABLE: OnceLock<Vec<Option<&'static grammar::InstructionDesc>>> = OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        let max = grammar::INSTRUCTIONS
+            .iter()
+            .map(|d| d.opcode)
+            .max()
+            .unwrap_or(0) as usize;
+        let mut v = vec![None; max + 1];
+        for d in grammar::INSTRUCTIONS {
+            v[d.opcode as usize] = Some(d);
+        }
+        v
+    });
+    t.get(opcode as usize).copied().flatten()
+}
+
+/// A fast non-cryptographic hasher for the small integer keys of the validator's maps
+/// (the multiply-rotate scheme of rustc's FxHasher).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.write_u64(i as u64);
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// HashMap with [`Fx`].
+pub(crate) type FxMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+/// HashSet with [`Fx`].
+pub(crate) type FxSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<Fx>>;
 
 /// Marks an id without a definition.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -135,7 +191,7 @@ impl<'m> Ctx<'m> {
             ty: vec![Ty::None; bound],
             vty: vec![0; bound],
             konst: vec![Konst::None; bound],
-            caps: HashSet::new(),
+            caps: FxSet::default(),
             exts: HashSet::new(),
             diags: RefCell::new(Vec::new()),
             fatal: false,
@@ -225,7 +281,7 @@ impl<'m> Ctx<'m> {
                     comp: w(1),
                     count: w(2),
                 },
-                _ if inst.desc().is_some_and(|d| d.class == "Type-Declaration") => Ty::Other,
+                _ if desc(inst.opcode).is_some_and(|d| d.class == "Type-Declaration") => Ty::Other,
                 _ => Ty::None,
             };
             self.ty[id as usize] = ty;
@@ -276,7 +332,9 @@ impl<'m> Ctx<'m> {
 
     /// The opcode defining `id` (0 when undefined).
     pub fn def_op(&self, id: u32) -> u16 {
-        self.def(id).map(|i| self.m.instructions[i].opcode).unwrap_or(0)
+        self.def(id)
+            .map(|i| self.m.instructions[i].opcode)
+            .unwrap_or(0)
     }
 
     /// Constant kind of `id`.
@@ -355,7 +413,13 @@ impl<'m> Ctx<'m> {
         self.push(rule, Severity::Error, None, msg.into())
     }
 
-    fn push(&self, rule: &'static Rule, severity: Severity, inst: Option<usize>, message: String) -> DiagRef<'_> {
+    fn push(
+        &self,
+        rule: &'static Rule,
+        severity: Severity,
+        inst: Option<usize>,
+        message: String,
+    ) -> DiagRef<'_> {
         let mut diags = self.diags.borrow_mut();
         diags.push(Diagnostic {
             rule,
@@ -390,28 +454,35 @@ pub(crate) struct DiagRef<'a> {
 impl DiagRef<'_> {
     /// Adds the instruction defining `id` as related (skipped when undefined).
     pub fn rel_id(self, id: u32, note: impl Into<String>) -> Self {
-        if let Some(&d) = self.def.get(id as usize) {
-            if d != NONE {
-                self.diags.borrow_mut()[self.index].related.push((d as usize, note.into()));
-            }
+        if let Some(&d) = self.def.get(id as usize)
+            && d != NONE
+        {
+            self.diags.borrow_mut()[self.index]
+                .related
+                .push((d as usize, note.into()));
         }
         self
     }
 
     /// Adds instruction `inst` as related.
     pub fn at(self, inst: usize, note: impl Into<String>) -> Self {
-        self.diags.borrow_mut()[self.index].related.push((inst, note.into()));
+        self.diags.borrow_mut()[self.index]
+            .related
+            .push((inst, note.into()));
         self
     }
 }
 
 fn fold(words: &[u32]) -> u64 {
-    words.iter().rev().fold(0u64, |acc, &w| (acc << 32) | w as u64)
+    words
+        .iter()
+        .rev()
+        .fold(0u64, |acc, &w| (acc << 32) | w as u64)
 }
 
 /// Adds a capability and, transitively, the ones it implicitly declares (the grammar's
 /// "capabilities" list of a Capability enumerant; SPIR-V 3.31 "Implicitly Declares").
-pub(crate) fn add_capability(caps: &mut HashSet<u32>, cap: u32) {
+pub(crate) fn add_capability(caps: &mut FxSet<u32>, cap: u32) {
     if !caps.insert(cap) {
         return;
     }

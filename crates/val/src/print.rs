@@ -9,14 +9,18 @@ use coopmat_spirv::grammar::{self, OperandCategory, OperandKind};
 /// Formats an id as `%name` (OpName) or `%N`.
 pub fn id_name(m: &Module, id: u32) -> String {
     match m.name(id) {
-        Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => format!("%{n}"),
+        Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+            format!("%{n}")
+        }
         _ => format!("%{id}"),
     }
 }
 
 /// Disassembles one instruction in spirv-dis style (`%r = OpFoo %type operands`).
 pub fn instruction(m: &Module, inst: &Instruction) -> String {
-    let name = inst.desc().map(|d| d.name.to_string()).unwrap_or_else(|| format!("Op{}", inst.opcode));
+    let name = crate::ctx::desc(inst.opcode)
+        .map(|d| d.name.to_string())
+        .unwrap_or_else(|| format!("Op{}", inst.opcode));
     let mut s = String::new();
     if let Some(r) = inst.result_id {
         s.push_str(&id_name(m, r));
@@ -24,7 +28,11 @@ pub fn instruction(m: &Module, inst: &Instruction) -> String {
     }
     s.push_str(&name);
     for (k, o) in inst.operands.iter().enumerate() {
-        if Some(k) == inst.result_id.map(|_| if inst.result_type.is_some() { 1 } else { 0 }) {
+        if Some(k)
+            == inst
+                .result_id
+                .map(|_| if inst.result_type.is_some() { 1 } else { 0 })
+        {
             continue;
         }
         let words = &inst.words[o.offset as usize..(o.offset + o.num_words) as usize];
@@ -37,34 +45,58 @@ pub fn instruction(m: &Module, inst: &Instruction) -> String {
 fn operand(m: &Module, kind: Option<OperandKind>, number: NumberKind, words: &[u32]) -> String {
     let w0 = words.first().copied().unwrap_or(0);
     let Some(kind) = kind else {
-        return words.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(" ");
+        return words
+            .iter()
+            .map(|w| w.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
     };
     match kind {
-        OperandKind::IdRef | OperandKind::IdResultType | OperandKind::IdScope | OperandKind::IdMemorySemantics | OperandKind::IdResult => id_name(m, w0),
+        OperandKind::IdRef
+        | OperandKind::IdResultType
+        | OperandKind::IdScope
+        | OperandKind::IdMemorySemantics
+        | OperandKind::IdResult => id_name(m, w0),
         OperandKind::LiteralString => format!("{:?}", decode_string(words).0),
         _ => {
             let desc = grammar::operand_kind(kind);
             match desc.category {
-                OperandCategory::ValueEnum => grammar::enumerant(kind, w0).map(|e| e.name.to_string()).unwrap_or_else(|| w0.to_string()),
+                OperandCategory::ValueEnum => grammar::enumerant(kind, w0)
+                    .map(|e| e.name.to_string())
+                    .unwrap_or_else(|| w0.to_string()),
                 OperandCategory::BitEnum => {
                     if w0 == 0 {
-                        return grammar::enumerant(kind, 0).map(|e| e.name.to_string()).unwrap_or_else(|| "None".into());
+                        return grammar::enumerant(kind, 0)
+                            .map(|e| e.name.to_string())
+                            .unwrap_or_else(|| "None".into());
                     }
                     let mut parts = Vec::new();
                     for b in 0..32 {
                         let bit = 1u32 << b;
                         if w0 & bit != 0 {
-                            parts.push(grammar::enumerant(kind, bit).map(|e| e.name.to_string()).unwrap_or_else(|| format!("0x{bit:x}")));
+                            parts.push(
+                                grammar::enumerant(kind, bit)
+                                    .map(|e| e.name.to_string())
+                                    .unwrap_or_else(|| format!("0x{bit:x}")),
+                            );
                         }
                     }
                     parts.join("|")
                 }
                 _ => match number {
                     NumberKind::Float(32) => f32::from_bits(w0).to_string(),
-                    NumberKind::Float(64) if words.len() == 2 => f64::from_bits(((words[1] as u64) << 32) | w0 as u64).to_string(),
-                    NumberKind::Signed(w) if w <= 32 => ((w0 as i32) << (32 - w) >> (32 - w)).to_string(),
+                    NumberKind::Float(64) if words.len() == 2 => {
+                        f64::from_bits(((words[1] as u64) << 32) | w0 as u64).to_string()
+                    }
+                    NumberKind::Signed(w) if w <= 32 => {
+                        ((w0 as i32) << (32 - w) >> (32 - w)).to_string()
+                    }
                     _ if words.len() == 2 => (((words[1] as u64) << 32) | w0 as u64).to_string(),
-                    _ => words.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(" "),
+                    _ => words
+                        .iter()
+                        .map(|w| w.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" "),
                 },
             }
         }
@@ -77,7 +109,10 @@ pub fn location(m: &Module, i: usize) -> String {
         return "module scope".into();
     };
     let block = m.function(f).and_then(|func| {
-        func.blocks.iter().find(|b| b.label == i || b.body.contains(&i)).map(|b| b.id)
+        func.blocks
+            .iter()
+            .find(|b| b.label == i || b.body.contains(&i))
+            .map(|b| b.id)
     });
     match block {
         Some(b) => format!("function {}, block {}", id_name(m, f), id_name(m, b)),
@@ -90,14 +125,23 @@ pub fn rich(m: &Module, d: &Diagnostic, file: &str) -> String {
     let mut s = format!("{}[{}]: {}\n", d.severity.as_str(), d.rule.id, d.message);
     match d.inst {
         Some(i) if i < m.instructions.len() => {
-            s.push_str(&format!("  --> {file}: instruction {} ({})\n", i + 1, location(m, i)));
+            s.push_str(&format!(
+                "  --> {file}: instruction {} ({})\n",
+                i + 1,
+                location(m, i)
+            ));
             s.push_str(&format!("   |  {}\n", instruction(m, &m.instructions[i])));
         }
         _ => s.push_str(&format!("  --> {file}\n")),
     }
     for (r, note) in &d.related {
         if let Some(inst) = m.instructions.get(*r) {
-            s.push_str(&format!("  note: {note}: instruction {} ({})\n   |  {}\n", r + 1, location(m, *r), instruction(m, inst)));
+            s.push_str(&format!(
+                "  note: {note}: instruction {} ({})\n   |  {}\n",
+                r + 1,
+                location(m, *r),
+                instruction(m, inst)
+            ));
         }
     }
     s.push_str(&format!("  = spec: {}\n", d.rule.spec));
@@ -107,7 +151,12 @@ pub fn rich(m: &Module, d: &Diagnostic, file: &str) -> String {
 /// spirv-val's style: `error: line N: message` followed by the disassembled instruction.
 pub fn spirv_val_style(m: &Module, d: &Diagnostic) -> String {
     let line = d.inst.map(|i| i + 1).unwrap_or(0);
-    let mut s = format!("{}: line {line}: {} [{}]\n", d.severity.as_str(), d.message, d.rule.id);
+    let mut s = format!(
+        "{}: line {line}: {} [{}]\n",
+        d.severity.as_str(),
+        d.message,
+        d.rule.id
+    );
     if let Some(inst) = d.inst.and_then(|i| m.instructions.get(i)) {
         s.push_str(&format!("  {}\n", instruction(m, inst)));
     }
@@ -116,6 +165,9 @@ pub fn spirv_val_style(m: &Module, d: &Diagnostic) -> String {
 
 /// Counts errors and warnings.
 pub fn counts(diags: &[Diagnostic]) -> (usize, usize) {
-    let e = diags.iter().filter(|d| d.severity == Severity::Error).count();
+    let e = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
     (e, diags.len() - e)
 }

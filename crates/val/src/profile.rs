@@ -183,7 +183,13 @@ struct Known {
 
 fn known(cx: &Ctx, ty: u32) -> Option<Known> {
     match cx.ty(ty) {
-        Ty::CoopKhr { comp, scope, rows, cols, usage } => Some(Known {
+        Ty::CoopKhr {
+            comp,
+            scope,
+            rows,
+            cols,
+            usage,
+        } => Some(Known {
             comp,
             scope: cx.const_value(scope)?,
             rows: cx.const_value(rows)?,
@@ -197,10 +203,21 @@ fn known(cx: &Ctx, ty: u32) -> Option<Known> {
 /// The VkComponentTypeKHR name of a SPIR-V component type, `signed` overriding integer signedness.
 fn comp_name(cx: &Ctx, ty: u32, signed: Option<bool>) -> String {
     match cx.ty(ty) {
-        Ty::Int { width, signed: s } => format!("{}int{width}", if signed.unwrap_or(s) { "s" } else { "u" }),
-        Ty::Float { width: 16, encoding: Some(fp_encoding::BFloat16KHR) } => "bfloat16".into(),
-        Ty::Float { width: 8, encoding: Some(fp_encoding::Float8E4M3EXT) } => "float8_e4m3".into(),
-        Ty::Float { width: 8, encoding: Some(fp_encoding::Float8E5M2EXT) } => "float8_e5m2".into(),
+        Ty::Int { width, signed: s } => {
+            format!("{}int{width}", if signed.unwrap_or(s) { "s" } else { "u" })
+        }
+        Ty::Float {
+            width: 16,
+            encoding: Some(fp_encoding::BFloat16KHR),
+        } => "bfloat16".into(),
+        Ty::Float {
+            width: 8,
+            encoding: Some(fp_encoding::Float8E4M3EXT),
+        } => "float8_e4m3".into(),
+        Ty::Float {
+            width: 8,
+            encoding: Some(fp_encoding::Float8E5M2EXT),
+        } => "float8_e5m2".into(),
         Ty::Float { width, .. } => format!("float{width}"),
         _ => "unknown".into(),
     }
@@ -211,14 +228,24 @@ fn comp_eq(name: &str, want: &str, any_sign: bool) -> bool {
     if name == want {
         return true;
     }
-    any_sign && name.len() > 1 && want.len() > 1 && name.ends_with("int") == want.ends_with("int") && {
-        let strip = |s: &str| s.trim_start_matches(['s', 'u']).to_string();
-        name.contains("int") && want.contains("int") && strip(name) == strip(want)
-    }
+    any_sign
+        && name.len() > 1
+        && want.len() > 1
+        && name.ends_with("int") == want.ends_with("int")
+        && {
+            let strip = |s: &str| s.trim_start_matches(['s', 'u']).to_string();
+            name.contains("int") && want.contains("int") && strip(name) == strip(want)
+        }
 }
 
 fn scope_name(s: u64) -> &'static str {
-    if s == scope::Workgroup as u64 { "workgroup" } else if s == scope::Subgroup as u64 { "subgroup" } else { "other" }
+    if s == scope::Workgroup as u64 {
+        "workgroup"
+    } else if s == scope::Subgroup as u64 {
+        "subgroup"
+    } else {
+        "other"
+    }
 }
 
 pub(crate) fn check(cx: &mut Ctx, p: &Profile) {
@@ -257,7 +284,11 @@ fn type_supported(cx: &mut Ctx, p: &Profile, i: usize, k: Known) {
             && match k.usage {
                 0 => e.m as u64 == k.rows && e.k as u64 == k.cols && comp_eq(&cn, &e.a, true),
                 1 => e.k as u64 == k.rows && e.n as u64 == k.cols && comp_eq(&cn, &e.b, true),
-                _ => e.m as u64 == k.rows && e.n as u64 == k.cols && (comp_eq(&cn, &e.c, true) || comp_eq(&cn, &e.result, true)),
+                _ => {
+                    e.m as u64 == k.rows
+                        && e.n as u64 == k.cols
+                        && (comp_eq(&cn, &e.c, true) || comp_eq(&cn, &e.result, true))
+                }
             }
     });
     if fixed {
@@ -268,29 +299,60 @@ fn type_supported(cx: &mut Ctx, p: &Profile, i: usize, k: Known) {
         let (gr, gc, ok) = match k.usage {
             0 => (e.m, e.k, comp_eq(&cn, &e.a, true)),
             1 => (e.k, e.n, comp_eq(&cn, &e.b, true)),
-            _ => (e.m, e.n, comp_eq(&cn, &e.c, true) || comp_eq(&cn, &e.result, true)),
+            _ => (
+                e.m,
+                e.n,
+                comp_eq(&cn, &e.c, true) || comp_eq(&cn, &e.result, true),
+            ),
         };
-        e.scope == sc && ok && gr > 0 && gc > 0 && k.rows % gr as u64 == 0 && k.cols % gc as u64 == 0
+        e.scope == sc
+            && ok
+            && gr > 0
+            && gc > 0
+            && k.rows.is_multiple_of(gr as u64)
+            && k.cols.is_multiple_of(gc as u64)
     });
     if flex {
         if max > 0 && (k.rows > max || k.cols > max) {
-            cx.err(&VK_FLEX_MAX, i, format!("{}x{} exceeds cooperativeMatrixFlexibleDimensionsMaxDimension {max}", k.rows, k.cols));
+            cx.err(
+                &VK_FLEX_MAX,
+                i,
+                format!(
+                    "{}x{} exceeds cooperativeMatrixFlexibleDimensionsMaxDimension {max}",
+                    k.rows, k.cols
+                ),
+            );
         }
         return;
     }
-    let u = ["MatrixA", "MatrixB", "MatrixAccumulator"].get(k.usage as usize).copied().unwrap_or("?");
+    let u = ["MatrixA", "MatrixB", "MatrixAccumulator"]
+        .get(k.usage as usize)
+        .copied()
+        .unwrap_or("?");
     cx.err(&VK_TYPE, i, format!("{} {cn} {}x{} {u} matrices are not supported by {} (no VkCooperativeMatrixPropertiesKHR or flexible-dimension entry)", sc, k.rows, k.cols, p.name));
 }
 
 fn muladd(cx: &mut Ctx, p: &Profile, i: usize) {
     let inst = &cx.m.instructions[i];
     let rt = inst.result_type.unwrap_or(0);
-    let ids = [inst.word(2).unwrap_or(0), inst.word(3).unwrap_or(0), inst.word(4).unwrap_or(0)];
-    let (Some(r), Some(a), Some(b), Some(c)) = (known(cx, rt), known(cx, cx.vty(ids[0])), known(cx, cx.vty(ids[1])), known(cx, cx.vty(ids[2]))) else {
+    let ids = [
+        inst.word(2).unwrap_or(0),
+        inst.word(3).unwrap_or(0),
+        inst.word(4).unwrap_or(0),
+    ];
+    let (Some(r), Some(a), Some(b), Some(c)) = (
+        known(cx, rt),
+        known(cx, cx.vty(ids[0])),
+        known(cx, cx.vty(ids[1])),
+        known(cx, cx.vty(ids[2])),
+    ) else {
         return;
     };
     let bits = (5..inst.operands.len())
-        .find(|&k| inst.operands[k].kind == Some(coopmat_spirv::grammar::OperandKind::CooperativeMatrixOperands))
+        .find(|&k| {
+            inst.operands[k].kind
+                == Some(coopmat_spirv::grammar::OperandKind::CooperativeMatrixOperands)
+        })
         .and_then(|k| inst.word(k))
         .unwrap_or(0);
     let sat = bits & mo::SaturatingAccumulationKHR != 0;
@@ -299,19 +361,31 @@ fn muladd(cx: &mut Ctx, p: &Profile, i: usize) {
         comp_name(cx, a.comp, Some(bits & mo::MatrixASignedComponentsKHR != 0)),
         comp_name(cx, b.comp, Some(bits & mo::MatrixBSignedComponentsKHR != 0)),
         comp_name(cx, c.comp, Some(bits & mo::MatrixCSignedComponentsKHR != 0)),
-        comp_name(cx, r.comp, Some(bits & mo::MatrixResultSignedComponentsKHR != 0)),
+        comp_name(
+            cx,
+            r.comp,
+            Some(bits & mo::MatrixResultSignedComponentsKHR != 0),
+        ),
     ];
     let sc = scope_name(r.scope);
     let (mm, nn, kk) = (a.rows, b.cols, a.cols);
     let fits = |e_m: u32, e_n: u32, e_k: u32, flex: bool| {
         if flex {
-            e_m > 0 && e_n > 0 && e_k > 0 && mm % e_m as u64 == 0 && nn % e_n as u64 == 0 && kk % e_k as u64 == 0
+            e_m > 0
+                && e_n > 0
+                && e_k > 0
+                && mm % e_m as u64 == 0
+                && nn % e_n as u64 == 0
+                && kk % e_k as u64 == 0
         } else {
             mm == e_m as u64 && nn == e_n as u64 && kk == e_k as u64
         }
     };
     let types = |ea: &str, eb: &str, ec: &str, er: &str, any_sign: bool| {
-        comp_eq(&names[0], ea, any_sign) && comp_eq(&names[1], eb, any_sign) && comp_eq(&names[2], ec, any_sign) && comp_eq(&names[3], er, any_sign)
+        comp_eq(&names[0], ea, any_sign)
+            && comp_eq(&names[1], eb, any_sign)
+            && comp_eq(&names[2], ec, any_sign)
+            && comp_eq(&names[3], er, any_sign)
     };
     let mut exact = false;
     let mut sign_only = false;
@@ -319,8 +393,34 @@ fn muladd(cx: &mut Ctx, p: &Profile, i: usize) {
     let candidates = p
         .cooperative_matrix
         .iter()
-        .map(|e| (e.m, e.n, e.k, &e.a, &e.b, &e.c, &e.result, e.saturating, &e.scope, false))
-        .chain(p.flexible_dimensions.iter().map(|e| (e.m, e.n, e.k, &e.a, &e.b, &e.c, &e.result, e.saturating, &e.scope, true)));
+        .map(|e| {
+            (
+                e.m,
+                e.n,
+                e.k,
+                &e.a,
+                &e.b,
+                &e.c,
+                &e.result,
+                e.saturating,
+                &e.scope,
+                false,
+            )
+        })
+        .chain(p.flexible_dimensions.iter().map(|e| {
+            (
+                e.m,
+                e.n,
+                e.k,
+                &e.a,
+                &e.b,
+                &e.c,
+                &e.result,
+                e.saturating,
+                &e.scope,
+                true,
+            )
+        }));
     for (em, en, ek, ea, eb, ec, er, esat, esc, flex) in candidates {
         if esc != sc || !fits(em, en, ek, flex) {
             continue;
@@ -338,24 +438,54 @@ fn muladd(cx: &mut Ctx, p: &Profile, i: usize) {
     if exact {
         return;
     }
-    let desc = format!("{mm}x{nn}x{kk} A={} B={} C={} Result={} saturating={sat} scope={sc}", names[0], names[1], names[2], names[3]);
+    let desc = format!(
+        "{mm}x{nn}x{kk} A={} B={} C={} Result={} saturating={sat} scope={sc}",
+        names[0], names[1], names[2], names[3]
+    );
     if sat_only {
-        cx.err(&VK_SATURATING, i, format!("MulAdd {desc}: SaturatingAccumulation does not match the supported entry of {}", p.name));
+        cx.err(
+            &VK_SATURATING,
+            i,
+            format!(
+                "MulAdd {desc}: SaturatingAccumulation does not match the supported entry of {}",
+                p.name
+            ),
+        );
     } else if sign_only {
         cx.err(&VK_SIGNED, i, format!("MulAdd {desc}: Matrix*SignedComponents must be set exactly for the SINT types of a supported entry of {}", p.name));
     } else {
-        cx.err(&VK_MULADD, i, format!("MulAdd {desc} is not a supported tuple of {}", p.name));
+        cx.err(
+            &VK_MULADD,
+            i,
+            format!("MulAdd {desc} is not a supported tuple of {}", p.name),
+        );
     }
 }
 
 fn alignment(cx: &mut Ctx, i: usize) {
     let inst = &cx.m.instructions[i];
     let load = inst.opcode == op::CooperativeMatrixLoadKHR;
-    let (ptr, mat_ty, lk) = if load { (inst.word(2), inst.result_type, 3) } else { (inst.word(0), inst.word(1).map(|o| cx.vty(o)), 2) };
-    let (Some(ptr), Some(mat_ty)) = (ptr, mat_ty) else { return };
+    let (ptr, mat_ty, lk) = if load {
+        (inst.word(2), inst.result_type, 3)
+    } else {
+        (inst.word(0), inst.word(1).map(|o| cx.vty(o)), 2)
+    };
+    let (Some(ptr), Some(mat_ty)) = (ptr, mat_ty) else {
+        return;
+    };
     let Some(k) = known(cx, mat_ty) else { return };
-    let Some(lay) = inst.word(lk).and_then(|l| cx.const_value(l)) else { return };
-    let Some(stride) = inst.operands.get(lk + 1).and_then(|o| (o.kind == Some(coopmat_spirv::grammar::OperandKind::IdRef)).then(|| inst.words[o.offset as usize])).and_then(|s| cx.const_value(s)) else {
+    let Some(lay) = inst.word(lk).and_then(|l| cx.const_value(l)) else {
+        return;
+    };
+    let Some(stride) = inst
+        .operands
+        .get(lk + 1)
+        .and_then(|o| {
+            (o.kind == Some(coopmat_spirv::grammar::OperandKind::IdRef))
+                .then(|| inst.words[o.offset as usize])
+        })
+        .and_then(|s| cx.const_value(s))
+    else {
         return;
     };
     let elem_bytes = match cx.ty(cx.vty(ptr)) {
@@ -365,7 +495,9 @@ fn alignment(cx: &mut Ctx, i: usize) {
         },
         _ => None,
     };
-    let (Some(eb), Some(cw)) = (elem_bytes, cx.width(k.comp)) else { return };
+    let (Some(eb), Some(cw)) = (elem_bytes, cx.width(k.comp)) else {
+        return;
+    };
     let line = if lay == layout::RowMajorKHR as u64 {
         k.cols
     } else if lay == layout::ColumnMajorKHR as u64 {
@@ -399,12 +531,14 @@ fn stages_and_sizes(cx: &mut Ctx, p: &Profile, workgroup: Option<usize>) {
     // WorkgroupSize built-in (a constant composite) overrides LocalSize.
     let mut wgs_builtin: Option<[Option<u64>; 3]> = None;
     for inst in &m.instructions {
-        if inst.opcode == op::Decorate && inst.word(1) == Some(decoration::BuiltIn) && inst.word(2) == Some(built_in::WorkgroupSize) {
-            if let Some(d) = inst.word(0).and_then(|t| cx.def(t)) {
-                let c = &m.instructions[d];
-                if c.operands.len() == 5 {
-                    wgs_builtin = Some([2, 3, 4].map(|k| c.word(k).and_then(|x| cx.const_value(x))));
-                }
+        if inst.opcode == op::Decorate
+            && inst.word(1) == Some(decoration::BuiltIn)
+            && inst.word(2) == Some(built_in::WorkgroupSize)
+            && let Some(d) = inst.word(0).and_then(|t| cx.def(t))
+        {
+            let c = &m.instructions[d];
+            if c.operands.len() == 5 {
+                wgs_builtin = Some([2, 3, 4].map(|k| c.word(k).and_then(|x| cx.const_value(x))));
             }
         }
     }
@@ -428,14 +562,25 @@ fn stages_and_sizes(cx: &mut Ctx, p: &Profile, workgroup: Option<usize>) {
             }
             if e.opcode == op::ExecutionMode && e.word(1) == Some(execution_mode::LocalSize) {
                 size = Some([2, 3, 4].map(|k| e.word(k).map(u64::from)));
-            } else if e.opcode == op::ExecutionModeId && e.word(1) == Some(execution_mode::LocalSizeId) {
+            } else if e.opcode == op::ExecutionModeId
+                && e.word(1) == Some(execution_mode::LocalSizeId)
+            {
                 size = Some([2, 3, 4].map(|k| e.word(k).and_then(|x| cx.const_value(x))));
             }
         }
-        let Some([Some(x), Some(y), Some(z)]) = wgs_builtin.or(size) else { continue };
+        let Some([Some(x), Some(y), Some(z)]) = wgs_builtin.or(size) else {
+            continue;
+        };
         let sg = p.subgroup_size as u64;
         if sg > 0 && x % sg != 0 {
-            cx.err(&VK_LOCAL_SIZE, i, format!("local size X {x} is not a multiple of the subgroup size {sg} of {}", p.name));
+            cx.err(
+                &VK_LOCAL_SIZE,
+                i,
+                format!(
+                    "local size X {x} is not a multiple of the subgroup size {sg} of {}",
+                    p.name
+                ),
+            );
         }
         if let (Some(t), true) = (workgroup, sg > 0) {
             let total = x * y * z;
@@ -443,7 +588,9 @@ fn stages_and_sizes(cx: &mut Ctx, p: &Profile, workgroup: Option<usize>) {
             if total % sg != 0 || !ratio.is_power_of_two() {
                 cx.err(&VK_LOCAL_SIZE, i, format!("with Workgroup scope the workgroup size {total} must be a power-of-two multiple of the subgroup size {sg}"))
                     .at(t, "Workgroup-scope type");
-            } else if p.workgroup_scope_max_workgroup_size > 0 && total > p.workgroup_scope_max_workgroup_size as u64 {
+            } else if p.workgroup_scope_max_workgroup_size > 0
+                && total > p.workgroup_scope_max_workgroup_size as u64
+            {
                 cx.err(&VK_LOCAL_SIZE, i, format!("with Workgroup scope the workgroup size {total} exceeds cooperativeMatrixWorkgroupScopeMaxWorkgroupSize {}", p.workgroup_scope_max_workgroup_size))
                     .at(t, "Workgroup-scope type");
             }

@@ -30,7 +30,6 @@ pub fn by_id(id: &str) -> Option<&'static Rule> {
     ALL.iter().copied().find(|r| r.id == id)
 }
 
-
 rules! {
     // ---- core structure -------------------------------------------------------------------
     CORE_STRUCTURE = "Core-Structure", true, "SPIR-V 2.3 Physical Layout / 2.4 Logical Layout (function and block structure)", "the binary parses and functions/blocks are properly delimited (OpFunctionEnd, terminators, labels)";

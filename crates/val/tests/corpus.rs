@@ -15,11 +15,19 @@ fn corpus_validates_clean() {
         let m = Module::from_bytes(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         let d = validate(&m, &opts);
         if has_errors(&d) {
-            bad.push(format!("{name}: [{}] {} (inst {:?})", d[0].rule.id, d[0].message, d[0].inst));
+            bad.push(format!(
+                "{name}: [{}] {} (inst {:?})",
+                d[0].rule.id, d[0].message, d[0].inst
+            ));
         }
     }
     for b in bad.iter().take(40) {
         eprintln!("{b}");
     }
-    assert!(bad.is_empty(), "{} of {} corpus modules rejected", bad.len(), modules.len());
+    assert!(
+        bad.is_empty(),
+        "{} of {} corpus modules rejected",
+        bad.len(),
+        modules.len()
+    );
 }

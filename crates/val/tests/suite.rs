@@ -44,7 +44,11 @@ fn cases(kind: &str) -> Vec<Case> {
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 fn assemble(spirv_as: &Path, case: &Case) -> Result<Vec<u8>, String> {
-    let env = case.headers.get("assemble-env").map(String::as_str).unwrap_or("vulkan1.3");
+    let env = case
+        .headers
+        .get("assemble-env")
+        .map(String::as_str)
+        .unwrap_or("vulkan1.3");
     let out = std::env::temp_dir().join(format!(
         "coopmat-val-{}-{}.spv",
         std::process::id(),
@@ -66,10 +70,17 @@ fn assemble(spirv_as: &Path, case: &Case) -> Result<Vec<u8>, String> {
 }
 
 fn options(case: &Case) -> ValidateOptions {
-    let env = case.headers.get("validate-env").map(String::as_str).unwrap_or("vulkan1.3");
+    let env = case
+        .headers
+        .get("validate-env")
+        .map(String::as_str)
+        .unwrap_or("vulkan1.3");
     ValidateOptions {
         target_env: TargetEnv::parse(env).expect("validate-env"),
-        profile: case.headers.get("profile").map(|p| Profile::builtin(p).expect("built-in profile")),
+        profile: case
+            .headers
+            .get("profile")
+            .map(|p| Profile::builtin(p).expect("built-in profile")),
     }
 }
 
@@ -83,15 +94,25 @@ fn tool(name: &str) -> Option<PathBuf> {
 
 #[test]
 fn negative_cases_are_rejected_naming_their_rule() {
-    let Some(spirv_as) = tool("spirv-as") else { return };
+    let Some(spirv_as) = tool("spirv-as") else {
+        return;
+    };
     let cases = cases("negative");
     assert!(cases.len() >= 150, "only {} negative cases", cases.len());
     let mut failures = Vec::new();
     let mut covered = BTreeSet::new();
     for case in &cases {
-        let name = case.path.file_name().unwrap().to_string_lossy().into_owned();
+        let name = case
+            .path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let expect = case.headers.get("expect").cloned().unwrap_or_default();
-        assert!(rules::by_id(&expect).is_some(), "{name}: unknown rule {expect}");
+        assert!(
+            rules::by_id(&expect).is_some(),
+            "{name}: unknown rule {expect}"
+        );
         let bytes = match assemble(&spirv_as, case) {
             Ok(b) => b,
             Err(e) => {
@@ -100,14 +121,24 @@ fn negative_cases_are_rejected_naming_their_rule() {
             }
         };
         let diags = validate_bytes(&bytes, &options(case));
-        let errors: BTreeSet<&str> = diags.iter().filter(|d| d.severity == Severity::Error).map(|d| d.rule.id).collect();
+        let errors: BTreeSet<&str> = diags
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.rule.id)
+            .collect();
         if errors.contains(expect.as_str()) {
             covered.insert(expect);
         } else {
             failures.push(format!("{name}: expected {expect}, got {errors:?}"));
         }
     }
-    assert!(failures.is_empty(), "{} of {} negative cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} negative cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
     // Every rule has a negative case (the tensor memory-operand rule is covered below because
     // spirv-as cannot assemble MakePointerAvailable on OpCooperativeMatrixLoadTensorNV).
     let missing: Vec<&str> = rules::ALL
@@ -115,27 +146,50 @@ fn negative_cases_are_rejected_naming_their_rule() {
         .map(|r| r.id)
         .filter(|id| !covered.contains(*id) && *id != rules::NV2_MEMOP.id)
         .collect();
-    assert!(missing.is_empty(), "rules without a negative case: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "rules without a negative case: {missing:?}"
+    );
 }
 
 #[test]
 fn positive_cases_validate_clean_with_coopmat_and_spirv_val() {
-    let Some(spirv_as) = tool("spirv-as") else { return };
+    let Some(spirv_as) = tool("spirv-as") else {
+        return;
+    };
     let spirv_val = tool("spirv-val");
     let cases = cases("positive");
     assert!(!cases.is_empty());
     for case in &cases {
-        let name = case.path.file_name().unwrap().to_string_lossy().into_owned();
+        let name = case
+            .path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let bytes = assemble(&spirv_as, case).unwrap_or_else(|e| panic!("{name}: {e}"));
         let diags = validate_bytes(&bytes, &options(case));
-        let errors: Vec<String> = diags.iter().filter(|d| d.severity == Severity::Error).map(|d| format!("[{}] {}", d.rule.id, d.message)).collect();
+        let errors: Vec<String> = diags
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| format!("[{}] {}", d.rule.id, d.message))
+            .collect();
         assert!(errors.is_empty(), "{name}: {errors:?}");
         if let Some(sv) = &spirv_val {
-            let f = std::env::temp_dir().join(format!("coopmat-val-pos-{}-{name}.spv", std::process::id()));
+            let f = std::env::temp_dir()
+                .join(format!("coopmat-val-pos-{}-{name}.spv", std::process::id()));
             std::fs::write(&f, &bytes).unwrap();
-            let r = Command::new(sv).args(["--target-env", "vulkan1.3"]).arg(&f).output().unwrap();
+            let r = Command::new(sv)
+                .args(["--target-env", "vulkan1.3"])
+                .arg(&f)
+                .output()
+                .unwrap();
             let _ = std::fs::remove_file(&f);
-            assert!(r.status.success(), "{name}: spirv-val rejects: {}", String::from_utf8_lossy(&r.stdout));
+            assert!(
+                r.status.success(),
+                "{name}: spirv-val rejects: {}",
+                String::from_utf8_lossy(&r.stdout)
+            );
         }
     }
 }
@@ -150,7 +204,11 @@ fn patch_memory_operand(bytes: &[u8], opcode: u16, bit: u32) -> Vec<u32> {
         .find(|i| i.opcode == op::Constant && i.words.get(3) == Some(&3))
         .and_then(|i| i.result_id)
         .expect("a constant 3");
-    let first = if opcode == op::CooperativeMatrixLoadTensorNV { 6 } else { 4 };
+    let first = if opcode == op::CooperativeMatrixLoadTensorNV {
+        6
+    } else {
+        4
+    };
     let inst = m
         .instructions
         .iter_mut()
@@ -163,16 +221,37 @@ fn patch_memory_operand(bytes: &[u8], opcode: u16, bit: u32) -> Vec<u32> {
 
 #[test]
 fn tensor_memory_operands_are_checked() {
-    let Some(spirv_as) = tool("spirv-as") else { return };
-    let base = cases("positive").into_iter().find(|c| c.path.ends_with("coop2-base.spvasm")).expect("coop2-base");
+    let Some(spirv_as) = tool("spirv-as") else {
+        return;
+    };
+    let base = cases("positive")
+        .into_iter()
+        .find(|c| c.path.ends_with("coop2-base.spvasm"))
+        .expect("coop2-base");
     let text = std::fs::read_to_string(&base.path).unwrap();
     for (opcode, from, to, bit) in [
-        (op::CooperativeMatrixLoadTensorNV, "%tv = OpCooperativeMatrixLoadTensorNV %matA %p %a %l1 None", "%tv = OpCooperativeMatrixLoadTensorNV %matA %p %a %l1 Aligned 4", memory_access::MakePointerAvailable),
-        (op::CooperativeMatrixStoreTensorNV, "OpCooperativeMatrixStoreTensorNV %p %d %l1 None", "OpCooperativeMatrixStoreTensorNV %p %d %l1 Aligned 4", memory_access::MakePointerVisible),
+        (
+            op::CooperativeMatrixLoadTensorNV,
+            "%tv = OpCooperativeMatrixLoadTensorNV %matA %p %a %l1 None",
+            "%tv = OpCooperativeMatrixLoadTensorNV %matA %p %a %l1 Aligned 4",
+            memory_access::MakePointerAvailable,
+        ),
+        (
+            op::CooperativeMatrixStoreTensorNV,
+            "OpCooperativeMatrixStoreTensorNV %p %d %l1 None",
+            "OpCooperativeMatrixStoreTensorNV %p %d %l1 Aligned 4",
+            memory_access::MakePointerVisible,
+        ),
     ] {
-        let tmp = std::env::temp_dir().join(format!("coopmat-val-memop-{}-{opcode}.spvasm", std::process::id()));
+        let tmp = std::env::temp_dir().join(format!(
+            "coopmat-val-memop-{}-{opcode}.spvasm",
+            std::process::id()
+        ));
         std::fs::write(&tmp, text.replacen(from, to, 1)).unwrap();
-        let case = Case { path: tmp.clone(), headers: BTreeMap::new() };
+        let case = Case {
+            path: tmp.clone(),
+            headers: BTreeMap::new(),
+        };
         let bytes = assemble(&spirv_as, &case).unwrap();
         let _ = std::fs::remove_file(&tmp);
         // The Aligned form is valid; the patched one must be rejected.
