@@ -144,6 +144,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         };
         let diags = validate(&module, &opts);
         let (errors, warnings) = print::counts(&diags);
+        // Disassemble only when something is reported.
+        let listing = (!diags.is_empty()).then(|| print::Listing::new(&module));
+        let line = |i: usize| listing.as_ref().map(|l| l.line(i).to_string());
         if errors > 0 {
             all_valid = false;
         }
@@ -158,12 +161,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                             "message": d.message,
                             "spec": d.rule.spec,
                             "instruction_index": d.inst,
-                            "instruction": d.inst.and_then(|i| module.instructions.get(i)).map(|x| print::instruction(&module, x)),
+                            "instruction": d.inst.and_then(line),
                             "location": d.inst.map(|i| print::location(&module, i)),
                             "related": d.related.iter().map(|(i, note)| serde_json::json!({
                                 "instruction_index": i,
                                 "note": note,
-                                "instruction": module.instructions.get(*i).map(|x| print::instruction(&module, x)),
+                                "instruction": line(*i),
                             })).collect::<Vec<_>>(),
                         })
                     })
@@ -173,14 +176,18 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             Format::SpirvVal => {
                 if !args.quiet {
                     for d in &diags {
-                        print!("{}", print::spirv_val_style(&module, d));
+                        if let Some(l) = &listing {
+                            print!("{}", print::spirv_val_style(&module, l, d));
+                        }
                     }
                 }
             }
             Format::Rich => {
                 if !args.quiet {
                     for d in &diags {
-                        println!("{}", print::rich(&module, d, &label));
+                        if let Some(l) = &listing {
+                            println!("{}", print::rich(&module, l, d, &label));
+                        }
                     }
                 }
                 if errors > 0 || warnings > 0 || args.quiet || files.len() > 1 {

@@ -1,5 +1,5 @@
-//! Printing diagnostics: a minimal one-instruction disassembler, the rich report and
-//! spirv-val's one-line style.
+//! Printing diagnostics: instructions as `coopmat_spirv::dis` (spirv-dis compatible, friendly
+//! names) prints them, the rich report and spirv-val's one-line style.
 
 use crate::{Diagnostic, Severity};
 use coopmat_spirv::Module;
@@ -103,6 +103,43 @@ fn operand(m: &Module, kind: Option<OperandKind>, number: NumberKind, words: &[u
     }
 }
 
+/// The module disassembled once, one line per instruction (spirv-dis text, friendly names).
+pub struct Listing {
+    lines: Vec<String>,
+}
+
+impl Listing {
+    /// Disassembles `m` with `coopmat_spirv::dis` (no header, no indentation).
+    pub fn new(m: &Module) -> Listing {
+        let bin = coopmat_spirv::binary::ParsedBinary {
+            header: m.header,
+            endian: m.endian,
+            instructions: m.instructions.clone(),
+            diagnostics: Vec::new(),
+        };
+        let opts = coopmat_spirv::dis::Options {
+            header: false,
+            indent: false,
+            ..Default::default()
+        };
+        let text = coopmat_spirv::dis::disassemble(&bin, &opts);
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        // One line per instruction is what the disassembler promises without comments;
+        // fall back to the minimal printer if that ever differs.
+        let lines = if lines.len() == m.instructions.len() {
+            lines
+        } else {
+            m.instructions.iter().map(|i| instruction(m, i)).collect()
+        };
+        Listing { lines }
+    }
+
+    /// The text of instruction `i`.
+    pub fn line(&self, i: usize) -> &str {
+        self.lines.get(i).map(String::as_str).unwrap_or("")
+    }
+}
+
 /// Where an instruction sits: `function %f, block %b` (or the module section).
 pub fn location(m: &Module, i: usize) -> String {
     let Some(f) = m.owner(i) else {
@@ -121,7 +158,7 @@ pub fn location(m: &Module, i: usize) -> String {
 }
 
 /// The rich report of one diagnostic: rule, spec reference, instruction, location, related notes.
-pub fn rich(m: &Module, d: &Diagnostic, file: &str) -> String {
+pub fn rich(m: &Module, listing: &Listing, d: &Diagnostic, file: &str) -> String {
     let mut s = format!("{}[{}]: {}\n", d.severity.as_str(), d.rule.id, d.message);
     match d.inst {
         Some(i) if i < m.instructions.len() => {
@@ -130,17 +167,17 @@ pub fn rich(m: &Module, d: &Diagnostic, file: &str) -> String {
                 i + 1,
                 location(m, i)
             ));
-            s.push_str(&format!("   |  {}\n", instruction(m, &m.instructions[i])));
+            s.push_str(&format!("   |  {}\n", listing.line(i)));
         }
         _ => s.push_str(&format!("  --> {file}\n")),
     }
     for (r, note) in &d.related {
-        if let Some(inst) = m.instructions.get(*r) {
+        if *r < m.instructions.len() {
             s.push_str(&format!(
                 "  note: {note}: instruction {} ({})\n   |  {}\n",
                 r + 1,
                 location(m, *r),
-                instruction(m, inst)
+                listing.line(*r)
             ));
         }
     }
@@ -149,7 +186,7 @@ pub fn rich(m: &Module, d: &Diagnostic, file: &str) -> String {
 }
 
 /// spirv-val's style: `error: line N: message` followed by the disassembled instruction.
-pub fn spirv_val_style(m: &Module, d: &Diagnostic) -> String {
+pub fn spirv_val_style(m: &Module, listing: &Listing, d: &Diagnostic) -> String {
     let line = d.inst.map(|i| i + 1).unwrap_or(0);
     let mut s = format!(
         "{}: line {line}: {} [{}]\n",
@@ -157,8 +194,8 @@ pub fn spirv_val_style(m: &Module, d: &Diagnostic) -> String {
         d.message,
         d.rule.id
     );
-    if let Some(inst) = d.inst.and_then(|i| m.instructions.get(i)) {
-        s.push_str(&format!("  {}\n", instruction(m, inst)));
+    if let Some(i) = d.inst.filter(|&i| i < m.instructions.len()) {
+        s.push_str(&format!("  {}\n", listing.line(i)));
     }
     s
 }

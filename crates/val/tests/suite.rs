@@ -1,18 +1,18 @@
 //! Runs the hand-written negative and positive modules under tests/val/ (repo root).
 //!
 //! Each negative `.spvasm` names the rule it must trigger in a `; expect: RULE-ID` header; the
-//! test assembles it with spirv-as (skipped with a notice when absent), validates it and checks
-//! that an error with that rule is reported. Positive modules must validate clean with coopmat
-//! and, when spirv-val is installed, with spirv-val too.
+//! test assembles it with `coopmat_spirv::asm` (spirv-as compatible, so no peer tool is needed),
+//! validates it and checks that an error with that rule is reported. Positive modules must
+//! validate clean with coopmat and, when spirv-val is installed, with spirv-val too.
 
 use coopmat_spirv::Module;
+use coopmat_spirv::asm::{self, AsmOptions, TargetEnv as AsmEnv};
 use coopmat_spirv::binary::write_words;
 use coopmat_spirv::grammar::{memory_access, op};
 use coopmat_val::{Profile, Severity, TargetEnv, ValidateOptions, rules, validate, validate_bytes};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 struct Case {
     path: PathBuf,
@@ -41,32 +41,19 @@ fn cases(kind: &str) -> Vec<Case> {
     out
 }
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-fn assemble(spirv_as: &Path, case: &Case) -> Result<Vec<u8>, String> {
+fn assemble(case: &Case) -> Result<Vec<u8>, String> {
     let env = case
         .headers
         .get("assemble-env")
         .map(String::as_str)
         .unwrap_or("vulkan1.3");
-    let out = std::env::temp_dir().join(format!(
-        "coopmat-val-{}-{}.spv",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let r = Command::new(spirv_as)
-        .args(["--target-env", env])
-        .arg(&case.path)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !r.status.success() {
-        return Err(String::from_utf8_lossy(&r.stderr).into_owned());
-    }
-    let bytes = std::fs::read(&out).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(&out);
-    Ok(bytes)
+    let text = std::fs::read_to_string(&case.path).map_err(|e| e.to_string())?;
+    let opts = AsmOptions {
+        target_env: Some(AsmEnv::from_name(env).ok_or_else(|| format!("unknown env {env}"))?),
+        ..Default::default()
+    };
+    let words = asm::assemble(&text, &opts).map_err(|e| e.to_string())?;
+    Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect())
 }
 
 fn options(case: &Case) -> ValidateOptions {
@@ -94,9 +81,6 @@ fn tool(name: &str) -> Option<PathBuf> {
 
 #[test]
 fn negative_cases_are_rejected_naming_their_rule() {
-    let Some(spirv_as) = tool("spirv-as") else {
-        return;
-    };
     let cases = cases("negative");
     assert!(cases.len() >= 150, "only {} negative cases", cases.len());
     let mut failures = Vec::new();
@@ -113,10 +97,10 @@ fn negative_cases_are_rejected_naming_their_rule() {
             rules::by_id(&expect).is_some(),
             "{name}: unknown rule {expect}"
         );
-        let bytes = match assemble(&spirv_as, case) {
+        let bytes = match assemble(case) {
             Ok(b) => b,
             Err(e) => {
-                failures.push(format!("{name}: spirv-as failed: {e}"));
+                failures.push(format!("{name}: assembly failed: {e}"));
                 continue;
             }
         };
@@ -154,9 +138,6 @@ fn negative_cases_are_rejected_naming_their_rule() {
 
 #[test]
 fn positive_cases_validate_clean_with_coopmat_and_spirv_val() {
-    let Some(spirv_as) = tool("spirv-as") else {
-        return;
-    };
     let spirv_val = tool("spirv-val");
     let cases = cases("positive");
     assert!(!cases.is_empty());
@@ -167,7 +148,7 @@ fn positive_cases_validate_clean_with_coopmat_and_spirv_val() {
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        let bytes = assemble(&spirv_as, case).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let bytes = assemble(case).unwrap_or_else(|e| panic!("{name}: {e}"));
         let diags = validate_bytes(&bytes, &options(case));
         let errors: Vec<String> = diags
             .iter()
@@ -221,9 +202,6 @@ fn patch_memory_operand(bytes: &[u8], opcode: u16, bit: u32) -> Vec<u32> {
 
 #[test]
 fn tensor_memory_operands_are_checked() {
-    let Some(spirv_as) = tool("spirv-as") else {
-        return;
-    };
     let base = cases("positive")
         .into_iter()
         .find(|c| c.path.ends_with("coop2-base.spvasm"))
@@ -252,7 +230,7 @@ fn tensor_memory_operands_are_checked() {
             path: tmp.clone(),
             headers: BTreeMap::new(),
         };
-        let bytes = assemble(&spirv_as, &case).unwrap();
+        let bytes = assemble(&case).unwrap();
         let _ = std::fs::remove_file(&tmp);
         // The Aligned form is valid; the patched one must be rejected.
         let ok = validate_bytes(&bytes, &ValidateOptions::default());
