@@ -5,12 +5,14 @@
 //! [`runner::Engine`]; [`run_file`] does both for a file. Scripts that need what the engine or this machine does not
 //! have (images, graphics, OpenCL C, unsupported `DEVICE_FEATURE`s) come back as [`Outcome::Skip`] with the reason.
 
+pub mod exec_engine;
 pub mod features;
 pub mod parse;
 pub mod runner;
 pub mod shader;
 pub mod types;
 
+pub use exec_engine::ExecEngine;
 pub use runner::{Engine, Outcome, Report, SpecMap};
 
 use std::path::Path;
@@ -24,6 +26,34 @@ pub fn run_file<E: Engine>(engine: &E, path: &Path) -> Report {
             runs: 0,
             expects: 0,
             dispatch_time: std::time::Duration::ZERO,
+            lane_instructions: 0,
         },
     }
+}
+
+/// Expands `paths` into script files: files as given, directories searched recursively for `*.amber`, sorted.
+pub fn collect_scripts(paths: &[std::path::PathBuf]) -> std::io::Result<Vec<std::path::PathBuf>> {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let p = entry?.path();
+            if p.is_dir() {
+                walk(&p, out)?;
+            } else if p.extension().is_some_and(|e| e == "amber") {
+                out.push(p);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut found = Vec::new();
+            walk(p, &mut found)?;
+            found.sort();
+            out.extend(found);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
 }

@@ -1,4 +1,4 @@
-//! Turning `SHADER` blocks into SPIR-V words: SPIR-V assembly through `spirv-as`, GLSL through
+//! Turning `SHADER` blocks into SPIR-V words: SPIR-V assembly through `coopmat_spirv::asm`, GLSL through
 //! `glslangValidator -V`, `SPIRV-HEX` and `SPIRV-BIN` directly.
 
 use crate::parse::{ShaderDef, ShaderFormat};
@@ -86,7 +86,7 @@ pub fn compile(shader: &ShaderDef, script_dir: &Path) -> Result<Vec<u32>, Shader
 }
 
 fn words_of(bytes: &[u8], name: &str) -> Result<Vec<u32>, ShaderError> {
-    if bytes.len() % 4 != 0 || bytes.len() < 20 {
+    if !bytes.len().is_multiple_of(4) || bytes.len() < 20 {
         return Err(ShaderError::Failed(format!(
             "shader {name}: {} bytes is not a SPIR-V module",
             bytes.len()
@@ -149,15 +149,23 @@ fn run_tool(
 }
 
 fn assemble(source: &str, shader: &ShaderDef) -> Result<Vec<u32>, ShaderError> {
+    use coopmat_spirv::asm::{AsmOptions, TargetEnv};
     // Amber assembles with SPIR-V 1.0 unless TARGET_ENV says otherwise.
-    let env = shader.target_env.clone().unwrap_or_else(|| "spv1.0".into());
-    run_tool(
-        "spirv-as",
-        &["--target-env", &env],
-        source,
-        "spvasm",
-        &shader.name,
-    )
+    let env = shader.target_env.as_deref().unwrap_or("spv1.0");
+    let target_env = TargetEnv::from_name(env).ok_or_else(|| {
+        ShaderError::Failed(format!("shader {}: unknown TARGET_ENV {env}", shader.name))
+    })?;
+    let options = AsmOptions {
+        target_env: Some(target_env),
+        ..AsmOptions::default()
+    };
+    coopmat_spirv::asm::assemble(source, &options).map_err(|e| {
+        ShaderError::Failed(format!(
+            "shader {}: assembler: {}",
+            shader.name,
+            e.render("<shader>", source)
+        ))
+    })
 }
 
 /// glslangValidator's `--target-env` for an Amber `TARGET_ENV` (`spv1.3`, `vulkan1.1`, `vulkan1.1spv1.4`).

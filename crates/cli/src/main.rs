@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod cmd_amber;
 mod cmd_as;
 mod cmd_dis;
 mod cmd_info;
@@ -19,6 +20,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run AmberScript compute tests (`*.amber` files or directories) on the CPU engine.
+    Amber(cmd_amber::Args),
     /// Disassemble a SPIR-V binary (text compatible with spirv-dis).
     Dis(cmd_dis::Args),
     /// Assemble SPIR-V text into a binary (accepts what spirv-dis prints).
@@ -34,6 +37,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Amber(a) => cmd_amber::run(a),
         Command::Dis(a) => cmd_dis::run(a),
         Command::As(a) => cmd_as::run(a),
         Command::Info(a) => cmd_info::run(a),

@@ -1,0 +1,211 @@
+//! Runs the shared Amber scripts (`/work/shared/amber` or `../shared/amber` beside the repository).
+
+use coopmat_amber::Outcome;
+use coopmat_amber::parse::{self, StmtKind};
+use coopmat_amber::shader;
+use std::path::PathBuf;
+
+/// The shared script directory, if present.
+fn shared_dir() -> Option<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    [
+        std::env::var_os("COOPMAT_AMBER_DIR").map(PathBuf::from),
+        Some(root.join("../shared/amber")),
+        Some(PathBuf::from("/work/shared/amber")),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.is_dir())
+    .map(|p| p.canonicalize().unwrap_or(p))
+}
+
+fn scripts(test: &str) -> Vec<PathBuf> {
+    match shared_dir() {
+        Some(d) => coopmat_amber::collect_scripts(&[d]).expect("readable script directory"),
+        None => {
+            eprintln!("{test}: no shared Amber scripts (set COOPMAT_AMBER_DIR); skipping");
+            Vec::new()
+        }
+    }
+}
+
+/// Every script parses (the ldexp template excepted) and every SPIR-V assembly shader assembles with
+/// `coopmat_spirv::asm` to the same words as `spirv-as` (when installed), so a failure of the run test is about
+/// execution.
+#[test]
+fn shared_scripts_parse_and_assemble() {
+    let files = scripts("shared_scripts_parse_and_assemble");
+    let peer = shader::find_tool("spirv-as");
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let script = match parse::parse(&text) {
+            Ok(s) => s,
+            Err(e) => {
+                if !text.contains("{amber_") {
+                    problems.push(format!("{}: {e}", f.display()));
+                }
+                continue;
+            }
+        };
+        for s in &script.statements {
+            let StmtKind::Shader(sh) = &s.kind else {
+                continue;
+            };
+            if sh.format != parse::ShaderFormat::SpirvAsm {
+                continue;
+            }
+            let ours = match shader::compile(sh, f.parent().unwrap()) {
+                Ok(w) => w,
+                Err(e) => {
+                    problems.push(format!("{}: {e:?}", f.display()));
+                    continue;
+                }
+            };
+            if let Some(tool) = &peer {
+                let dir = tempfile::tempdir().unwrap();
+                let (src, out) = (dir.path().join("s.spvasm"), dir.path().join("s.spv"));
+                std::fs::write(&src, &sh.source).unwrap();
+                let env = sh.target_env.as_deref().unwrap_or("spv1.0");
+                let st = std::process::Command::new(tool)
+                    .args(["--target-env", env])
+                    .arg(&src)
+                    .arg("-o")
+                    .arg(&out)
+                    .status()
+                    .unwrap();
+                assert!(
+                    st.success(),
+                    "spirv-as rejected a shader of {}",
+                    f.display()
+                );
+                let bytes = std::fs::read(&out).unwrap();
+                let theirs: Vec<u32> = bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                    .collect();
+                if theirs != ours {
+                    problems.push(format!(
+                        "{}: shader {} assembles differently from spirv-as",
+                        f.display(),
+                        sh.name
+                    ));
+                }
+            }
+            checked += 1;
+        }
+    }
+    eprintln!(
+        "{} scripts parsed, {checked} assembly shaders checked",
+        files.len()
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Skip reasons a shared script may have: each names a feature the script needs that the engine (or this
+/// machine) lacks. Anything else skipped is a test failure.
+const ALLOWED_SKIPS: &[&str] = &[
+    "uses OPENCL-C shaders",
+    "uses IMAGE objects",
+    "uses SAMPLER objects",
+    "uses BIND ... AS storage_image",
+    "uses image probe",
+    "uses OpenCL kernel argument bindings",
+    "needs DEVICE_FEATURE shaderStorageImageMultisample",
+    "uses BIND BUFFER_ARRAY",
+    "needs data file input.txt",
+    "template with unfilled placeholders",
+    "needs full subgroups (FULLY_POPULATED) with local_size_x 119",
+];
+
+/// Scripts that fail because of engine bugs written down in `crates/amber/README.md`; they may fail (a notice is
+/// printed when one starts passing), any other failure fails the test.
+const KNOWN_ENGINE_FAILURES: &[&str] = &[
+    "amber-repo/tests/cases/compute_mat2x2.amber",
+    "amber-repo/tests/cases/compute_mat2x4_row_major_col_major.amber",
+    "cts/builtin/precision/square_matrix/determinant_compute_fp16_32bit_mat_3x3.amber",
+    "cts/builtin/precision/square_matrix/determinant_compute_fp16_32bit_mat_4x4.amber",
+    "cts/builtin/precision/square_matrix/determinant_compute_fp16_mat_3x3.amber",
+    "cts/builtin/precision/square_matrix/determinant_compute_fp64_mat_3x3.amber",
+    "cts/builtin/precision/square_matrix/determinant_compute_fp64_mat_4x4.amber",
+    "cts/builtin/precision/square_matrix/determinant_highp_mat_3x3.amber",
+    "cts/builtin/precision/square_matrix/inverse_compute_fp16_mat_3x3.amber",
+    "cts/builtin/precision/square_matrix/inverse_compute_fp16_mat_4x4.amber",
+    "cts/builtin/precision/square_matrix/inverse_compute_fp64_mat_4x4.amber",
+    "cts/builtin/precision/square_matrix/inverse_highp_mat_3x3.amber",
+    "cts/builtin/precision/square_matrix/inverse_highp_mat_4x4.amber",
+    "cts/compute/workgroup_memory_explicit_layout/copy_memory_basic.amber",
+    "cts/compute/workgroup_memory_explicit_layout/copy_memory_two_invocations.amber",
+    "cts/ldexp/ldexp_f16vec2_i16vec2.amber",
+    "cts/ldexp/ldexp_f16vec2_i8vec2.amber",
+    "cts/ldexp/ldexp_f16vec4_i16vec4.amber",
+    "cts/ldexp/ldexp_f16vec4_i64vec4.amber",
+    "cts/ldexp/ldexp_f16vec4_i8vec4.amber",
+    "cts/ldexp/ldexp_f32vec2_i16vec2.amber",
+    "cts/ldexp/ldexp_f32vec2_i8vec2.amber",
+    "cts/ldexp/ldexp_f32vec4_i16vec4.amber",
+    "cts/ldexp/ldexp_f32vec4_i64vec4.amber",
+    "cts/ldexp/ldexp_f32vec4_i8vec4.amber",
+    "cts/ldexp/ldexp_f64vec2_i8vec2.amber",
+    "cts/ldexp/ldexp_f64vec4_i64vec4.amber",
+    "cts/ldexp/ldexp_f64vec4_i8vec4.amber",
+    "cts/ldexp/ldexp_float16_int16.amber",
+    "cts/ldexp/ldexp_float16_int64.amber",
+    "cts/ldexp/ldexp_float32_int64.amber",
+    "cts/ldexp/ldexp_float64_int64.amber",
+    "cts/spirv_assembly/instruction/compute/arraylength/array-stride-larger-than-element-size.amber",
+    "cts/spirv_assembly/instruction/compute/mul_extended/signed_16bit.amber",
+    "cts/spirv_assembly/instruction/compute/mul_extended/signed_64bit.amber",
+    "cts/spirv_assembly/instruction/compute/mul_extended/signed_8bit.amber",
+    "cts/spirv_assembly/instruction/compute/mul_extended/unsigned_16bit.amber",
+    "cts/spirv_assembly/instruction/compute/mul_extended/unsigned_64bit.amber",
+];
+
+/// Runs every shared script on `coopmat-exec`: each passes or is skipped for an allowed reason.
+#[test]
+fn shared_scripts_pass_or_skip_for_listed_reasons() {
+    let files = scripts("shared_scripts_pass_or_skip_for_listed_reasons");
+    if files.is_empty() {
+        return;
+    }
+    let engine = coopmat_amber::ExecEngine::default();
+    let (mut pass, mut fail, mut skip) = (0, 0, 0);
+    let mut problems = Vec::new();
+    for f in &files {
+        let name = f.to_string_lossy();
+        // The two bandwidth/parallelism benchmarks run minutes in an unoptimised engine; `cargo test --release`
+        // (and `coopmat amber`) run them.
+        if cfg!(debug_assertions) && name.contains("/benchmarks/") {
+            eprintln!("not run in a debug build: {name}");
+            continue;
+        }
+        match coopmat_amber::run_file(&engine, f).outcome {
+            Outcome::Pass => {
+                pass += 1;
+                if KNOWN_ENGINE_FAILURES.iter().any(|k| name.ends_with(k)) {
+                    eprintln!(
+                        "listed as a known engine failure but passes now (remove it from the list): {name}"
+                    );
+                }
+            }
+            Outcome::Skip(why) => {
+                skip += 1;
+                if !why
+                    .split("; ")
+                    .all(|r| ALLOWED_SKIPS.iter().any(|a| r.starts_with(a)))
+                {
+                    problems.push(format!("unexpected skip {name}: {why}"));
+                }
+            }
+            Outcome::Fail(why) => {
+                fail += 1;
+                if !KNOWN_ENGINE_FAILURES.iter().any(|k| name.ends_with(k)) {
+                    problems.push(format!("FAIL {name}: {why}"));
+                }
+            }
+        }
+    }
+    eprintln!("{pass} passed, {fail} failed, {skip} skipped");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
