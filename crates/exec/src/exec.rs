@@ -1137,11 +1137,20 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let pc = col(*ptr);
                 let mut has_mat = false;
                 let extent = leaf_extent(leaves);
+                let nwords = word_run(leaves);
                 each_lane!(mask, lanes, dense, |l| {
                     let addr = self.cols[pc + l];
                     // One bounds check for the whole value, then plain word reads.
                     if let Ok((sh, idx, b)) = self.mem.resolve(addr, l, extent, false) {
                         let words = self.mem.words(sh, idx);
+                        if nwords > 0 && b % 4 == 0 {
+                            let w0 = b / 4;
+                            for k in 0..nwords {
+                                self.cols[col(d.col + k as u32) + l] =
+                                    words[w0 + k].load(Relaxed) as u64;
+                            }
+                            continue;
+                        }
                         for leaf in leaves.iter() {
                             match *leaf {
                                 MemLeaf::Scalar { off, num, col: c } => {
@@ -1191,11 +1200,20 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let pc = col(*ptr);
                 let extent = leaf_extent(leaves);
                 let scalar_only = leaves.iter().all(|x| matches!(x, MemLeaf::Scalar { .. }));
+                let nwords = word_run(leaves);
                 each_lane!(mask, lanes, dense, |l| {
                     let addr = self.cols[pc + l];
                     if scalar_only && let Ok((sh, idx, b)) = self.mem.resolve(addr, l, extent, true)
                     {
                         let words = self.mem.words(sh, idx);
+                        if nwords > 0 && b % 4 == 0 {
+                            let w0 = b / 4;
+                            for k in 0..nwords {
+                                words[w0 + k]
+                                    .store(self.cols[col(v.col + k as u32) + l] as u32, Relaxed);
+                            }
+                            continue;
+                        }
                         for leaf in leaves.iter() {
                             if let MemLeaf::Scalar { off, num, col: c } = *leaf {
                                 let x = self.cols[col(v.col + c) + l];
@@ -1507,6 +1525,15 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         Ok(old)
     }
+}
+
+/// If the leaves are 32-bit scalars at offsets 0, 4, 8, … going to columns 0, 1, 2, …, their
+/// count (such values load and store as plain words), else 0.
+fn word_run(leaves: &[MemLeaf]) -> usize {
+    let ok = leaves.iter().enumerate().all(|(k, x)| {
+        matches!(*x, MemLeaf::Scalar { off, num, col } if off == 4 * k as u32 && col == k as u32 && matches!(num, Num::Int(32) | Num::F32))
+    });
+    if ok { leaves.len() } else { 0 }
 }
 
 /// Bytes from the start of a value to the end of its last leaf.

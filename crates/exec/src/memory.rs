@@ -134,14 +134,19 @@ pub fn read_bytes(w: &[AtomicU32], b: usize, n: u32) -> u64 {
         2 if sh <= 16 => ((w[b / 4].load(Relaxed) >> sh) & 0xffff) as u64,
         1 => ((w[b / 4].load(Relaxed) >> sh) & 0xff) as u64,
         8 if sh == 0 => w[b / 4].load(Relaxed) as u64 | ((w[b / 4 + 1].load(Relaxed) as u64) << 32),
-        _ => {
-            let mut v = 0u64;
-            for k in 0..n as usize {
-                v |= read_bytes(w, b + k, 1) << (8 * k);
-            }
-            v
-        }
+        _ => read_bytes_slow(w, b, n),
     }
+}
+
+/// Unaligned or straddling reads, byte by byte (kept out of line so the fast path inlines).
+#[inline(never)]
+fn read_bytes_slow(w: &[AtomicU32], b: usize, n: u32) -> u64 {
+    let mut v = 0u64;
+    for k in 0..n as usize {
+        let x = b + k;
+        v |= (((w[x / 4].load(Relaxed) >> ((x % 4) * 8)) & 0xff) as u64) << (8 * k);
+    }
+    v
 }
 
 /// Writes the low `n` bytes of `v` at byte offset `b`; `shared` words get an atomic
@@ -171,10 +176,23 @@ pub fn write_bytes(w: &[AtomicU32], b: usize, n: u32, v: u64, shared: bool) {
                 word.store((word.load(Relaxed) & !m) | bits, Relaxed);
             }
         }
-        _ => {
-            for k in 0..n as usize {
-                write_bytes(w, b + k, 1, v >> (8 * k), shared);
-            }
+        _ => write_bytes_slow(w, b, n, v, shared),
+    }
+}
+
+/// Unaligned or straddling writes, byte by byte.
+#[inline(never)]
+fn write_bytes_slow(w: &[AtomicU32], b: usize, n: u32, v: u64, shared: bool) {
+    for k in 0..n as usize {
+        let x = b + k;
+        let sh = (x % 4) * 8;
+        let m = 0xffu32 << sh;
+        let bits = (((v >> (8 * k)) as u32) & 0xff) << sh;
+        let word = &w[x / 4];
+        if shared {
+            let _ = word.fetch_update(Relaxed, Relaxed, |cur| Some((cur & !m) | bits));
+        } else {
+            word.store((word.load(Relaxed) & !m) | bits, Relaxed);
         }
     }
 }
@@ -186,10 +204,14 @@ pub fn zeroed(bytes: usize) -> Vec<AtomicU32> {
 
 /// Word vector holding a copy of `data`.
 pub fn from_bytes(data: &[u8]) -> Vec<AtomicU32> {
-    let mut v = Vec::with_capacity(data.len().div_ceil(4) + 1);
-    for c in data.chunks(4) {
+    let mut v: Vec<AtomicU32> = data
+        .chunks_exact(4)
+        .map(|c| AtomicU32::new(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+        .collect();
+    let rest = data.chunks_exact(4).remainder();
+    if !rest.is_empty() {
         let mut b = [0u8; 4];
-        b[..c.len()].copy_from_slice(c);
+        b[..rest.len()].copy_from_slice(rest);
         v.push(AtomicU32::new(u32::from_le_bytes(b)));
     }
     v

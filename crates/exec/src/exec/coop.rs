@@ -123,20 +123,22 @@ impl Batch<'_, '_> {
                         };
                         memory::write_bytes(words, b + ii * cb as usize, cb as u32, x, sh);
                     }
-                } else if cm.num == Num::F16
-                    && !col_major
-                    && b % 4 == 0
-                    && inner % 2 == 0
-                    && inner <= 256
-                {
+                } else if cm.num == Num::F16 && !col_major && b % 4 == 0 && inner % 2 == 0 {
                     // Fast path: whole f16 rows, two per word, converted in one vector loop.
-                    let mut tmp = [0u32; 128];
+                    // 16 words (32 halves) at a time through a small stack buffer.
                     let nw = inner / 2;
-                    for (k, t) in tmp[..nw].iter_mut().enumerate() {
-                        *t = words[b / 4 + k].load(Relaxed);
-                    }
                     let e0 = toff + oi * cols;
-                    kernels::f16_words_to_f32(&tmp[..nw], &mut self.mf[e0..e0 + inner]);
+                    let mut tmp = [0u32; 16];
+                    for w0 in (0..nw).step_by(16) {
+                        let cnt = (nw - w0).min(16);
+                        for (k, t) in tmp[..cnt].iter_mut().enumerate() {
+                            *t = words[b / 4 + w0 + k].load(Relaxed);
+                        }
+                        kernels::f16_words_to_f32(
+                            &tmp[..cnt],
+                            &mut self.mf[e0 + 2 * w0..e0 + 2 * (w0 + cnt)],
+                        );
+                    }
                 } else if cm.num == Num::F32 && b % 4 == 0 {
                     for ii in 0..inner {
                         let e = if col_major {
