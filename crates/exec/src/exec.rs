@@ -674,6 +674,26 @@ fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result
 /// Counters of one chunk of workgroups, or the first error with its workgroup index.
 type ChunkResult = Result<(u64, u64, u64), (u64, ExecError)>;
 
+/// Scope instances with an active lane: (instance, first active lane), without allocating.
+struct Insts {
+    n: usize,
+    v: [(u16, u16); MAX_LANES / 8],
+}
+
+impl Insts {
+    fn len(&self) -> usize {
+        self.n
+    }
+}
+
+impl IntoIterator for Insts {
+    type Item = (usize, usize);
+    type IntoIter = std::iter::Map<std::iter::Take<std::array::IntoIter<(u16, u16), { MAX_LANES / 8 }>>, fn((u16, u16)) -> (usize, usize)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.v.into_iter().take(self.n).map(|(a, b)| (a as usize, b as usize))
+    }
+}
+
 /// Everything shared by the batches of one dispatch.
 struct Shared<'a> {
     objs: Vec<ObjInfo>,
@@ -1024,15 +1044,16 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// Scope instances of a matrix slot with at least one active lane.
-    fn instances(&self, m: u32, mask: &Mask) -> Vec<(usize, usize)> {
+    fn instances(&self, m: u32, mask: &Mask) -> Insts {
         let s = self.p.mats[m as usize];
         let scope = s.scope as usize;
-        let mut out = Vec::new();
+        let mut out = Insts { n: 0, v: [(0, 0); MAX_LANES / 8] };
         for i in 0..s.inst as usize {
             let lo = i * scope;
             let hi = ((i + 1) * scope).min(self.lanes);
             if let Some(l) = (lo..hi).find(|&l| mask[l / 64] >> (l % 64) & 1 != 0) {
-                out.push((i, l));
+                out.v[out.n] = (i as u16, l as u16);
+                out.n += 1;
             }
         }
         out

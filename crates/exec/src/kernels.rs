@@ -141,9 +141,59 @@ fn mm_avx2(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mu
     mm_body::<true>(m, n, k, a, b, c, d)
 }
 
+/// R rows of a 16-column tile with explicit AVX-512: one zmm accumulator per row, B's row
+/// loaded once per k and reused by the R rows, A's element broadcast from memory.
+///
+/// # Safety
+/// The CPU must support AVX-512F; `a`, `b`, `c`, `d` must hold rows `i0..i0 + R` (`a`: k
+/// columns, the others 16) and `b` k rows of 16.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn block16_avx512<const R: usize>(i0: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+    use std::arch::x86_64::*;
+    debug_assert!(a.len() >= (i0 + R) * k && b.len() >= k * 16 && c.len() >= (i0 + R) * 16 && d.len() >= (i0 + R) * 16);
+    // SAFETY: the caller guarantees the slice extents above, so every pointer stays in bounds;
+    // unaligned loads/stores are used throughout.
+    unsafe {
+        let mut acc = [_mm512_setzero_ps(); R];
+        for (r, x) in acc.iter_mut().enumerate() {
+            *x = _mm512_loadu_ps(c.as_ptr().add((i0 + r) * 16));
+        }
+        for kk in 0..k {
+            let bv = _mm512_loadu_ps(b.as_ptr().add(kk * 16));
+            for (r, x) in acc.iter_mut().enumerate() {
+                let av = _mm512_set1_ps(*a.get_unchecked((i0 + r) * k + kk));
+                *x = _mm512_fmadd_ps(av, bv, *x);
+            }
+        }
+        for (r, x) in acc.iter().enumerate() {
+            _mm512_storeu_ps(d.as_mut_ptr().add((i0 + r) * 16), *x);
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
 fn mm_avx512(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+    if n == 16 {
+        let mut i = 0;
+        // SAFETY (all three): matmul_f32 asserted a: m×k, b: k×16, c and d: m×16, and we only
+        // pass row ranges below m; AVX-512F is enabled on this function.
+        while i + 16 <= m {
+            unsafe { block16_avx512::<16>(i, k, a, b, c, d) };
+            i += 16;
+        }
+        while i + 4 <= m {
+            unsafe { block16_avx512::<4>(i, k, a, b, c, d) };
+            i += 4;
+        }
+        while i < m {
+            unsafe { block16_avx512::<1>(i, k, a, b, c, d) };
+            i += 1;
+        }
+        return;
+    }
     mm_body::<true>(m, n, k, a, b, c, d)
 }
 
@@ -218,15 +268,34 @@ fn h2f_words_avx2(src: &[u32], dst: &mut [f32]) {
     h2f_words_body(src, dst)
 }
 
+/// f16 → f32 with vcvtph2ps on zmm registers (16 halves at a time).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn h2f_words_avx512(src: &[u32], dst: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let full = src.len() / 8;
+    for i in 0..full {
+        // SAFETY: i·8 + 8 <= src.len() and 2·(i·8 + 8) <= dst.len() (asserted by the caller);
+        // unaligned load and store.
+        unsafe {
+            let h = _mm256_loadu_si256(src.as_ptr().add(i * 8) as *const __m256i);
+            _mm512_storeu_ps(dst.as_mut_ptr().add(i * 16), _mm512_cvtph_ps(h));
+        }
+    }
+    h2f_words_body(&src[full * 8..], &mut dst[full * 16..]);
+}
+
 /// Converts packed f16 pairs (low half first) to f32: `dst.len() >= 2·src.len()`.
 pub fn f16_words_to_f32(src: &[u32], dst: &mut [f32]) {
     assert!(dst.len() >= 2 * src.len());
     match level() {
         Level::Base => h2f_words_body(src, dst),
-        // SAFETY: level() is Avx2 or better only when AVX2 is present; F16C ships with every
-        // AVX2 CPU and the converted code only uses integer/float ops the compiler picks.
+        // SAFETY: level() is Avx2 only when AVX2 is present; F16C ships with every AVX2 CPU.
         #[cfg(target_arch = "x86_64")]
-        _ => unsafe { h2f_words_avx2(src, dst) },
+        Level::Avx2 => unsafe { h2f_words_avx2(src, dst) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { h2f_words_avx512(src, dst) },
     }
 }
 

@@ -125,19 +125,16 @@ impl Batch<'_, '_> {
                     }
                 } else if cm.num == Num::F16 && !col_major && b % 4 == 0 && inner % 2 == 0 {
                     // Fast path: whole f16 rows, two per word, converted in one vector loop.
-                    // 16 words (32 halves) at a time through a small stack buffer.
+                    // Whole rows through a stack buffer, converted in one vector call.
                     let nw = inner / 2;
                     let e0 = toff + oi * cols;
-                    let mut tmp = [0u32; 16];
-                    for w0 in (0..nw).step_by(16) {
-                        let cnt = (nw - w0).min(16);
+                    let mut tmp = [0u32; 64];
+                    for w0 in (0..nw).step_by(64) {
+                        let cnt = (nw - w0).min(64);
                         for (k, t) in tmp[..cnt].iter_mut().enumerate() {
                             *t = words[b / 4 + w0 + k].load(Relaxed);
                         }
-                        kernels::f16_words_to_f32(
-                            &tmp[..cnt],
-                            &mut self.mf[e0 + 2 * w0..e0 + 2 * (w0 + cnt)],
-                        );
+                        kernels::f16_words_to_f32(&tmp[..cnt], &mut self.mf[e0 + 2 * w0..e0 + 2 * (w0 + cnt)]);
                     }
                 } else if cm.num == Num::F32 && b % 4 == 0 {
                     for ii in 0..inner {
