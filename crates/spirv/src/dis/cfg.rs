@@ -150,17 +150,14 @@ fn structure(blocks: &[Block], index: &HashMap<u32, usize>) -> (Vec<usize>, Vec<
             }
         }
     }
+    // Depth first with an explicit stack; a block is claimed (and gets its level) when first
+    // pushed, so a block listed twice by one `OpSwitch` is placed at its last listing.
     let mut visited = vec![false; n];
-    // Explicit stack of (block, level) in reverse visiting order (a recursive walk could
-    // overflow on deep nesting).
-    let mut stack: Vec<(usize, u32)> = vec![(0, 0)];
+    visited[0] = true;
+    let mut stack: Vec<usize> = vec![0];
     let mut children: Vec<(usize, u32)> = Vec::new();
-    while let Some((k, level)) = stack.pop() {
-        if visited[k] {
-            continue;
-        }
-        visited[k] = true;
-        levels[k] = level;
+    while let Some(k) = stack.pop() {
+        let level = levels[k];
         order.push(k);
         let b = &blocks[k];
         children.clear();
@@ -180,8 +177,10 @@ fn structure(blocks: &[Block], index: &HashMap<u32, usize>) -> (Vec<usize>, Vec<
         if let Some(sk) = b.merge.and_then(lookup) {
             children.push((sk, level));
         }
-        for &c in children.iter().rev() {
-            if !visited[c.0] {
+        for &(c, l) in children.iter().rev() {
+            if !visited[c] {
+                visited[c] = true;
+                levels[c] = l;
                 stack.push(c);
             }
         }
