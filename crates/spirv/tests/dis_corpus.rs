@@ -1,0 +1,112 @@
+//! The disassembler against `spirv-dis` on the real-shader corpus (1569 llama.cpp modules).
+//!
+//! `corpus_sample_matches_spirv_dis` checks every 16th module in default and `--raw-id` modes.
+//! `corpus_matches_spirv_dis` checks all of them; it is `#[ignore]`d because running the peer
+//! tool 3138 times takes well over a minute (run it with `cargo test -p coopmat-spirv --test
+//! dis_corpus -- --ignored`). Set `COOPMAT_DIS_FLAGS` (e.g. `--offsets --comment`) to check
+//! other options too. Both skip with a notice when the corpus or `spirv-dis` is missing.
+
+use coopmat_spirv::binary;
+use coopmat_spirv::dis::{self, Options};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn spirv_dis(tool: &PathBuf, flags: &[String], bytes: &[u8]) -> Vec<u8> {
+    let mut child = Command::new(tool)
+        .args(flags)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn spirv-dis");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = bytes.to_vec();
+    // Feed stdin from a thread so a large output cannot deadlock the pipe.
+    let feeder = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap().unwrap();
+    assert!(out.status.success(), "spirv-dis failed: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+fn options(flags: &[String]) -> Options {
+    let mut o = Options::default();
+    for f in flags {
+        match f.as_str() {
+            "--no-header" => o.header = false,
+            "--no-indent" => o.indent = false,
+            "--raw-id" => o.raw_id = true,
+            "--offsets" => o.offsets = true,
+            "--color" => o.color = true,
+            "--comment" => o.comment = true,
+            "--nested-indent" => o.nested_indent = true,
+            "--reorder-blocks" => o.reorder_blocks = true,
+            _ => panic!("unsupported flag {f}"),
+        }
+    }
+    o
+}
+
+/// Compares every `step`-th module; returns (identical, compared) per flag set.
+fn check(test: &str, step: usize) {
+    let Some(tool) = coopmat_testkit::peer_tool("spirv-dis") else {
+        eprintln!("{test}: skipping, spirv-dis not found");
+        return;
+    };
+    let modules = coopmat_testkit::corpus_or_notice(test);
+    if modules.is_empty() {
+        return;
+    }
+    let mut flag_sets: Vec<Vec<String>> = vec![vec![], vec!["--raw-id".into()]];
+    if let Ok(extra) = std::env::var("COOPMAT_DIS_FLAGS") {
+        flag_sets.push(extra.split_whitespace().map(String::from).collect());
+    }
+    let mut failures = Vec::new();
+    for flags in &flag_sets {
+        let opts = options(flags);
+        let mut same = 0;
+        let mut total = 0;
+        let mut text = Vec::new();
+        for (name, bytes) in modules.iter().step_by(step) {
+            total += 1;
+            let parsed = match binary::parse_bytes(bytes) {
+                Ok(p) => p,
+                Err(e) => {
+                    failures.push(format!("{name}: parse error {e}"));
+                    continue;
+                }
+            };
+            text.clear();
+            dis::disassemble_into(&parsed, &opts, &mut text);
+            let expected = spirv_dis(&tool, flags, bytes);
+            if text == expected {
+                same += 1;
+            } else {
+                let e = String::from_utf8_lossy(&expected);
+                let o = String::from_utf8_lossy(&text);
+                let line = e.lines().zip(o.lines()).position(|(a, b)| a != b).unwrap_or(0);
+                failures.push(format!(
+                    "{name} {flags:?}: line {}: expected {:?}, got {:?}",
+                    line + 1,
+                    e.lines().nth(line).unwrap_or(""),
+                    o.lines().nth(line).unwrap_or("")
+                ));
+            }
+        }
+        eprintln!("{test}: {flags:?}: {same}/{total} byte-identical");
+    }
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures[..failures.len().min(20)].join("\n"));
+}
+
+#[test]
+fn corpus_sample_matches_spirv_dis() {
+    check("corpus_sample_matches_spirv_dis", 16);
+}
+
+#[test]
+#[ignore = "runs spirv-dis 3138 times (over a minute); run with --ignored"]
+fn corpus_matches_spirv_dis() {
+    check("corpus_matches_spirv_dis", 1);
+}
