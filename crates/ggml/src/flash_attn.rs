@@ -303,3 +303,113 @@ pub const FA_SPEC_CONSTANTS: [FaSpecConstant; 16] = [
         referenced: true,
     },
 ];
+
+/// Push-constant values of `flash_attn_*_cm2`, in block order (see [`FA_PUSH_CONSTANTS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FaPushConstants {
+    /// Words 0..=22 (u32): N, KV, ne1, ne2, ne3, neq2, neq3, nek2, nek3, nev2, nev3, nem1,
+    /// nem2, nem3, nb01, nb02, nb03, nb11, nb12, nb13, nb21, nb22, nb23.
+    pub u: [u32; 23],
+    /// scale.
+    pub scale: f32,
+    /// max_bias.
+    pub max_bias: f32,
+    /// logit_softcap.
+    pub logit_softcap: f32,
+    /// mask_n_head_log2.
+    pub mask_n_head_log2: u32,
+    /// m0.
+    pub m0: f32,
+    /// m1.
+    pub m1: f32,
+    /// gqa_ratio (word 29).
+    pub gqa_ratio: u32,
+    /// split_kv (word 30).
+    pub split_kv: u32,
+    /// k_num (word 31).
+    pub k_num: u32,
+}
+
+impl FaPushConstants {
+    /// The 128 little-endian bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w: Vec<u32> = self.u.to_vec();
+        w.extend([
+            self.scale.to_bits(),
+            self.max_bias.to_bits(),
+            self.logit_softcap.to_bits(),
+            self.mask_n_head_log2,
+            self.m0.to_bits(),
+            self.m1.to_bits(),
+            self.gqa_ratio,
+            self.split_kv,
+            self.k_num,
+        ]);
+        w.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+}
+
+/// What one workgroup of `flash_attn_*_cm2` works on, as the module derives it from
+/// `gl_WorkGroupID` and the push constants (read from the disassembly of
+/// `flash_attn_f32_f16_cm2`: the `k_num > 1` / `gqa_ratio > 1` branches on words 31 and 29).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaWorkgroup {
+    /// Query row tile (rows `i*Br ..`).
+    pub i: u32,
+    /// Split-k slice.
+    pub split_k_index: u32,
+    /// GQA sub-index (the x id when grouped-query rows share a workgroup).
+    pub gqa_iq1: u32,
+    /// First query head: `wg.y * gqa_ratio`.
+    pub iq2: u32,
+    /// Batch: `wg.z`.
+    pub iq3: u32,
+    /// KV tile range `[start_j, end_j)` in units of Bc.
+    pub start_j: u32,
+    /// End of the KV tile range.
+    pub end_j: u32,
+}
+
+/// The module's workgroup decomposition (`br`, `bc` are spec constants 1 and 2).
+pub fn fa_workgroup(wg: [u32; 3], pc: &FaPushConstants, bc: u32) -> FaWorkgroup {
+    let (k_num, gqa) = (pc.k_num, pc.gqa_ratio);
+    let x = wg[0];
+    let (i, gqa_iq1, split) = match (k_num > 1, gqa > 1) {
+        (true, true) => (0, x / k_num, x % k_num),
+        (true, false) => (x / k_num, 0, x % k_num),
+        (false, true) => (0, x, 0),
+        (false, false) => (x, 0, 0),
+    };
+    let kv = pc.u[1];
+    let start_j = split.wrapping_mul(pc.split_kv) / bc.max(1);
+    let end_j = kv
+        .min((split + 1).wrapping_mul(pc.split_kv))
+        .div_ceil(bc.max(1));
+    FaWorkgroup {
+        i,
+        split_k_index: split,
+        gqa_iq1,
+        iq2: wg[1].wrapping_mul(gqa),
+        iq3: wg[2],
+        start_j,
+        end_j,
+    }
+}
+
+/// Workgroup counts that make [`fa_workgroup`] cover every (row tile, split, head group,
+/// batch) once: `x = (gqa_ratio > 1 ? N : ceil(N/Br)) * k_num`, `y = heads / gqa_ratio`,
+/// `z = batches`. With `gqa_ratio > 1` each workgroup takes one query row (`gqa_iq1`) of
+/// `gqa_ratio` consecutive heads as its tile rows (so `gqa_ratio <= Br`); that host-side
+/// choice is inferred from the shader's indexing, not read from ggml's host code.
+pub fn fa_groups(
+    n: u32,
+    br: u32,
+    heads: u32,
+    batches: u32,
+    gqa_ratio: u32,
+    k_num: u32,
+) -> [u32; 3] {
+    let gqa = gqa_ratio.max(1);
+    let rows = if gqa > 1 { n } else { n.div_ceil(br.max(1)) };
+    [rows * k_num.max(1), heads / gqa, batches]
+}

@@ -359,3 +359,48 @@ fn corpus_flash_attn_spec_defaults() {
         );
     }
 }
+
+#[test]
+fn flash_attn_workgroups_cover_everything_once() {
+    use coopmat_ggml::flash_attn::{FaPushConstants, fa_groups, fa_workgroup};
+    for (n, kv, heads, gqa, k_num) in [
+        (70, 300, 4, 1, 1),
+        (70, 300, 4, 1, 3),
+        (1, 256, 8, 4, 1),
+        (1, 256, 8, 2, 2),
+    ] {
+        let (br, bc) = (16, 32);
+        let mut pc = FaPushConstants::default();
+        pc.u[0] = n;
+        pc.u[1] = kv;
+        pc.gqa_ratio = gqa;
+        pc.k_num = k_num;
+        pc.split_kv = if k_num > 1 {
+            kv.div_ceil(k_num).div_ceil(bc) * bc
+        } else {
+            kv
+        };
+        let g = fa_groups(n, br, heads, 2, gqa, k_num);
+        let mut seen = std::collections::BTreeMap::new();
+        for x in 0..g[0] {
+            for y in 0..g[1] {
+                for z in 0..g[2] {
+                    let w = fa_workgroup([x, y, z], &pc, bc);
+                    for h in w.iq2..w.iq2 + gqa {
+                        for j in w.start_j..w.end_j {
+                            *seen.entry((w.i, w.gqa_iq1, h, z, j)).or_insert(0) += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let tiles = if gqa > 1 { n } else { n.div_ceil(br) };
+        assert_eq!(
+            seen.len() as u32,
+            tiles * heads * 2 * kv.div_ceil(bc),
+            "{n} {kv} {heads} {gqa} {k_num}"
+        );
+        assert!(seen.values().all(|&c| c == 1));
+    }
+    assert_eq!(FaPushConstants::default().to_bytes().len(), 128);
+}

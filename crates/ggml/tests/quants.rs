@@ -8,6 +8,7 @@ use coopmat_ggml::f16::{f16_to_f32, f32_to_f16, f64_to_f16, round_f16};
 use coopmat_ggml::quants::{
     GgmlType, dequantize_block, quantize_block, quantize_row, scale_min_k4,
 };
+use proptest::prelude::*;
 
 fn hex(s: &str) -> Vec<u8> {
     s.split_whitespace()
@@ -359,5 +360,29 @@ fn bad_sizes_are_errors() {
         assert_eq!(GgmlType::from_shader_name(t.shader_name()), Some(t));
         let z = vec![0u8; t.block_bytes()];
         assert!(dequantize_block(t, &z).unwrap().iter().all(|v| *v == 0.0));
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 200, ..Default::default() })]
+    /// Any finite input (constant blocks, one sign only, zeros, wide ranges) quantizes to a
+    /// valid block whose values are finite and within the format's worst-case error.
+    #[test]
+    fn quantize_any_input(xs in proptest::collection::vec(
+        proptest::prop_oneof![proptest::strategy::Just(0.0f32), -1000.0f32..1000.0, -1e-3f32..1e-3], 256),
+        ti in 0usize..13) {
+        let ty = GgmlType::ALL[ti];
+        let q = quantize_row(ty, &xs).unwrap();
+        let y = coopmat_ggml::dequantize_row(ty, &q).unwrap();
+        prop_assert_eq!(y.len(), xs.len());
+        let k = ty.block_elems().max(32);
+        for (xb, yb) in xs.chunks(k).zip(y.chunks(k)) {
+            let amax = xb.iter().fold(0f32, |m, v| m.max(v.abs()));
+            for (a, b) in xb.iter().zip(yb) {
+                prop_assert!(b.is_finite());
+                // Loose universal bound: no format is off by more than half its range plus f16 slop.
+                prop_assert!((a - b).abs() <= 1.01 * amax + 1e-3, "{:?}: {} -> {}", ty, a, b);
+            }
+        }
     }
 }
