@@ -2,6 +2,7 @@
 //! SPV_NV_cooperative_matrix2, SPV_NV_tensor_addressing, SPV_NV_cooperative_matrix_decode_vector,
 //! SPV_QCOM_cooperative_matrix_conversion and SPV_NV_cooperative_vector.
 
+use crate::ctx::Words;
 use crate::ctx::{Ctx, Ty};
 use crate::rules::*;
 use coopmat_spirv::binary::Instruction;
@@ -119,12 +120,19 @@ impl Ctx<'_> {
             Ty::Struct => self.def(ty).is_some_and(|d| {
                 let inst = &self.m.instructions[d];
                 (1..inst.operands.len())
-                    .any(|k| self.contains_coop(inst.word(k).unwrap_or(0), depth + 1))
+                    .any(|k| self.contains_coop(inst.w(k).unwrap_or(0), depth + 1))
             }),
             _ => false,
         }
     }
     fn type_name(&self, ty: u32) -> String {
+        self.type_name_at(ty, 0)
+    }
+    /// `depth` stops self-referencing (malformed) types from recursing without end.
+    fn type_name_at(&self, ty: u32, depth: u32) -> String {
+        if depth > 3 {
+            return self.name(ty);
+        }
         match self.ty(ty) {
             Ty::Int { width, signed } => format!("{}int{width}", if signed { "" } else { "u" }),
             Ty::Float {
@@ -133,12 +141,14 @@ impl Ctx<'_> {
             } => format!("float{width}"),
             Ty::Float { width, .. } => format!("float{width} (encoded)"),
             Ty::Bool => "bool".into(),
-            Ty::Vector { comp, count } => format!("vec{count} of {}", self.type_name(comp)),
+            Ty::Vector { comp, count } => {
+                format!("vec{count} of {}", self.type_name_at(comp, depth + 1))
+            }
             Ty::CoopKhr { .. } | Ty::CoopNv { .. } => {
                 let m = self.mat(ty).expect("coop type");
                 let mut s = format!(
                     "coopmat<{}, scope {}, {}x{}",
-                    self.type_name(m.comp),
+                    self.type_name_at(m.comp, depth + 1),
                     show(self.val(m.scope)),
                     show(self.val(m.rows)),
                     show(self.val(m.cols))
@@ -153,7 +163,7 @@ impl Ctx<'_> {
         }
     }
     fn op_word(&self, inst: &Instruction, k: usize) -> u32 {
-        inst.word(k).unwrap_or(0)
+        inst.w(k).unwrap_or(0)
     }
 }
 
@@ -956,7 +966,7 @@ fn generic(cx: &mut Ctx, i: usize, inst: &Instruction) {
         op::CompositeConstruct | op::ConstantComposite | op::SpecConstantComposite
     ) {
         if let Some(m) = rmat {
-            let n = inst.operands.len() - 2;
+            let n = inst.operands.len().saturating_sub(2);
             if n != 1 {
                 cx.err(
                     &KHR_COMPOSITE,
@@ -988,7 +998,10 @@ fn generic(cx: &mut Ctx, i: usize, inst: &Instruction) {
             (cx.op_word(inst, 3), Some(cx.op_word(inst, 2)))
         };
         if let Some(m) = cx.vmat(comp_id) {
-            let idx = inst.operands.len() - if o == op::CompositeExtract { 3 } else { 4 };
+            let idx = inst
+                .operands
+                .len()
+                .saturating_sub(if o == op::CompositeExtract { 3 } else { 4 });
             if idx != 1 {
                 cx.err(
                     &KHR_EXTRACT,
@@ -1200,7 +1213,7 @@ fn block_sizes(cx: &Ctx, mut id: u32) -> Option<(usize, Vec<u32>)> {
                 return Some((
                     d,
                     (3..inst.operands.len())
-                        .map(|k| inst.word(k).unwrap_or(0))
+                        .map(|k| inst.w(k).unwrap_or(0))
                         .collect(),
                 ));
             }
@@ -1208,7 +1221,7 @@ fn block_sizes(cx: &Ctx, mut id: u32) -> Option<(usize, Vec<u32>)> {
             | op::TensorLayoutSetStrideNV
             | op::TensorLayoutSliceNV
             | op::TensorLayoutSetClampValueNV => {
-                id = inst.word(2)?;
+                id = inst.w(2)?;
             }
             _ => return None,
         }
@@ -1636,7 +1649,7 @@ fn per_element(cx: &mut Ctx, i: usize, inst: &Instruction) {
         )
         .at(def, "Func");
     }
-    let extra = inst.operands.len() - 4;
+    let extra = inst.operands.len().saturating_sub(4);
     if ptys.len() != 3 + extra {
         cx.err(
             &NV2_PER_ELEMENT,
@@ -1785,14 +1798,14 @@ fn workgroup_size_specified(cx: &mut Ctx, type_inst: usize) {
     let has_mode = m.instructions.iter().any(|inst| {
         matches!(inst.opcode, op::ExecutionMode | op::ExecutionModeId)
             && matches!(
-                inst.word(1),
+                inst.w(1),
                 Some(execution_mode::LocalSize | execution_mode::LocalSizeId)
             )
     });
     let has_builtin = m.instructions.iter().any(|inst| {
         inst.opcode == op::Decorate
-            && inst.word(1) == Some(decoration::BuiltIn)
-            && inst.word(2) == Some(coopmat_spirv::grammar::built_in::WorkgroupSize)
+            && inst.w(1) == Some(decoration::BuiltIn)
+            && inst.w(2) == Some(coopmat_spirv::grammar::built_in::WorkgroupSize)
     });
     if !has_mode && !has_builtin {
         cx.err(&NV2_WORKGROUP_SIZE, type_inst, "a Workgroup-scope cooperative matrix type needs the workgroup size specified in the module (LocalSize, LocalSizeId or WorkgroupSize)");
@@ -1862,7 +1875,7 @@ fn tensor_set(cx: &mut Ctx, i: usize, inst: &Instruction) {
         )
         .rel_id(cx.vty(obj), "its type");
     }
-    let n = inst.operands.len() - 3;
+    let n = inst.operands.len().saturating_sub(3);
     let expect = match (inst.opcode, tensor_dim(cx, rt)) {
         (op::TensorViewSetClipNV, _) => Some(4),
         (op::TensorLayoutSetClampValueNV, _) => Some(1),
@@ -2281,7 +2294,7 @@ fn is_tangled(cx: &Ctx, inst: &Instruction) -> bool {
         ))
         && (inst.result_type.is_some_and(|t| cx.is_coop_type(t))
             || (inst.first_arg()..inst.operands.len())
-                .any(|k| cx.is_coop_type(cx.vty(inst.word(k).unwrap_or(0)))))
+                .any(|k| cx.is_coop_type(cx.vty(inst.w(k).unwrap_or(0)))))
     {
         return true;
     }
@@ -2302,7 +2315,7 @@ fn no_tangled(cx: &mut Ctx, callbacks: &[(usize, u32, &'static str)]) {
             for i in b.body.clone() {
                 let inst = &m.instructions[i];
                 if inst.opcode == op::FunctionCall {
-                    callees.push(inst.word(2).unwrap_or(0));
+                    callees.push(inst.w(2).unwrap_or(0));
                 }
                 if first.is_none() && is_tangled(cx, inst) {
                     first = Some(i);
@@ -2351,7 +2364,9 @@ fn find_tangled(
     if let Some(&r) = memo.get(&f) {
         return r;
     }
-    if stack.contains(&f) {
+    // Recursion is invalid SPIR-V anyway; the depth cap keeps hostile call chains from
+    // exhausting the stack (and bounds the `contains` scan).
+    if stack.len() > 512 || stack.contains(&f) {
         return None;
     }
     let (first, callees) = direct.get(&f)?;

@@ -1,6 +1,7 @@
 //! Core structure: header, logical layout, ids and SSA dominance, types and constants,
 //! capabilities/extensions/versions, memory model, decorations, functions, structured control flow.
 
+use crate::ctx::Words;
 use crate::ctx::{Ctx, FxMap, FxSet, Konst, MAX_BOUND, Ty};
 use crate::rules::*;
 use coopmat_spirv::binary::Instruction;
@@ -153,7 +154,7 @@ fn layout(cx: &mut Ctx) {
             } else {
                 prev = s;
             }
-            if inst.opcode == op::Variable && inst.word(2) == Some(storage_class::Function) {
+            if inst.opcode == op::Variable && inst.w(2) == Some(storage_class::Function) {
                 cx.err(
                     &CORE_LAYOUT,
                     i,
@@ -180,7 +181,7 @@ fn layout(cx: &mut Ctx) {
             for i in b.body.clone() {
                 let inst = &m.instructions[i];
                 if inst.opcode == op::Variable {
-                    if inst.word(2) != Some(storage_class::Function) {
+                    if inst.w(2) != Some(storage_class::Function) {
                         cx.err(
                             &CORE_LAYOUT,
                             i,
@@ -215,8 +216,8 @@ fn memory_model_check(cx: &mut Ctx) {
         }
         if let Some(&i) = mms.first() {
             let inst = &m.instructions[i];
-            let am = inst.word(0).unwrap_or(0);
-            let mm = inst.word(1).unwrap_or(0);
+            let am = inst.w(0).unwrap_or(0);
+            let mm = inst.w(1).unwrap_or(0);
             if am != addressing_model::Logical && am != addressing_model::PhysicalStorageBuffer64 {
                 cx.err(
                     &CORE_VK_SHADER,
@@ -383,14 +384,14 @@ pub(crate) fn build_cfg(cx: &Ctx) -> Cfg {
 /// Label ids a terminator branches to.
 pub(crate) fn successors(term: &Instruction) -> Vec<u32> {
     match term.opcode {
-        op::Branch => term.word(0).into_iter().collect(),
-        op::BranchConditional => [term.word(1), term.word(2)].into_iter().flatten().collect(),
+        op::Branch => term.w(0).into_iter().collect(),
+        op::BranchConditional => [term.w(1), term.w(2)].into_iter().flatten().collect(),
         op::Switch => {
-            let mut v: Vec<u32> = term.word(1).into_iter().collect();
+            let mut v: Vec<u32> = term.w(1).into_iter().collect();
             // Operands after the default: (literal, label) pairs; labels are IdRef operands.
             for o in term.operands.iter().skip(2) {
                 if o.kind == Some(OperandKind::IdRef) {
-                    v.push(term.words[o.offset as usize]);
+                    v.push(term.at(o));
                 }
             }
             v
@@ -449,7 +450,7 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
     let mut forward_ptrs: FxSet<u32> = FxSet::default();
     for inst in &m.instructions {
         if inst.opcode == op::TypeForwardPointer
-            && let Some(p) = inst.word(0)
+            && let Some(p) = inst.w(0)
         {
             forward_ptrs.insert(p);
         }
@@ -460,7 +461,7 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
             if !is_id_kind(o.kind) {
                 continue;
             }
-            let id = inst.words[o.offset as usize];
+            let id = inst.at(o);
             if id == 0 || id >= bound {
                 cx.err(
                     &CORE_ID_DEFINED,
@@ -518,7 +519,7 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
             }
             let ub = if inst.opcode == op::Phi {
                 // The value must dominate the end of the matching parent block.
-                match inst.word(n + 1).and_then(|l| cfg.by_label.get(&l)) {
+                match inst.w(n + 1).and_then(|l| cfg.by_label.get(&l)) {
                     Some(&b) if n % 2 == 0 => b,
                     _ => continue,
                 }
@@ -573,8 +574,8 @@ fn types_and_constants(cx: &mut Ctx) {
     for (i, inst) in m.instructions.iter().enumerate() {
         match inst.opcode {
             op::TypeInt => {
-                let w = inst.word(1).unwrap_or(0);
-                let s = inst.word(2).unwrap_or(0);
+                let w = inst.w(1).unwrap_or(0);
+                let s = inst.w(2).unwrap_or(0);
                 let known = matches!(w, 8 | 16 | 32 | 64) || (w == 4 && !vulkan);
                 if !known {
                     cx.err(&CORE_TYPE, i, format!("invalid integer width {w}"));
@@ -604,8 +605,8 @@ fn types_and_constants(cx: &mut Ctx) {
                 }
             }
             op::TypeFloat => {
-                let w = inst.word(1).unwrap_or(0);
-                let enc = inst.word(2);
+                let w = inst.w(1).unwrap_or(0);
+                let enc = inst.w(2);
                 let known = matches!(w, 16 | 32 | 64) || (matches!(w, 4 | 8) && enc.is_some());
                 if !known {
                     cx.err(&CORE_TYPE, i, format!("invalid floating-point width {w}"));
@@ -631,8 +632,8 @@ fn types_and_constants(cx: &mut Ctx) {
                 }
             }
             op::TypeVector => {
-                let c = inst.word(1).unwrap_or(0);
-                let n = inst.word(2).unwrap_or(0);
+                let c = inst.w(1).unwrap_or(0);
+                let n = inst.w(2).unwrap_or(0);
                 if !matches!(cx.ty(c), Ty::Int { .. } | Ty::Float { .. } | Ty::Bool) {
                     cx.err(&CORE_TYPE, i, "a vector's component type must be a scalar");
                 }
@@ -648,8 +649,8 @@ fn types_and_constants(cx: &mut Ctx) {
                 }
             }
             op::TypeArray => {
-                let e = inst.word(1).unwrap_or(0);
-                let len = inst.word(2).unwrap_or(0);
+                let e = inst.w(1).unwrap_or(0);
+                let len = inst.w(2).unwrap_or(0);
                 if matches!(cx.ty(e), Ty::None | Ty::Void) {
                     cx.err(
                         &CORE_TYPE,
@@ -679,7 +680,7 @@ fn types_and_constants(cx: &mut Ctx) {
                 }
             }
             op::TypeRuntimeArray => {
-                let e = inst.word(1).unwrap_or(0);
+                let e = inst.w(1).unwrap_or(0);
                 if matches!(cx.ty(e), Ty::None | Ty::Void) {
                     cx.err(
                         &CORE_TYPE,
@@ -690,7 +691,7 @@ fn types_and_constants(cx: &mut Ctx) {
             }
             op::TypeStruct => {
                 for n in 1..inst.operands.len() {
-                    let t = inst.word(n).unwrap_or(0);
+                    let t = inst.w(n).unwrap_or(0);
                     if matches!(cx.ty(t), Ty::None | Ty::Void)
                         && cx.def_op(t) != op::TypeForwardPointer
                     {
@@ -703,12 +704,12 @@ fn types_and_constants(cx: &mut Ctx) {
                 }
             }
             op::TypeFunction => {
-                let r = inst.word(1).unwrap_or(0);
+                let r = inst.w(1).unwrap_or(0);
                 if cx.ty(r) == Ty::None {
                     cx.err(&CORE_TYPE, i, "a function's return type must be a type");
                 }
                 for n in 2..inst.operands.len() {
-                    let t = inst.word(n).unwrap_or(0);
+                    let t = inst.w(n).unwrap_or(0);
                     if matches!(cx.ty(t), Ty::None | Ty::Void) {
                         cx.err(
                             &CORE_TYPE,
@@ -719,7 +720,7 @@ fn types_and_constants(cx: &mut Ctx) {
                 }
             }
             op::TypePointer => {
-                let t = inst.word(2).unwrap_or(0);
+                let t = inst.w(2).unwrap_or(0);
                 if cx.ty(t) == Ty::None && cx.def_op(t) != 0 {
                     cx.err(&CORE_TYPE, i, "a pointer's pointee must be a type");
                 }
@@ -730,7 +731,7 @@ fn types_and_constants(cx: &mut Ctx) {
                     Ty::Int { width, .. } | Ty::Float { width, .. } => {
                         let want = width.div_ceil(32) as usize;
                         let got = if inst.operands.len() > 2 {
-                            inst.operand_words(2).len()
+                            inst.ow(2).len()
                         } else {
                             0
                         };
@@ -775,7 +776,7 @@ fn types_and_constants(cx: &mut Ctx) {
                             );
                         }
                         for k in 2..inst.operands.len() {
-                            let c = inst.word(k).unwrap_or(0);
+                            let c = inst.w(k).unwrap_or(0);
                             if cx.vty(c) != elem {
                                 cx.err(
                                     &CORE_CONSTANT,
@@ -792,7 +793,7 @@ fn types_and_constants(cx: &mut Ctx) {
                 }
                 if inst.opcode != op::CompositeConstruct {
                     for k in 2..inst.operands.len() {
-                        let c = inst.word(k).unwrap_or(0);
+                        let c = inst.w(k).unwrap_or(0);
                         if !cx.is_constant(c) && cx.def_op(c) != op::Undef {
                             cx.err(
                                 &CORE_CONSTANT,
@@ -918,7 +919,7 @@ fn requirements(cx: &mut Ctx) {
             ) {
                 continue;
             }
-            let v = inst.words[o.offset as usize];
+            let v = inst.at(o);
             // OpCapability's own operand lists implicit declarations, not requirements.
             let check_caps = !(inst.opcode == op::Capability && n == 0);
             let mut one = |value: u32| {
@@ -1003,7 +1004,7 @@ fn functions(cx: &mut Ctx) {
             if o.kind != Some(OperandKind::IdRef) {
                 continue;
             }
-            let id = inst.words[o.offset as usize];
+            let id = inst.at(o);
             if cx.def_op(id) == op::Function && !function_operand_ok(inst, n) {
                 cx.err(
                     &CORE_FUNCTION_USE,
@@ -1013,7 +1014,7 @@ fn functions(cx: &mut Ctx) {
             }
         }
         if inst.opcode == op::FunctionCall {
-            let callee = inst.word(2).unwrap_or(0);
+            let callee = inst.w(2).unwrap_or(0);
             let Some(f) = m.function(callee) else {
                 cx.err(
                     &CORE_FUNCTION_USE,
@@ -1045,7 +1046,7 @@ fn functions(cx: &mut Ctx) {
                 .at(f.def, "callee");
             } else {
                 for (k, &p) in f.params.iter().enumerate() {
-                    let a = inst.word(3 + k).unwrap_or(0);
+                    let a = inst.w(3 + k).unwrap_or(0);
                     let pt = m.instructions[p].result_type.unwrap_or(0);
                     if cx.vty(a) != pt {
                         cx.err(
@@ -1061,7 +1062,7 @@ fn functions(cx: &mut Ctx) {
     }
     for f in m.functions() {
         let fdef = &m.instructions[f.def];
-        let ft = fdef.word(3).unwrap_or(0);
+        let ft = fdef.w(3).unwrap_or(0);
         let Some(tdef) = cx.def(ft) else { continue };
         let t = &m.instructions[tdef];
         if t.opcode != op::TypeFunction {
@@ -1072,7 +1073,7 @@ fn functions(cx: &mut Ctx) {
             );
             continue;
         }
-        if t.word(1) != fdef.result_type {
+        if t.w(1) != fdef.result_type {
             cx.err(
                 &CORE_FUNCTION_TYPE,
                 f.def,
@@ -1093,7 +1094,7 @@ fn functions(cx: &mut Ctx) {
             .at(tdef, "function type");
         } else {
             for (k, &p) in f.params.iter().enumerate() {
-                if m.instructions[p].result_type != t.word(2 + k) {
+                if m.instructions[p].result_type != t.w(2 + k) {
                     cx.err(
                         &CORE_FUNCTION_TYPE,
                         p,
@@ -1165,9 +1166,9 @@ fn control_flow(cx: &mut Ctx, cfg: &Cfg) {
                         "OpSelectionMerge must be followed by OpBranchConditional or OpSwitch",
                     );
                 }
-                let mut targets = vec![(inst.word(0).unwrap_or(0), "merge block")];
+                let mut targets = vec![(inst.w(0).unwrap_or(0), "merge block")];
                 if is_loop {
-                    targets.push((inst.word(1).unwrap_or(0), "continue target"));
+                    targets.push((inst.w(1).unwrap_or(0), "continue target"));
                 }
                 for (k, (t, what)) in targets.into_iter().enumerate() {
                     if !same_fn(cx, t) {
@@ -1240,7 +1241,7 @@ fn entry_points(cx: &mut Ctx) {
     for (i, inst) in m.instructions.iter().enumerate() {
         match inst.opcode {
             op::EntryPoint => {
-                let f = inst.word(1).unwrap_or(0);
+                let f = inst.w(1).unwrap_or(0);
                 eps.insert(f);
                 match m.function(f) {
                     Some(func) if !func.blocks.is_empty() => {}
@@ -1256,7 +1257,7 @@ fn entry_points(cx: &mut Ctx) {
                     }
                 }
                 for n in 3..inst.operands.len() {
-                    let v = inst.word(n).unwrap_or(0);
+                    let v = inst.w(n).unwrap_or(0);
                     if cx.def_op(v) != op::Variable && cx.def_op(v) != op::UntypedVariableKHR {
                         cx.err(
                             &CORE_ENTRY_POINT,
@@ -1267,8 +1268,8 @@ fn entry_points(cx: &mut Ctx) {
                 }
             }
             op::ExecutionMode | op::ExecutionModeId => {
-                let f = inst.word(0).unwrap_or(0);
-                if !m.entry_points().any(|e| e.word(1) == Some(f)) {
+                let f = inst.w(0).unwrap_or(0);
+                if !m.entry_points().any(|e| e.w(1) == Some(f)) {
                     cx.err(
                         &CORE_ENTRY_POINT,
                         i,
@@ -1277,7 +1278,7 @@ fn entry_points(cx: &mut Ctx) {
                 }
             }
             op::MemberDecorate | op::MemberDecorateString => {
-                let t = inst.word(0).unwrap_or(0);
+                let t = inst.w(0).unwrap_or(0);
                 if cx.def_op(t) != op::TypeStruct {
                     cx.err(
                         &CORE_DECORATION,
@@ -1288,21 +1289,21 @@ fn entry_points(cx: &mut Ctx) {
                         ),
                     );
                 } else if let Some(d) = cx.def(t) {
-                    let members = m.instructions[d].operands.len() - 1;
-                    if inst.word(1).unwrap_or(0) as usize >= members {
+                    let members = m.instructions[d].operands.len().saturating_sub(1);
+                    if inst.w(1).unwrap_or(0) as usize >= members {
                         cx.err(
                             &CORE_DECORATION,
                             i,
                             format!(
                                 "member index {} is out of range ({members} members)",
-                                inst.word(1).unwrap_or(0)
+                                inst.w(1).unwrap_or(0)
                             ),
                         );
                     }
                 }
             }
             op::Decorate | op::DecorateId | op::DecorateString => {
-                let t = inst.word(0).unwrap_or(0);
+                let t = inst.w(0).unwrap_or(0);
                 if matches!(cx.def_op(t), op::Decorate | op::MemberDecorate) {
                     cx.err(
                         &CORE_DECORATION,

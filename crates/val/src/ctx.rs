@@ -115,6 +115,8 @@ pub(crate) struct Ctx<'m> {
     pub caps: FxSet<u32>,
     /// Declared extensions.
     pub exts: HashSet<String>,
+    /// OpName instruction of each named id.
+    pub names: FxMap<u32, usize>,
     /// Findings (interior mutability so checks can report while holding shared borrows).
     pub diags: RefCell<Vec<Diagnostic>>,
     /// Set when the structure is too broken for the later checks (ids out of bound).
@@ -138,6 +140,44 @@ pub(crate) fn desc(opcode: u16) -> Option<&'static grammar::InstructionDesc> {
         v
     });
     t.get(opcode as usize).copied().flatten()
+}
+
+/// Bounds-checked operand access: a malformed binary may leave an operand whose words run past
+/// the instruction, and validation must not panic on it.
+pub(crate) trait Words {
+    /// The first word of operand `k`.
+    fn w(&self, k: usize) -> Option<u32>;
+    /// All words of operand `k` (empty when out of range).
+    fn ow(&self, k: usize) -> &[u32];
+    /// Operand `k` as a literal string.
+    fn s(&self, k: usize) -> Option<String>;
+    /// The word at operand-table offset `o`.
+    fn at(&self, o: &coopmat_spirv::binary::ParsedOperand) -> u32;
+}
+
+impl Words for coopmat_spirv::binary::Instruction {
+    fn w(&self, k: usize) -> Option<u32> {
+        self.operands
+            .get(k)
+            .and_then(|o| self.words.get(o.offset as usize).copied())
+    }
+    fn ow(&self, k: usize) -> &[u32] {
+        self.operands
+            .get(k)
+            .and_then(|o| {
+                self.words
+                    .get(o.offset as usize..(o.offset as usize + o.num_words as usize))
+            })
+            .unwrap_or(&[])
+    }
+    fn s(&self, k: usize) -> Option<String> {
+        self.operands
+            .get(k)
+            .map(|_| coopmat_spirv::binary::decode_string(self.ow(k)).0)
+    }
+    fn at(&self, o: &coopmat_spirv::binary::ParsedOperand) -> u32 {
+        self.words.get(o.offset as usize).copied().unwrap_or(0)
+    }
 }
 
 /// A fast non-cryptographic hasher for the small integer keys of the validator's maps
@@ -193,6 +233,7 @@ impl<'m> Ctx<'m> {
             konst: vec![Konst::None; bound],
             caps: FxSet::default(),
             exts: HashSet::new(),
+            names: FxMap::default(),
             diags: RefCell::new(Vec::new()),
             fatal: false,
         };
@@ -205,12 +246,17 @@ impl<'m> Ctx<'m> {
         for (i, inst) in m.instructions.iter().enumerate() {
             match inst.opcode {
                 op::Capability => {
-                    if let Some(c) = inst.word(0) {
+                    if let Some(c) = inst.w(0) {
                         add_capability(&mut self.caps, c);
                     }
                 }
+                op::Name => {
+                    if let Some(t) = inst.w(0) {
+                        self.names.insert(t, i);
+                    }
+                }
                 op::Extension => {
-                    if let Some(s) = inst.string(0) {
+                    if let Some(s) = inst.s(0) {
                         self.exts.insert(s);
                     }
                 }
@@ -224,7 +270,7 @@ impl<'m> Ctx<'m> {
             if let Some(t) = inst.result_type {
                 self.vty[id as usize] = t;
             }
-            let w = |k: usize| inst.word(k).unwrap_or(0);
+            let w = |k: usize| inst.w(k).unwrap_or(0);
             let ty = match inst.opcode {
                 op::TypeVoid => Ty::Void,
                 op::TypeBool => Ty::Bool,
@@ -234,7 +280,7 @@ impl<'m> Ctx<'m> {
                 },
                 op::TypeFloat => Ty::Float {
                     width: w(1),
-                    encoding: inst.word(2),
+                    encoding: inst.w(2),
                 },
                 op::TypeVector => Ty::Vector {
                     comp: w(1),
@@ -287,7 +333,7 @@ impl<'m> Ctx<'m> {
             self.ty[id as usize] = ty;
             let k = match inst.opcode {
                 op::Constant => {
-                    let words = inst.operand_words(2);
+                    let words = inst.ow(2);
                     if words.len() <= 2 {
                         Konst::Value(fold(words))
                     } else {
@@ -296,7 +342,7 @@ impl<'m> Ctx<'m> {
                 }
                 op::ConstantTrue => Konst::Value(1),
                 op::ConstantFalse | op::ConstantNull => Konst::Value(0),
-                op::SpecConstant => Konst::Spec(fold(inst.operand_words(2))),
+                op::SpecConstant => Konst::Spec(fold(inst.ow(2))),
                 op::SpecConstantTrue => Konst::Spec(1),
                 op::SpecConstantFalse => Konst::Spec(0),
                 op::ConstantComposite
@@ -437,7 +483,11 @@ impl<'m> Ctx<'m> {
 
     /// A short name for an id in messages: `%name` when named, else `%N`.
     pub fn name(&self, id: u32) -> String {
-        match self.m.name(id) {
+        match self
+            .names
+            .get(&id)
+            .and_then(|&i| self.m.instructions[i].s(1))
+        {
             Some(n) if !n.is_empty() => format!("%{n}"),
             _ => format!("%{id}"),
         }

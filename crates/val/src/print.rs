@@ -1,6 +1,7 @@
 //! Printing diagnostics: instructions as `coopmat_spirv::dis` (spirv-dis compatible, friendly
 //! names) prints them, the rich report and spirv-val's one-line style.
 
+use crate::ctx::Words;
 use crate::{Diagnostic, Severity};
 use coopmat_spirv::Module;
 use coopmat_spirv::binary::{Instruction, NumberKind, decode_string};
@@ -8,7 +9,12 @@ use coopmat_spirv::grammar::{self, OperandCategory, OperandKind};
 
 /// Formats an id as `%name` (OpName) or `%N`.
 pub fn id_name(m: &Module, id: u32) -> String {
-    match m.name(id) {
+    let name = m
+        .instructions
+        .iter()
+        .find(|i| i.opcode == coopmat_spirv::grammar::op::Name && i.w(0) == Some(id))
+        .and_then(|i| i.s(1));
+    match name {
         Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
             format!("%{n}")
         }
@@ -35,7 +41,7 @@ pub fn instruction(m: &Module, inst: &Instruction) -> String {
         {
             continue;
         }
-        let words = &inst.words[o.offset as usize..(o.offset + o.num_words) as usize];
+        let words = inst.ow(k);
         s.push(' ');
         s.push_str(&operand(m, o.kind, o.number, words));
     }

@@ -3,6 +3,7 @@
 //! VkPhysicalDeviceCooperativeMatrix2PropertiesNV/FeaturesNV, subgroup size) and the rules
 //! that depend on it.
 
+use crate::ctx::Words;
 use crate::ctx::{Ctx, Ty};
 use crate::rules::*;
 use coopmat_spirv::grammar::{
@@ -336,9 +337,9 @@ fn muladd(cx: &mut Ctx, p: &Profile, i: usize) {
     let inst = &cx.m.instructions[i];
     let rt = inst.result_type.unwrap_or(0);
     let ids = [
-        inst.word(2).unwrap_or(0),
-        inst.word(3).unwrap_or(0),
-        inst.word(4).unwrap_or(0),
+        inst.w(2).unwrap_or(0),
+        inst.w(3).unwrap_or(0),
+        inst.w(4).unwrap_or(0),
     ];
     let (Some(r), Some(a), Some(b), Some(c)) = (
         known(cx, rt),
@@ -353,7 +354,7 @@ fn muladd(cx: &mut Ctx, p: &Profile, i: usize) {
             inst.operands[k].kind
                 == Some(coopmat_spirv::grammar::OperandKind::CooperativeMatrixOperands)
         })
-        .and_then(|k| inst.word(k))
+        .and_then(|k| inst.w(k))
         .unwrap_or(0);
     let sat = bits & mo::SaturatingAccumulationKHR != 0;
     // KHR: integer signedness comes from the operand bits, not OpTypeInt.
@@ -466,23 +467,22 @@ fn alignment(cx: &mut Ctx, i: usize) {
     let inst = &cx.m.instructions[i];
     let load = inst.opcode == op::CooperativeMatrixLoadKHR;
     let (ptr, mat_ty, lk) = if load {
-        (inst.word(2), inst.result_type, 3)
+        (inst.w(2), inst.result_type, 3)
     } else {
-        (inst.word(0), inst.word(1).map(|o| cx.vty(o)), 2)
+        (inst.w(0), inst.w(1).map(|o| cx.vty(o)), 2)
     };
     let (Some(ptr), Some(mat_ty)) = (ptr, mat_ty) else {
         return;
     };
     let Some(k) = known(cx, mat_ty) else { return };
-    let Some(lay) = inst.word(lk).and_then(|l| cx.const_value(l)) else {
+    let Some(lay) = inst.w(lk).and_then(|l| cx.const_value(l)) else {
         return;
     };
     let Some(stride) = inst
         .operands
         .get(lk + 1)
         .and_then(|o| {
-            (o.kind == Some(coopmat_spirv::grammar::OperandKind::IdRef))
-                .then(|| inst.words[o.offset as usize])
+            (o.kind == Some(coopmat_spirv::grammar::OperandKind::IdRef)).then(|| inst.at(o))
         })
         .and_then(|s| cx.const_value(s))
     else {
@@ -532,13 +532,13 @@ fn stages_and_sizes(cx: &mut Ctx, p: &Profile, workgroup: Option<usize>) {
     let mut wgs_builtin: Option<[Option<u64>; 3]> = None;
     for inst in &m.instructions {
         if inst.opcode == op::Decorate
-            && inst.word(1) == Some(decoration::BuiltIn)
-            && inst.word(2) == Some(built_in::WorkgroupSize)
-            && let Some(d) = inst.word(0).and_then(|t| cx.def(t))
+            && inst.w(1) == Some(decoration::BuiltIn)
+            && inst.w(2) == Some(built_in::WorkgroupSize)
+            && let Some(d) = inst.w(0).and_then(|t| cx.def(t))
         {
             let c = &m.instructions[d];
             if c.operands.len() == 5 {
-                wgs_builtin = Some([2, 3, 4].map(|k| c.word(k).and_then(|x| cx.const_value(x))));
+                wgs_builtin = Some([2, 3, 4].map(|k| c.w(k).and_then(|x| cx.const_value(x))));
             }
         }
     }
@@ -546,7 +546,7 @@ fn stages_and_sizes(cx: &mut Ctx, p: &Profile, workgroup: Option<usize>) {
         if inst.opcode != op::EntryPoint {
             continue;
         }
-        let model = inst.word(0).unwrap_or(0);
+        let model = inst.w(0).unwrap_or(0);
         if p.cooperative_matrix_supported_stages_mask & stage_bit(model) == 0 {
             cx.err(&VK_STAGE, i, format!("cooperative matrices are not supported in this stage by {} (supported stage mask 0x{:x})", p.name, p.cooperative_matrix_supported_stages_mask));
             continue;
@@ -554,18 +554,17 @@ fn stages_and_sizes(cx: &mut Ctx, p: &Profile, workgroup: Option<usize>) {
         if model != execution_model::GLCompute {
             continue;
         }
-        let f = inst.word(1);
+        let f = inst.w(1);
         let mut size: Option<[Option<u64>; 3]> = None;
         for e in &m.instructions {
-            if e.word(0) != f {
+            if e.w(0) != f {
                 continue;
             }
-            if e.opcode == op::ExecutionMode && e.word(1) == Some(execution_mode::LocalSize) {
-                size = Some([2, 3, 4].map(|k| e.word(k).map(u64::from)));
-            } else if e.opcode == op::ExecutionModeId
-                && e.word(1) == Some(execution_mode::LocalSizeId)
+            if e.opcode == op::ExecutionMode && e.w(1) == Some(execution_mode::LocalSize) {
+                size = Some([2, 3, 4].map(|k| e.w(k).map(u64::from)));
+            } else if e.opcode == op::ExecutionModeId && e.w(1) == Some(execution_mode::LocalSizeId)
             {
-                size = Some([2, 3, 4].map(|k| e.word(k).and_then(|x| cx.const_value(x))));
+                size = Some([2, 3, 4].map(|k| e.w(k).and_then(|x| cx.const_value(x))));
             }
         }
         let Some([Some(x), Some(y), Some(z)]) = wgs_builtin.or(size) else {
