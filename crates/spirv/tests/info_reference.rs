@@ -291,3 +291,126 @@ fn generator_names_match_spirv_dis() {
         );
     }
 }
+
+/// A module with what the corpus lacks: NV matrices, a spec-constant scope, a
+/// cooperative-vector type, a tensor view with a permutation, a `WorkgroupSize` built-in
+/// overriding `LocalSize`, two entry points.
+const SYNTHETIC: &str = r#"
+OpCapability Shader
+OpCapability Float16
+OpCapability Int8
+OpCapability CooperativeMatrixNV
+OpCapability CooperativeVectorNV
+OpCapability TensorAddressingNV
+OpCapability CooperativeMatrixKHR
+OpExtension "SPV_NV_cooperative_matrix"
+OpExtension "SPV_NV_cooperative_vector"
+OpExtension "SPV_NV_tensor_addressing"
+OpExtension "SPV_KHR_cooperative_matrix"
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpEntryPoint GLCompute %other "other"
+OpExecutionMode %main LocalSize 32 1 1
+OpExecutionMode %other LocalSize 8 8 1
+OpDecorate %sx SpecId 0
+OpDecorate %wg BuiltIn WorkgroupSize
+OpDecorate %scope SpecId 4
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%f16 = OpTypeFloat 16
+%f32 = OpTypeFloat 32
+%i8 = OpTypeInt 8 1
+%u32 = OpTypeInt 32 0
+%bool = OpTypeBool
+%v3 = OpTypeVector %u32 3
+%sx = OpSpecConstant %u32 128
+%c1 = OpConstant %u32 1
+%c2 = OpConstant %u32 2
+%c0 = OpConstant %u32 0
+%c16 = OpConstant %u32 16
+%c8 = OpConstant %u32 8
+%true = OpConstantTrue %bool
+%wg = OpSpecConstantComposite %v3 %sx %c1 %c1
+%scope = OpSpecConstant %u32 3
+%prod = OpSpecConstantOp %u32 IMul %sx %c2
+%nv = OpTypeCooperativeMatrixNV %f16 %c2 %c16 %c8
+%nv2 = OpTypeCooperativeMatrixNV %i8 %scope %prod %c16
+%khr = OpTypeCooperativeMatrixKHR %f32 %scope %c16 %c16 %c2
+%vec = OpTypeCooperativeVectorNV %f16 %c16
+%layout = OpTypeTensorLayoutNV %c2 %c1
+%view = OpTypeTensorViewNV %c2 %true %c1 %c0
+%main = OpFunction %void None %fn
+%e1 = OpLabel
+OpReturn
+OpFunctionEnd
+%other = OpFunction %void None %fn
+%e2 = OpLabel
+OpReturn
+OpFunctionEnd
+"#;
+
+#[test]
+fn synthetic_module_matches_spirv_dis() {
+    let (Some(dis), Some(asm)) = (
+        coopmat_testkit::peer_tool("spirv-dis"),
+        coopmat_testkit::peer_tool("spirv-as"),
+    ) else {
+        eprintln!("synthetic_module_matches_spirv_dis: skipping, spirv-as/spirv-dis not found");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("coopmat-info-synth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (src, out) = (dir.join("s.spvasm"), dir.join("s.spv"));
+    std::fs::write(&src, SYNTHETIC).unwrap();
+    let st = Command::new(asm)
+        .args(["--target-env", "spv1.6", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let bytes = std::fs::read(&out).unwrap();
+    let m = info::module_info_from_bytes(&bytes).unwrap();
+    let d = read_dis(&spirv_dis(&dis, &bytes));
+    compare("synthetic", &m, &d);
+    // What the line parser above does not cover.
+    assert_eq!(
+        m.coop_matrix_types
+            .iter()
+            .filter(|t| t.flavor == MatrixFlavor::Nv)
+            .count(),
+        2
+    );
+    assert_eq!(m.coop_matrix_types[1].component, "i8");
+    assert!(
+        matches!(m.coop_matrix_types[1].rows, Value::SpecConstantOp { ref operation, .. } if operation == "OpIMul")
+    );
+    assert_eq!(
+        m.coop_matrix_types[2].scope_name.as_deref(),
+        Some("Subgroup"),
+        "spec-constant scope, default 3"
+    );
+    assert_eq!(m.coop_vector_types.len(), 1);
+    assert_eq!(
+        (
+            m.coop_vector_types[0].component.as_str(),
+            m.coop_vector_types[0].count.default_u64()
+        ),
+        ("f16", Some(16))
+    );
+    let view = &m.tensor_view_types[0];
+    assert_eq!(
+        view.permutation
+            .iter()
+            .map(|v| v.default_u64())
+            .collect::<Vec<_>>(),
+        [Some(1), Some(0)]
+    );
+    assert_eq!(
+        m.tensor_layout_types[0].clamp_mode_name.as_deref(),
+        Some("Constant")
+    );
+    for ep in &m.entry_points {
+        assert_eq!(ep.local_size_source, Some("WorkgroupSize"), "{}", ep.name);
+    }
+}
