@@ -688,9 +688,15 @@ impl Insts {
 
 impl IntoIterator for Insts {
     type Item = (usize, usize);
-    type IntoIter = std::iter::Map<std::iter::Take<std::array::IntoIter<(u16, u16), { MAX_LANES / 8 }>>, fn((u16, u16)) -> (usize, usize)>;
+    type IntoIter = std::iter::Map<
+        std::iter::Take<std::array::IntoIter<(u16, u16), { MAX_LANES / 8 }>>,
+        fn((u16, u16)) -> (usize, usize),
+    >;
     fn into_iter(self) -> Self::IntoIter {
-        self.v.into_iter().take(self.n).map(|(a, b)| (a as usize, b as usize))
+        self.v
+            .into_iter()
+            .take(self.n)
+            .map(|(a, b)| (a as usize, b as usize))
     }
 }
 
@@ -1047,7 +1053,10 @@ impl<'p, 'a> Batch<'p, 'a> {
     fn instances(&self, m: u32, mask: &Mask) -> Insts {
         let s = self.p.mats[m as usize];
         let scope = s.scope as usize;
-        let mut out = Insts { n: 0, v: [(0, 0); MAX_LANES / 8] };
+        let mut out = Insts {
+            n: 0,
+            v: [(0, 0); MAX_LANES / 8],
+        };
         for i in 0..s.inst as usize {
             let lo = i * scope;
             let hi = ((i + 1) * scope).min(self.lanes);
@@ -1159,10 +1168,13 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let mut has_mat = false;
                 let extent = leaf_extent(leaves);
                 let nwords = word_run(leaves);
+                let mut cache = memory::ResolveCache::default();
                 each_lane!(mask, lanes, dense, |l| {
                     let addr = self.cols[pc + l];
                     // One bounds check for the whole value, then plain word reads.
-                    if let Ok((sh, idx, b)) = self.mem.resolve(addr, l, extent, false) {
+                    if let Some((sh, idx, b)) =
+                        self.mem.resolve_cached(&mut cache, addr, l, extent, false)
+                    {
                         let words = self.mem.words(sh, idx);
                         if nwords > 0 && b % 4 == 0 {
                             let w0 = b / 4;
@@ -1222,9 +1234,12 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let extent = leaf_extent(leaves);
                 let scalar_only = leaves.iter().all(|x| matches!(x, MemLeaf::Scalar { .. }));
                 let nwords = word_run(leaves);
+                let mut cache = memory::ResolveCache::default();
                 each_lane!(mask, lanes, dense, |l| {
                     let addr = self.cols[pc + l];
-                    if scalar_only && let Ok((sh, idx, b)) = self.mem.resolve(addr, l, extent, true)
+                    if scalar_only
+                        && let Some((sh, idx, b)) =
+                            self.mem.resolve_cached(&mut cache, addr, l, extent, true)
                     {
                         let words = self.mem.words(sh, idx);
                         if nwords > 0 && b % 4 == 0 {
@@ -1308,20 +1323,26 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
             }
             Op::AccessChain { d, base, steps } => {
+                // Column at a time: copy the base, then add each step to every active lane.
                 let (dc, bc) = (col(*d), col(*base));
+                let c = &mut self.cols;
                 each_lane!(mask, lanes, dense, |l| {
-                    let mut a = self.cols[bc + l];
-                    for s in steps.iter() {
-                        match *s {
-                            Step::Const(x) => a = a.wrapping_add(x as u64),
-                            Step::Dyn { idx, bits, stride } => {
-                                let i = sext(self.cols[col(idx) + l], bits as u32);
-                                a = a.wrapping_add(i.wrapping_mul(stride) as u64);
-                            }
+                    c[dc + l] = c[bc + l];
+                });
+                for s in steps.iter() {
+                    match *s {
+                        Step::Const(x) => each_lane!(mask, lanes, dense, |l| {
+                            c[dc + l] = c[dc + l].wrapping_add(x as u64);
+                        }),
+                        Step::Dyn { idx, bits, stride } => {
+                            let ic = col(idx);
+                            each_lane!(mask, lanes, dense, |l| {
+                                let i = sext(c[ic + l], bits as u32);
+                                c[dc + l] = c[dc + l].wrapping_add(i.wrapping_mul(stride) as u64);
+                            });
                         }
                     }
-                    self.cols[dc + l] = a;
-                });
+                }
             }
             Op::Atomic {
                 op,

@@ -150,9 +150,21 @@ fn mm_avx2(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mu
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn block16_avx512<const R: usize>(i0: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+unsafe fn block16_avx512<const R: usize>(
+    i0: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    d: &mut [f32],
+) {
     use std::arch::x86_64::*;
-    debug_assert!(a.len() >= (i0 + R) * k && b.len() >= k * 16 && c.len() >= (i0 + R) * 16 && d.len() >= (i0 + R) * 16);
+    debug_assert!(
+        a.len() >= (i0 + R) * k
+            && b.len() >= k * 16
+            && c.len() >= (i0 + R) * 16
+            && d.len() >= (i0 + R) * 16
+    );
     // SAFETY: the caller guarantees the slice extents above, so every pointer stays in bounds;
     // unaligned loads/stores are used throughout.
     unsafe {

@@ -39,6 +39,28 @@ pub struct ObjInfo {
     pub writable: bool,
 }
 
+/// The last object [`Mem::resolve_cached`] looked up.
+#[derive(Clone, Copy, Debug)]
+pub struct ResolveCache {
+    oi: u64,
+    size: u64,
+    per_lane: u64,
+    shared: bool,
+    idx: u32,
+}
+
+impl Default for ResolveCache {
+    fn default() -> Self {
+        ResolveCache {
+            oi: u64::MAX,
+            size: 0,
+            per_lane: 0,
+            shared: false,
+            idx: 0,
+        }
+    }
+}
+
 /// A memory error: the address and what was wrong.
 #[derive(Clone, Debug)]
 pub struct MemErr {
@@ -97,6 +119,38 @@ impl<'a> Mem<'a> {
             return Err(bad("store to read-only memory"));
         }
         Ok((o.shared, o.idx, (o.per_lane * lane as u64 + off) as usize))
+    }
+
+    /// Like [`Mem::resolve`] but remembering the last object (most lanes of an op touch the
+    /// same one); None on any failure, for the caller to redo with `resolve` and its error.
+    #[inline(always)]
+    pub fn resolve_cached(
+        &self,
+        c: &mut ResolveCache,
+        addr: u64,
+        lane: usize,
+        bytes: u64,
+        write: bool,
+    ) -> Option<(bool, u32, usize)> {
+        let oi = addr >> OBJ_SHIFT;
+        if oi != c.oi {
+            let o = self.objs.get(oi as usize).filter(|_| oi != 0)?;
+            if write && !o.writable {
+                return None;
+            }
+            *c = ResolveCache {
+                oi,
+                size: o.size,
+                per_lane: o.per_lane,
+                shared: o.shared,
+                idx: o.idx,
+            };
+        }
+        let off = addr & OFF_MASK;
+        if off + bytes > c.size {
+            return None;
+        }
+        Some((c.shared, c.idx, (c.per_lane * lane as u64 + off) as usize))
     }
 
     /// The words of a resolved object.

@@ -134,7 +134,10 @@ impl Batch<'_, '_> {
                         for (k, t) in tmp[..cnt].iter_mut().enumerate() {
                             *t = words[b / 4 + w0 + k].load(Relaxed);
                         }
-                        kernels::f16_words_to_f32(&tmp[..cnt], &mut self.mf[e0 + 2 * w0..e0 + 2 * (w0 + cnt)]);
+                        kernels::f16_words_to_f32(
+                            &tmp[..cnt],
+                            &mut self.mf[e0 + 2 * w0..e0 + 2 * (w0 + cnt)],
+                        );
                     }
                 } else if cm.num == Num::F32 && b % 4 == 0 {
                     for ii in 0..inner {
