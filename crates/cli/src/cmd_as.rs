@@ -27,15 +27,26 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let (name, text) = match &args.file {
         Some(p) if p.as_os_str() != "-" => {
             let bytes = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
-            (p.display().to_string(), String::from_utf8_lossy(&bytes).into_owned())
+            (
+                p.display().to_string(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            )
         }
         _ => {
             let mut bytes = Vec::new();
-            std::io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
-            ("<stdin>".to_string(), String::from_utf8_lossy(&bytes).into_owned())
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .context("reading standard input")?;
+            (
+                "<stdin>".to_string(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            )
         }
     };
-    let options = AsmOptions { target_env: args.target_env, preserve_numeric_ids: args.preserve_numeric_ids };
+    let options = AsmOptions {
+        target_env: args.target_env,
+        preserve_numeric_ids: args.preserve_numeric_ids,
+    };
     let words = match assemble(&text, &options) {
         Ok(w) => w,
         Err(e) => {
@@ -45,9 +56,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     };
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     if args.output.as_os_str() == "-" {
-        std::io::stdout().write_all(&bytes).context("writing standard output")?;
+        std::io::stdout()
+            .write_all(&bytes)
+            .context("writing standard output")?;
     } else {
-        std::fs::write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
+        std::fs::write(&args.output, &bytes)
+            .with_context(|| format!("writing {}", args.output.display()))?;
     }
     Ok(0)
 }

@@ -24,7 +24,13 @@ fn words(bytes: &[u8]) -> Vec<u32> {
 
 fn tool_text(tool: &Path, args: &[&str], input: &Path) -> String {
     let out = Command::new(tool).args(args).arg(input).output().unwrap();
-    assert!(out.status.success(), "{} {args:?} {}: {}", tool.display(), input.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{} {args:?} {}: {}",
+        tool.display(),
+        input.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -33,8 +39,17 @@ fn tool_words(tool: &Path, text: &str) -> Vec<u32> {
     let src = dir.join(format!("coopmat-asm-corpus-{}.spvasm", std::process::id()));
     let dst = dir.join(format!("coopmat-asm-corpus-{}.spv", std::process::id()));
     std::fs::write(&src, text).unwrap();
-    let out = Command::new(tool).arg(&src).arg("-o").arg(&dst).output().unwrap();
-    assert!(out.status.success(), "spirv-as: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(tool)
+        .arg(&src)
+        .arg("-o")
+        .arg(&dst)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "spirv-as: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let w = words(&std::fs::read(&dst).unwrap());
     let _ = std::fs::remove_file(&src);
     let _ = std::fs::remove_file(&dst);
@@ -45,7 +60,9 @@ fn tool_words(tool: &Path, text: &str) -> Vec<u32> {
 fn corpus_round_trips_through_the_assembler() {
     let paths = coopmat_testkit::corpus_paths();
     if paths.is_empty() {
-        eprintln!("corpus_round_trips_through_the_assembler: skipping, no corpus (run `cargo xtask corpus` or set COOPMAT_CORPUS_DIR)");
+        eprintln!(
+            "corpus_round_trips_through_the_assembler: skipping, no corpus (run `cargo xtask corpus` or set COOPMAT_CORPUS_DIR)"
+        );
         return;
     }
     let spirv_dis = coopmat_testkit::peer_tool("spirv-dis");
@@ -66,12 +83,24 @@ fn corpus_round_trips_through_the_assembler() {
         let original = words(&bytes);
         let text_of = |raw_id: bool| match &spirv_dis {
             Some(t) => tool_text(t, if raw_id { &["--raw-id"] } else { &[] }, path),
-            None => dis::disassemble(&parse_bytes(&bytes).unwrap(), &dis::Options { raw_id, ..dis::Options::default() }),
+            None => dis::disassemble(
+                &parse_bytes(&bytes).unwrap(),
+                &dis::Options {
+                    raw_id,
+                    ..dis::Options::default()
+                },
+            ),
         };
         // Raw ids: the original words back, except the generator.
         let raw_text = text_of(true);
         let t0 = Instant::now();
-        let ours = assemble(&raw_text, &AsmOptions { preserve_numeric_ids: true, ..AsmOptions::default() });
+        let ours = assemble(
+            &raw_text,
+            &AsmOptions {
+                preserve_numeric_ids: true,
+                ..AsmOptions::default()
+            },
+        );
         asm_time += t0.elapsed();
         asm_words += original.len();
         match ours {
@@ -99,18 +128,35 @@ fn corpus_round_trips_through_the_assembler() {
                         failures.push(format!("{name} (friendly names): differs from spirv-as"));
                     }
                 }
-                Err(e) => failures.push(format!("{name} (friendly names): {}", e.render(&name, &text))),
+                Err(e) => failures.push(format!(
+                    "{name} (friendly names): {}",
+                    e.render(&name, &text)
+                )),
             }
         }
     }
-    eprintln!("raw-id round trip: {raw_ok}/{} modules identical except the generator word", paths.len());
+    eprintln!(
+        "raw-id round trip: {raw_ok}/{} modules identical except the generator word",
+        paths.len()
+    );
     if spirv_as.is_some() {
-        eprintln!("friendly-name text: {friendly_ok}/{friendly_total} modules identical to spirv-as");
+        eprintln!(
+            "friendly-name text: {friendly_ok}/{friendly_total} modules identical to spirv-as"
+        );
     }
     eprintln!(
         "assembling the raw-id texts took {:.3} s for {asm_words} words (build profile: {})",
         asm_time.as_secs_f64(),
-        if cfg!(debug_assertions) { "debug" } else { "release" }
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
     );
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -54,7 +54,12 @@ fn load() -> Files {
         .filter(|p| p.extension().is_some_and(|x| x == "spvasm"))
         .collect();
     paths.sort();
-    let mut f = Files { words: HashSet::new(), lines: Vec::new(), opcodes: HashSet::new(), enum_values: HashSet::new() };
+    let mut f = Files {
+        words: HashSet::new(),
+        lines: Vec::new(),
+        opcodes: HashSet::new(),
+        enum_values: HashSet::new(),
+    };
     for p in paths {
         let text = std::fs::read_to_string(&p).unwrap();
         for line in text.lines() {
@@ -106,7 +111,8 @@ fn family_instructions() -> Vec<&'static grammar::InstructionDesc> {
     grammar::INSTRUCTIONS
         .iter()
         .filter(|i| {
-            i.extensions.iter().any(|x| EXTENSIONS.contains(x)) || i.capabilities.iter().any(|c| caps.contains(c))
+            i.extensions.iter().any(|x| EXTENSIONS.contains(x))
+                || i.capabilities.iter().any(|c| caps.contains(c))
         })
         .collect()
 }
@@ -121,7 +127,11 @@ fn every_family_capability_extension_and_instruction_is_used() {
         }
     }
     let caps = family_capabilities();
-    assert!(caps.len() >= 12, "grammar lists only {} family capabilities", caps.len());
+    assert!(
+        caps.len() >= 12,
+        "grammar lists only {} family capabilities",
+        caps.len()
+    );
     for cap in caps {
         for name in std::iter::once(cap.name).chain(cap.aliases.iter().copied()) {
             if !f.lines.iter().any(|l| l == &format!("OpCapability {name}")) {
@@ -130,7 +140,11 @@ fn every_family_capability_extension_and_instruction_is_used() {
         }
     }
     let insts = family_instructions();
-    assert!(insts.len() >= 35, "grammar lists only {} family instructions", insts.len());
+    assert!(
+        insts.len() >= 35,
+        "grammar lists only {} family instructions",
+        insts.len()
+    );
     for inst in insts {
         if !f.opcodes.contains(&inst.opcode) {
             missing.insert(format!("{} (opcode {})", inst.name, inst.opcode));
@@ -141,7 +155,10 @@ fn every_family_capability_extension_and_instruction_is_used() {
             }
         }
     }
-    assert!(missing.is_empty(), "not covered by tests/spvasm/coop: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "not covered by tests/spvasm/coop: {missing:#?}"
+    );
 }
 
 #[test]
@@ -150,7 +167,10 @@ fn every_enumerant_of_family_operand_kinds_is_used() {
     let mut kinds = BTreeSet::new();
     for inst in family_instructions() {
         for o in inst.operands {
-            if matches!(grammar::operand_kind(o.kind).category, OperandCategory::ValueEnum | OperandCategory::BitEnum) {
+            if matches!(
+                grammar::operand_kind(o.kind).category,
+                OperandCategory::ValueEnum | OperandCategory::BitEnum
+            ) {
                 kinds.insert(o.kind);
             }
         }
@@ -164,14 +184,20 @@ fn every_enumerant_of_family_operand_kinds_is_used() {
             }
             for name in std::iter::once(e.name).chain(e.aliases.iter().copied()) {
                 // Every spelling appears in some mask or value operand.
-                let used = f.words.iter().any(|w| w.split('|').any(|part| part == name));
+                let used = f
+                    .words
+                    .iter()
+                    .any(|w| w.split('|').any(|part| part == name));
                 if !used {
                     missing.insert(format!("{kind:?} spelling {name}"));
                 }
             }
         }
     }
-    assert!(missing.is_empty(), "not covered by tests/spvasm/coop: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "not covered by tests/spvasm/coop: {missing:#?}"
+    );
 }
 
 #[test]
@@ -183,7 +209,10 @@ fn every_id_constant_enumerant_is_defined_with_its_value() {
             let prefix = format!("%{} = OpConstant %", e.name);
             let ok = f.lines.iter().any(|l| {
                 l.strip_prefix(&prefix).is_some_and(|rest| {
-                    rest.split_whitespace().nth(1).and_then(|v| v.parse::<u32>().ok()) == Some(e.value)
+                    rest.split_whitespace()
+                        .nth(1)
+                        .and_then(|v| v.parse::<u32>().ok())
+                        == Some(e.value)
                 })
             });
             if !ok {
@@ -191,5 +220,8 @@ fn every_id_constant_enumerant_is_defined_with_its_value() {
             }
         }
     }
-    assert!(missing.is_empty(), "not covered by tests/spvasm/coop: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "not covered by tests/spvasm/coop: {missing:#?}"
+    );
 }

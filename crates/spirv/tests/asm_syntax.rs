@@ -55,6 +55,11 @@ const CASES: &[&str] = &[
     "%t = OpTypeFloat 8 Float8E4M3EXT\n%c = OpConstant %t 300",
     "%t = OpTypeFloat 8 Float8E4M3EXT\n%c = OpConstant %t 1.4e-45",
     "%t = OpTypeFloat 32 BFloat16KHR",
+    "%t = OpTypeFloat 6 Float6E2M3EXT\n%c = OpConstant %t 0x1.8p-1\n%d = OpConstant %t 4",
+    "%t = OpTypeFloat 6 Float6E3M2EXT\n%c = OpConstant %t -0x1.8p-3\n%d = OpConstant %t 29",
+    "%t = OpTypeFloat 4 Float4E2M1EXT\n%c = OpConstant %t 0x1p-1\n%d = OpConstant %t 5.9",
+    "%t = OpTypeFloat 8 Float8UnsignedE8M0EXT\n%c = OpConstant %t 1.17549435e-38",
+    "%t = OpTypeFloat 8 MXInt8EXT\n%c = OpConstant %t -1.984375\n%d = OpConstant %t -2",
     "%t = OpTypeFloat 24\n%c = OpConstant %t 1",
     "%t = OpTypeFloat 32\n%t = OpTypeFloat 64",
     "%v = OpTypeVoid\n%c = OpConstant %v 1",
@@ -80,18 +85,32 @@ fn spirv_as(text: &str, flags: &[&str]) -> Option<Option<Vec<u32>>> {
     static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir();
-    let src = dir.join(format!("coopmat-asm-syntax-{}-{n}.spvasm", std::process::id()));
+    let src = dir.join(format!(
+        "coopmat-asm-syntax-{}-{n}.spvasm",
+        std::process::id()
+    ));
     let dst = dir.join(format!("coopmat-asm-syntax-{}-{n}.spv", std::process::id()));
     std::fs::write(&src, text).unwrap();
     let _ = std::fs::remove_file(&dst);
-    let out = Command::new(tool).args(flags).arg(&src).arg("-o").arg(&dst).output().unwrap();
+    let out = Command::new(tool)
+        .args(flags)
+        .arg(&src)
+        .arg("-o")
+        .arg(&dst)
+        .output()
+        .unwrap();
     if !out.status.success() {
         return Some(None);
     }
     let bytes = std::fs::read(&dst).unwrap();
     let _ = std::fs::remove_file(&src);
     let _ = std::fs::remove_file(&dst);
-    Some(Some(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()))
+    Some(Some(
+        bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    ))
 }
 
 #[test]
@@ -102,7 +121,13 @@ fn corner_cases_match_spirv_as() {
     }
     let sets: [(&[&str], AsmOptions); 2] = [
         (&[], AsmOptions::default()),
-        (&["--preserve-numeric-ids"], AsmOptions { preserve_numeric_ids: true, ..AsmOptions::default() }),
+        (
+            &["--preserve-numeric-ids"],
+            AsmOptions {
+                preserve_numeric_ids: true,
+                ..AsmOptions::default()
+            },
+        ),
     ];
     for case in CASES {
         for (flags, options) in &sets {
@@ -111,8 +136,12 @@ fn corner_cases_match_spirv_as() {
             match (&ours, &theirs) {
                 (Ok(a), Some(b)) => assert_eq!(a, b, "{case:?} {flags:?}"),
                 (Err(_), None) => {}
-                (Ok(_), None) => panic!("{case:?} {flags:?}: spirv-as rejects it, coopmat accepts it"),
-                (Err(e), Some(_)) => panic!("{case:?} {flags:?}: spirv-as accepts it, coopmat says {e}"),
+                (Ok(_), None) => {
+                    panic!("{case:?} {flags:?}: spirv-as rejects it, coopmat accepts it")
+                }
+                (Err(e), Some(_)) => {
+                    panic!("{case:?} {flags:?}: spirv-as accepts it, coopmat says {e}")
+                }
             }
         }
     }
@@ -127,7 +156,13 @@ fn target_envs_match_spirv_as() {
     let text = "; Version: 1.2\nOpCapability Shader";
     for name in TargetEnv::names() {
         let theirs = spirv_as(text, &["--target-env", name]).unwrap().unwrap();
-        let ours = assemble(text, &AsmOptions { target_env: TargetEnv::from_name(name), ..AsmOptions::default() });
+        let ours = assemble(
+            text,
+            &AsmOptions {
+                target_env: TargetEnv::from_name(name),
+                ..AsmOptions::default()
+            },
+        );
         assert_eq!(ours.unwrap(), theirs, "{name}");
     }
 }
@@ -137,7 +172,13 @@ fn errors_name_line_and_column() {
     let text = "OpCapability Shader\n  OpMemoryModel Logical Foo\n";
     let e = assemble(text, &AsmOptions::default()).unwrap_err();
     assert_eq!((e.line, e.column), (2, 25));
-    assert_eq!(e.render("x.spvasm", text), format!("x.spvasm:2:25: error: {}\n  OpMemoryModel Logical Foo\n                        ^\n", e.message));
+    assert_eq!(
+        e.render("x.spvasm", text),
+        format!(
+            "x.spvasm:2:25: error: {}\n  OpMemoryModel Logical Foo\n                        ^\n",
+            e.message
+        )
+    );
     // At the end of the text.
     let e = assemble("OpName %a", &AsmOptions::default()).unwrap_err();
     assert_eq!((e.line, e.column), (1, 10));

@@ -48,7 +48,11 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token> {
             } else {
                 match c {
                     b'"' if !escaping => quoting = !quoting,
-                    b' ' | b'\t' | b'\n' | b'\r' | b';' | b',' | b'(' | b')' if !escaping && !quoting => break,
+                    b' ' | b'\t' | b'\n' | b'\r' | b';' | b',' | b'(' | b')'
+                        if !escaping && !quoting =>
+                    {
+                        break;
+                    }
                     _ => {}
                 }
                 escaping = false;
@@ -70,12 +74,18 @@ mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<&str> {
-        tokenize(text).iter().map(|t| &text[t.start..t.end]).collect()
+        tokenize(text)
+            .iter()
+            .map(|t| &text[t.start..t.end])
+            .collect()
     }
 
     #[test]
     fn quotes_escapes_and_comments() {
-        assert_eq!(words("OpName %a \"x y\" ; c\nOpNop"), ["OpName", "%a", "\"x y\"", "OpNop"]);
+        assert_eq!(
+            words("OpName %a \"x y\" ; c\nOpNop"),
+            ["OpName", "%a", "\"x y\"", "OpNop"]
+        );
         assert_eq!(words("\"a\\\" b\" c"), ["\"a\\\" b\"", "c"]);
         assert_eq!(words("a,b"), ["a", "", "b"]);
         assert_eq!(words("a;b\nc"), ["a", "c"]);

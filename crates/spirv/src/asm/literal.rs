@@ -53,7 +53,8 @@ pub(crate) fn classify(text: &str) -> Option<Literal> {
 pub(crate) fn raw_word(text: &str) -> Option<Literal> {
     let b = text.as_bytes();
     if b.first() == Some(&b'"') {
-        return (b.len() >= 2 && b[b.len() - 1] == b'"').then(|| Literal::Str(unescape(&b[1..b.len() - 1])));
+        return (b.len() >= 2 && b[b.len() - 1] == b'"')
+            .then(|| Literal::Str(unescape(&b[1..b.len() - 1])));
     }
     if let Some((negative, mag)) = parse_cxx_integer(text) {
         let word = if negative {
@@ -122,12 +123,20 @@ pub(crate) fn parse_u32(text: &str) -> Option<u32> {
 
 /// Encodes an integer literal of the given width and signedness (SPIR-V 2.2.1: literals
 /// narrower than 32 bits are sign-extended for signed types, as `spirv-as` does).
-pub(crate) fn encode_int(text: &str, width: u32, signed: bool, out: &mut Vec<u32>) -> Result<(), String> {
+pub(crate) fn encode_int(
+    text: &str,
+    width: u32,
+    signed: bool,
+    out: &mut Vec<u32>,
+) -> Result<(), String> {
     if width > 64 {
         return Err(format!("Unsupported {width}-bit integer literals"));
     }
     let does_not_fit = || {
-        format!("Integer {text} does not fit in a {width}-bit {} integer", if signed { "signed" } else { "unsigned" })
+        format!(
+            "Integer {text} does not fit in a {width}-bit {} integer",
+            if signed { "signed" } else { "unsigned" }
+        )
     };
     let negative = text.starts_with('-');
     if negative && !signed {
@@ -186,6 +195,16 @@ pub(crate) enum FloatFormat {
     E4M3,
     /// OCP FP8 E5M2.
     E5M2,
+    /// OCP FP6 E2M3 (no infinities or NaNs).
+    E2M3,
+    /// OCP FP6 E3M2 (no infinities or NaNs).
+    E3M2,
+    /// OCP FP4 E2M1 (no infinities or NaNs).
+    E2M1,
+    /// OCP E8M0 scale: an unsigned power of two, the byte is the biased exponent.
+    E8M0,
+    /// OCP MX INT8: two's complement with 6 fraction bits.
+    MxInt8,
 }
 
 impl FloatFormat {
@@ -198,16 +217,34 @@ impl FloatFormat {
             FloatFormat::BF16 => (16, 8, 7),
             FloatFormat::E4M3 => (8, 4, 3),
             FloatFormat::E5M2 => (8, 5, 2),
+            FloatFormat::E2M3 => (6, 2, 3),
+            FloatFormat::E3M2 => (6, 3, 2),
+            FloatFormat::E2M1 => (4, 2, 1),
+            FloatFormat::E8M0 | FloatFormat::MxInt8 => (8, 8, 0),
         }
     }
 
     fn width(self) -> u32 {
         self.layout().0
     }
+
+    /// For formats without infinities: the largest finite bit pattern.
+    fn saturated_max(self) -> Option<u64> {
+        match self {
+            FloatFormat::E4M3 => Some(0x7e),
+            FloatFormat::E2M3 | FloatFormat::E3M2 => Some(0x1f),
+            FloatFormat::E2M1 => Some(0x7),
+            _ => None,
+        }
+    }
 }
 
 /// Encodes a float literal of the given format into words.
-pub(crate) fn encode_float(text: &str, format: FloatFormat, out: &mut Vec<u32>) -> Result<(), String> {
+pub(crate) fn encode_float(
+    text: &str,
+    format: FloatFormat,
+    out: &mut Vec<u32>,
+) -> Result<(), String> {
     let invalid = || format!("Invalid {}-bit float literal: {text}", format.width());
     let bits = parse_float(text, format).ok_or_else(invalid)?;
     out.push(bits as u32);
@@ -219,6 +256,24 @@ pub(crate) fn encode_float(text: &str, format: FloatFormat, out: &mut Vec<u32>) 
 
 /// Parses float text into the format's bit pattern.
 pub(crate) fn parse_float(text: &str, format: FloatFormat) -> Option<u64> {
+    if matches!(format, FloatFormat::E8M0 | FloatFormat::MxInt8) {
+        // Exact formats: the value (read as a double) must be representable as is.
+        let v = f64::from_bits(parse_float(text, FloatFormat::F64)?);
+        return match format {
+            FloatFormat::E8M0 => {
+                let bits = v.to_bits();
+                let (exp, frac) = ((bits >> 52) as i64, bits & ((1 << 52) - 1));
+                // 2^k for k in -127..=127 is the byte k + 127 (0xff is NaN).
+                let k = exp - 1023;
+                (frac == 0 && (-127..=127).contains(&k)).then(|| (k + 127) as u64)
+            }
+            _ => {
+                let scaled = v * 64.0;
+                (scaled.fract() == 0.0 && (-127.0..=127.0).contains(&scaled))
+                    .then(|| u64::from(scaled as i8 as u8))
+            }
+        };
+    }
     let (negative, rest) = match text.strip_prefix('-') {
         Some(r) => (true, r),
         None => (false, text),
@@ -242,21 +297,37 @@ pub(crate) fn parse_float(text: &str, format: FloatFormat) -> Option<u64> {
         return None;
     }
     let v = (sign as f32) * v;
-    match format {
-        FloatFormat::F32 => Some(u64::from(v.to_bits())),
-        FloatFormat::E4M3 => {
-            // E4M3 has no infinity: above the largest finite (448) the parse fails, and
-            // exponent 8 saturates to it (what spirv-as does).
-            if v.abs() > 448.0 {
-                return None;
-            }
-            if v.abs() >= 256.0 {
-                return Some(if v < 0.0 { 0xfe } else { 0x7e });
-            }
-            truncate_f32(v, format)
-        }
-        _ => truncate_f32(v, format),
+    if format == FloatFormat::F32 {
+        return Some(u64::from(v.to_bits()));
     }
+    if let Some(max) = format.saturated_max() {
+        // No infinity: above the largest finite value the parse fails; an exponent above the
+        // bias saturates to the largest finite value (what spirv-as does).
+        let (n, e, _) = format.layout();
+        let largest = f32::from_bits(truncate_f32_unchecked(max, format));
+        if v.abs() > largest {
+            return None;
+        }
+        let unbiased = ((v.to_bits() >> 23) & 0xff) as i32 - 127;
+        if unbiased > (1 << (e - 1)) - 1 {
+            let sign = if v.is_sign_negative() {
+                1u64 << (n - 1)
+            } else {
+                0
+            };
+            return Some(sign | max);
+        }
+    }
+    truncate_f32(v, format)
+}
+
+/// The f32 bits of a positive bit pattern of a narrow format (normal numbers only).
+fn truncate_f32_unchecked(pattern: u64, format: FloatFormat) -> u32 {
+    let (_, e, f) = format.layout();
+    let bias = (1i32 << (e - 1)) - 1;
+    let field = (pattern >> f) as i32;
+    let m = (pattern & ((1 << f) - 1)) as u32;
+    (((field - bias + 127) as u32) << 23) | (m << (23 - f))
 }
 
 /// C decimal float syntax as `istream >> float` accepts it: `[+-]?(d+.?d*|.d+)([eE][+-]?d+)?`.
@@ -322,7 +393,7 @@ fn truncate_f32(v: f32, format: FloatFormat) -> Option<u64> {
     if unbiased > bias {
         return None;
     }
-    if n == 8 && unbiased < -128 {
+    if n <= 8 && unbiased < -128 {
         // SPIRV-Tools narrows the exponent to the target's 8-bit integer type before encoding,
         // so tiny f32 subnormals wrap into a large exponent field (masked to its width).
         let wrapped = unbiased + 256;
@@ -347,8 +418,16 @@ fn truncate_f32(v: f32, format: FloatFormat) -> Option<u64> {
 fn parse_hex_float(body: &str, negative: bool, format: FloatFormat) -> Option<u64> {
     let (n, e, f) = format.layout();
     let b = body.as_bytes();
-    let mask_n: u64 = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-    let top = n - 1;
+    // Formats narrower than a byte keep their fraction bits at the top of a byte while the
+    // implicit bit of a subnormal result and the sign go to the top of the format's own width
+    // (so hex subnormals of FP6/FP4 come out shifted, as spirv-as writes them).
+    let storage = n.max(8);
+    let mask_n: u64 = if storage == 64 {
+        u64::MAX
+    } else {
+        (1u64 << storage) - 1
+    };
+    let top = storage - 1;
     // The reader's exponent arithmetic is 32-bit (64-bit for doubles) and wraps.
     let wrap = |v: i64| -> i64 { if n == 64 { v } else { v as i32 as i64 } };
     let bias = (1i64 << (e - 1)) - 1;
@@ -437,10 +516,10 @@ fn parse_hex_float(body: &str, negative: bool, format: FloatFormat) -> Option<u6
         exponent = 0;
     }
     if exponent <= 0 && !is_zero {
-        fraction = (fraction >> 1) | (1u64 << top);
+        fraction = (fraction >> 1) | (1u64 << (n - 1));
     }
     let frac_mask = (1u64 << f) - 1;
-    fraction = (fraction >> (n - f)) & frac_mask;
+    fraction = (fraction >> (storage - f)) & frac_mask;
     let max_exponent = (1i64 << e) - 1;
     while exponent < 0 && !is_zero {
         fraction = (fraction >> 1) & frac_mask;
@@ -454,10 +533,9 @@ fn parse_hex_float(body: &str, negative: bool, format: FloatFormat) -> Option<u6
         exponent = max_exponent;
         fraction = 0;
     }
-    let sign = u64::from(negative) << top;
+    let sign = u64::from(negative) << (n - 1);
     Some(sign | fraction | ((exponent as u64) << f) & (max_exponent as u64) << f)
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -477,14 +555,26 @@ mod tests {
         assert!(int("-0", 16, false).is_err());
         assert_eq!(int("-1", 64, true).unwrap(), [u32::MAX, u32::MAX]);
         assert!(int("9223372036854775808", 64, true).is_err());
-        assert_eq!(int("0x8000000000000000", 64, true).unwrap(), [0, 0x8000_0000]);
+        assert_eq!(
+            int("0x8000000000000000", 64, true).unwrap(),
+            [0, 0x8000_0000]
+        );
     }
 
     #[test]
     fn hex_floats_truncate() {
-        assert_eq!(parse_float("0x1.ffffff8p+0", FloatFormat::F32), Some(0x3fff_ffff));
-        assert_eq!(parse_float("-0x1p-149", FloatFormat::F32), Some(0x8000_0001));
-        assert_eq!(parse_float("0x1.8p+128", FloatFormat::F32), Some(0x7fc0_0000));
+        assert_eq!(
+            parse_float("0x1.ffffff8p+0", FloatFormat::F32),
+            Some(0x3fff_ffff)
+        );
+        assert_eq!(
+            parse_float("-0x1p-149", FloatFormat::F32),
+            Some(0x8000_0001)
+        );
+        assert_eq!(
+            parse_float("0x1.8p+128", FloatFormat::F32),
+            Some(0x7fc0_0000)
+        );
         assert_eq!(parse_float("0x1p+16", FloatFormat::F16), Some(0x7c00));
         assert_eq!(parse_float("0x1P+2", FloatFormat::F32), None);
     }

@@ -27,15 +27,17 @@
 //! Known differences: the extended instruction sets whose grammar coopmat does not carry
 //! (`OpenCL.std`, `SPV_AMD_*`, `DebugInfo`, `OpenCL.DebugInfo.100`, `TOSA.001000.1`,
 //! `Arm.MotionEngine.100`, and instructions of `NonSemantic.VkspReflection.*` by name) are
-//! rejected when used; constants of the FP6/FP4/E8M0/MXInt8 float encodings are rejected.
+//! rejected when used. `spirv-as` rejects `A|B` in the *required* MemoryAccess operand of
+//! `OpCooperativeMatrixLoadTensorNV`/`StoreTensorNV` (which `spirv-dis` prints); coopmat
+//! accepts it like every other mask.
 
 mod lex;
 mod literal;
 
 use crate::binary::{MAGIC, decode_string};
 use crate::grammar::{
-    self, EnumerantDesc, ExtInstSetDesc, InstructionDesc, OperandCategory, OperandDesc, OperandKind, Quantifier,
-    fp_encoding, op,
+    self, EnumerantDesc, ExtInstSetDesc, InstructionDesc, OperandCategory, OperandDesc,
+    OperandKind, Quantifier, fp_encoding, op,
 };
 use lex::Token;
 use literal::{FloatFormat, Literal};
@@ -88,7 +90,10 @@ const TARGET_ENVS: &[(&str, (u8, u8))] = &[
 impl TargetEnv {
     /// Finds an environment by its `spirv-as` name (`spv1.6`, `vulkan1.3`, ...).
     pub fn from_name(name: &str) -> Option<TargetEnv> {
-        TARGET_ENVS.iter().find(|(n, _)| *n == name).map(|&(name, version)| TargetEnv { name, version })
+        TARGET_ENVS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(name, version)| TargetEnv { name, version })
     }
 
     /// All accepted names.
@@ -120,7 +125,10 @@ impl TargetEnv {
 impl Default for TargetEnv {
     /// `spv1.6`, the default of `spirv-as` 2026.4.
     fn default() -> Self {
-        TargetEnv { name: "spv1.6", version: (1, 6) }
+        TargetEnv {
+            name: "spv1.6",
+            version: (1, 6),
+        }
     }
 }
 
@@ -128,7 +136,10 @@ impl std::str::FromStr for TargetEnv {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         TargetEnv::from_name(s).ok_or_else(|| {
-            format!("unknown target environment '{s}' (one of: {})", TargetEnv::names().collect::<Vec<_>>().join(", "))
+            format!(
+                "unknown target environment '{s}' (one of: {})",
+                TargetEnv::names().collect::<Vec<_>>().join(", ")
+            )
         })
     }
 }
@@ -168,10 +179,20 @@ impl AsmError {
     fn at(text: &str, offset: usize, message: impl Into<String>) -> AsmError {
         let offset = offset.min(text.len());
         let before = &text.as_bytes()[..offset];
-        let line_start = before.iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
+        let line_start = before
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |p| p + 1);
         let line = 1 + before.iter().filter(|&&c| c == b'\n').count();
-        let column = 1 + String::from_utf8_lossy(&before[line_start..]).chars().count();
-        AsmError { line, column, offset, message: message.into() }
+        let column = 1 + String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count();
+        AsmError {
+            line,
+            column,
+            offset,
+            message: message.into(),
+        }
     }
 
     /// Formats the error as `path:line:col: error: message`, the source line and a caret
@@ -179,8 +200,14 @@ impl AsmError {
     pub fn render(&self, path: &str, source: &str) -> String {
         let offset = self.offset.min(source.len());
         let bytes = source.as_bytes();
-        let start = bytes[..offset].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
-        let end = bytes[offset..].iter().position(|&c| c == b'\n').map_or(bytes.len(), |p| offset + p);
+        let start = bytes[..offset]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |p| p + 1);
+        let end = bytes[offset..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(bytes.len(), |p| offset + p);
         let line_text = String::from_utf8_lossy(&bytes[start..end]);
         let line_text = line_text.trim_end_matches('\r');
         let pad: String = line_text
@@ -188,7 +215,10 @@ impl AsmError {
             .take(self.column.saturating_sub(1))
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
-        format!("{path}:{}:{}: error: {}\n{line_text}\n{pad}^\n", self.line, self.column, self.message)
+        format!(
+            "{path}:{}:{}: error: {}\n{line_text}\n{pad}^\n",
+            self.line, self.column, self.message
+        )
     }
 }
 
@@ -217,8 +247,12 @@ pub fn assemble(text: &str, options: &AsmOptions) -> std::result::Result<Vec<u32
             }
         }
     }
-    let env = options.target_env.or_else(|| version_comment(text)).unwrap_or_default();
-    asm.out.extend_from_slice(&[MAGIC, env.version_word(), GENERATOR, 0, 0]);
+    let env = options
+        .target_env
+        .or_else(|| version_comment(text))
+        .unwrap_or_default();
+    asm.out
+        .extend_from_slice(&[MAGIC, env.version_word(), GENERATOR, 0, 0]);
     while asm.pos < asm.toks.len() {
         asm.instruction()?;
     }
@@ -238,14 +272,21 @@ fn version_comment(text: &str) -> Option<TargetEnv> {
         if i >= b.len() || b[i] != b';' {
             return None;
         }
-        let end = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p);
+        let end = b[i..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |p| i + p);
         if let Some(rest) = text[i..end].strip_prefix("; Version: ") {
             let r = rest.as_bytes();
             let major = r.iter().take_while(|c| c.is_ascii_digit()).count();
             if major > 0 && r.get(major) == Some(&b'.') {
-                let minor = r[major + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                let minor = r[major + 1..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .count();
                 if minor > 0
-                    && let Some(env) = TargetEnv::from_name(&format!("spv{}", &rest[..major + 1 + minor]))
+                    && let Some(env) =
+                        TargetEnv::from_name(&format!("spv{}", &rest[..major + 1 + minor]))
                 {
                     return Some(env);
                 }
@@ -264,7 +305,11 @@ impl Hasher for Fnv {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
         for &b in bytes {
             h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
         }
@@ -283,7 +328,10 @@ struct IdMap<T: Copy> {
 
 impl<T: Copy> Default for IdMap<T> {
     fn default() -> Self {
-        IdMap { dense: Vec::new(), sparse: FastMap::default() }
+        IdMap {
+            dense: Vec::new(),
+            sparse: FastMap::default(),
+        }
     }
 }
 
@@ -291,7 +339,11 @@ const DENSE_LIMIT: u32 = 1 << 20;
 
 impl<T: Copy> IdMap<T> {
     fn get(&self, id: u32) -> Option<T> {
-        if id < DENSE_LIMIT { self.dense.get(id as usize).copied().flatten() } else { self.sparse.get(&id).copied() }
+        if id < DENSE_LIMIT {
+            self.dense.get(id as usize).copied().flatten()
+        } else {
+            self.sparse.get(&id).copied()
+        }
     }
     fn set(&mut self, id: u32, v: T) {
         if id < DENSE_LIMIT {
@@ -317,7 +369,10 @@ enum TypeInfo {
 #[derive(Clone, Copy, Debug)]
 enum ExtSet {
     /// A set with a grammar: instructions by name (and by number for `NonSemantic.*` sets).
-    Grammar { desc: &'static ExtInstSetDesc, non_semantic: bool },
+    Grammar {
+        desc: &'static ExtInstSetDesc,
+        non_semantic: bool,
+    },
     /// A set `spirv-as` knows but coopmat has no grammar for.
     NoGrammar { non_semantic: bool },
     /// Any other `NonSemantic.*` set: instructions by number, operands are ids.
@@ -395,7 +450,8 @@ const SPEC_CONSTANT_OPS: &[u16] = &[
 
 /// Finds an enumerant by name or alias (hashed: the grammar lookup is a linear scan).
 fn enumerant_by_name(kind: OperandKind, name: &str) -> Option<&'static EnumerantDesc> {
-    static MAP: OnceLock<FastMap<(OperandKind, &'static str), &'static EnumerantDesc>> = OnceLock::new();
+    static MAP: OnceLock<FastMap<(OperandKind, &'static str), &'static EnumerantDesc>> =
+        OnceLock::new();
     MAP.get_or_init(|| {
         let mut m = FastMap::default();
         for k in grammar::OPERAND_KINDS {
@@ -421,7 +477,10 @@ struct Slot {
 
 fn push_slots(stack: &mut Vec<Slot>, list: &[OperandDesc]) {
     for o in list.iter().rev() {
-        stack.push(Slot { kind: o.kind, quantifier: o.quantifier });
+        stack.push(Slot {
+            kind: o.kind,
+            quantifier: o.quantifier,
+        });
     }
 }
 
@@ -474,7 +533,10 @@ impl<'a> Asm<'a> {
                 Some(_) if self.tok(self.pos) != "=" => {
                     return Err(self.err(
                         self.pos,
-                        format!("'=' expected after result id but found '{}'.", self.tok(self.pos)),
+                        format!(
+                            "'=' expected after result id but found '{}'.",
+                            self.tok(self.pos)
+                        ),
                     ));
                 }
                 Some(_) => {}
@@ -511,13 +573,18 @@ impl<'a> Asm<'a> {
             (Some(r), false) => {
                 return Err(self.err(
                     r,
-                    format!("Cannot set ID {} because {name} does not produce a result ID.", self.tok(r)),
+                    format!(
+                        "Cannot set ID {} because {name} does not produce a result ID.",
+                        self.tok(r)
+                    ),
                 ));
             }
             (None, true) => {
                 return Err(self.err(
                     op_index,
-                    format!("Expected <result-id> at the beginning of an instruction, found '{name}'."),
+                    format!(
+                        "Expected <result-id> at the beginning of an instruction, found '{name}'."
+                    ),
                 ));
             }
             _ => {}
@@ -563,7 +630,10 @@ impl<'a> Asm<'a> {
         }
         let count = self.out.len() - start;
         if count > 0xffff {
-            return Err(self.err(op_index, format!("{name} has {count} words; the limit is 65535")));
+            return Err(self.err(
+                op_index,
+                format!("{name} has {count} words; the limit is 65535"),
+            ));
         }
         self.out[start] = (count as u32) << 16 | u32::from(desc.opcode);
         self.record(desc, start, op_index)
@@ -572,7 +642,8 @@ impl<'a> Asm<'a> {
     /// Parses `!<n>` at word `i`.
     fn immediate(&self, i: usize) -> Result<u32> {
         let t = self.tok(i);
-        literal::parse_u32(&t[1..]).ok_or_else(|| self.err(i, format!("Invalid immediate integer: {t}")))
+        literal::parse_u32(&t[1..])
+            .ok_or_else(|| self.err(i, format!("Invalid immediate integer: {t}")))
     }
 
     /// Raw mode: words up to the next instruction, each an immediate, an id, a string or a
@@ -643,25 +714,37 @@ impl<'a> Asm<'a> {
         if kind == OperandKind::PairIdRefIdRef {
             // spirv-as reads `PairIdRefIdRef*` (OpPhi) as plain repeated ids: an odd count is
             // accepted.
-            stack.push(Slot { kind: OperandKind::IdRef, quantifier: Quantifier::Variadic });
+            stack.push(Slot {
+                kind: OperandKind::IdRef,
+                quantifier: Quantifier::Variadic,
+            });
             return Ok(());
         }
         if kdesc.category == OperandCategory::Composite {
             for &k in kdesc.bases.iter().rev() {
-                stack.push(Slot { kind: k, quantifier: Quantifier::One });
+                stack.push(Slot {
+                    kind: k,
+                    quantifier: Quantifier::One,
+                });
             }
             return Ok(());
         }
         self.pos += 1;
         let lit = |r: std::result::Result<(), String>| r.map_err(|m| self.err(i, m));
         match kind {
-            OperandKind::IdResultType | OperandKind::IdRef | OperandKind::IdScope | OperandKind::IdMemorySemantics => {
+            OperandKind::IdResultType
+            | OperandKind::IdRef
+            | OperandKind::IdScope
+            | OperandKind::IdMemorySemantics => {
                 let id = self.id(i)?;
                 self.out.push(id);
             }
             OperandKind::LiteralInteger if desc.opcode == op::Switch => {
                 let selector = self.out.get(start + 1).copied().unwrap_or(0);
-                let ty = self.value_types.get(selector).and_then(|t| self.types.get(t));
+                let ty = self
+                    .value_types
+                    .get(selector)
+                    .and_then(|t| self.types.get(t));
                 let Some(TypeInfo::Int { width, signed }) = ty else {
                     return Err(self.err(
                         i,
@@ -685,7 +768,12 @@ impl<'a> Asm<'a> {
             }
             OperandKind::LiteralString => match literal::classify(t) {
                 Some(Literal::Str(s)) => encode_bytes(&s, &mut self.out),
-                Some(_) => return Err(self.err(i, format!("Expected literal string, found literal number '{t}'."))),
+                Some(_) => {
+                    return Err(self.err(
+                        i,
+                        format!("Expected literal string, found literal number '{t}'."),
+                    ));
+                }
                 None => return Err(self.err(i, format!("Invalid literal string '{t}'."))),
             },
             OperandKind::LiteralContextDependentNumber => {
@@ -693,15 +781,20 @@ impl<'a> Asm<'a> {
                 let what = &desc.name[2..];
                 let mut w = Vec::with_capacity(2);
                 match self.types.get(ty) {
-                    Some(TypeInfo::Int { width, signed }) => lit(literal::encode_int(t, width, signed, &mut w))?,
+                    Some(TypeInfo::Int { width, signed }) => {
+                        lit(literal::encode_int(t, width, signed, &mut w))?
+                    }
                     Some(TypeInfo::Float { width, encoding }) => {
                         let format = float_format(width, encoding).map_err(|m| self.err(i, m))?;
                         lit(literal::encode_float(t, format, &mut w))?;
                     }
                     _ => {
-                        return Err(
-                            self.err(i, format!("Type for {what} must be a scalar floating point or integer type"))
-                        );
+                        return Err(self.err(
+                            i,
+                            format!(
+                                "Type for {what} must be a scalar floating point or integer type"
+                            ),
+                        ));
                     }
                 }
                 self.out.extend_from_slice(&w);
@@ -718,7 +811,9 @@ impl<'a> Asm<'a> {
                     .operands
                     .iter()
                     .copied()
-                    .filter(|o| !matches!(o.kind, OperandKind::IdResult | OperandKind::IdResultType))
+                    .filter(|o| {
+                        !matches!(o.kind, OperandKind::IdResult | OperandKind::IdResultType)
+                    })
                     .collect();
                 push_slots(stack, &rest);
             }
@@ -734,7 +829,9 @@ impl<'a> Asm<'a> {
                     let mut value = 0u32;
                     for part in t.split('|') {
                         let Some(e) = enumerant_by_name(kind, part) else {
-                            return Err(self.err(i, format!("Invalid {} operand '{t}'.", kdesc.name)));
+                            return Err(
+                                self.err(i, format!("Invalid {} operand '{t}'.", kdesc.name))
+                            );
                         };
                         value |= e.value;
                     }
@@ -750,7 +847,12 @@ impl<'a> Asm<'a> {
                     }
                     push_slots(stack, &params);
                 }
-                _ => return Err(self.err(i, format!("operand kind {} cannot be assembled", kdesc.name))),
+                _ => {
+                    return Err(self.err(
+                        i,
+                        format!("operand kind {} cannot be assembled", kdesc.name),
+                    ));
+                }
             },
         }
         Ok(())
@@ -762,7 +864,10 @@ impl<'a> Asm<'a> {
         let t = self.tok(i);
         let set_id = self.out.get(start + 3).copied().unwrap_or(0);
         let Some(set) = self.ext_sets.get(&set_id).copied() else {
-            return Err(self.err(i, format!("Invalid extended instruction import Id {set_id}")));
+            return Err(self.err(
+                i,
+                format!("Invalid extended instruction import Id {set_id}"),
+            ));
         };
         let by_number = |asm: &mut Self, stack: &mut Vec<Slot>| -> Result<()> {
             let Some(n) = literal::parse_u32(t) else {
@@ -772,7 +877,10 @@ impl<'a> Asm<'a> {
                 ));
             };
             asm.out.push(n);
-            stack.push(Slot { kind: OperandKind::IdRef, quantifier: Quantifier::Variadic });
+            stack.push(Slot {
+                kind: OperandKind::IdRef,
+                quantifier: Quantifier::Variadic,
+            });
             Ok(())
         };
         match set {
@@ -802,13 +910,21 @@ impl<'a> Asm<'a> {
     }
 
     /// Remembers types, value types and extended instruction sets.
-    fn record(&mut self, desc: &'static InstructionDesc, start: usize, op_index: usize) -> Result<()> {
+    fn record(
+        &mut self,
+        desc: &'static InstructionDesc,
+        start: usize,
+        op_index: usize,
+    ) -> Result<()> {
         let words = &self.out[start..];
         let has_type = desc.has_result_type();
         let result = words.get(if has_type { 2 } else { 1 }).copied();
         let info = match desc.opcode {
             op::TypeInt => match (words.get(2), words.get(3)) {
-                (Some(&width), Some(&signed)) => Some(TypeInfo::Int { width, signed: signed != 0 }),
+                (Some(&width), Some(&signed)) => Some(TypeInfo::Int {
+                    width,
+                    signed: signed != 0,
+                }),
                 _ => Some(TypeInfo::Other),
             },
             op::TypeFloat => match words.get(2) {
@@ -818,7 +934,8 @@ impl<'a> Asm<'a> {
                         && let Some(expected) = encoding_width(e)
                         && expected != width
                     {
-                        let name = grammar::enumerant(OperandKind::FPEncoding, e).map_or("", |d| d.name);
+                        let name =
+                            grammar::enumerant(OperandKind::FPEncoding, e).map_or("", |d| d.name);
                         return Err(self.err(
                             op_index,
                             format!(
@@ -830,12 +947,17 @@ impl<'a> Asm<'a> {
                 }
                 None => Some(TypeInfo::Other),
             },
-            _ if !has_type && desc.has_result() && desc.name.starts_with("OpType") => Some(TypeInfo::Other),
+            _ if !has_type && desc.has_result() && desc.name.starts_with("OpType") => {
+                Some(TypeInfo::Other)
+            }
             _ => None,
         };
         if let (Some(info), Some(id)) = (info, result) {
             if self.types.get(id).is_some() {
-                return Err(self.err(op_index, format!("Value {id} has already been used to generate a type")));
+                return Err(self.err(
+                    op_index,
+                    format!("Value {id} has already been used to generate a type"),
+                ));
             }
             self.types.set(id, info);
         }
@@ -844,7 +966,10 @@ impl<'a> Asm<'a> {
         {
             let name = decode_string(words.get(2..).unwrap_or(&[])).0;
             let Some(set) = classify_set(&name) else {
-                return Err(self.err(op_index, format!("Invalid extended instruction import '{name}'")));
+                return Err(self.err(
+                    op_index,
+                    format!("Invalid extended instruction import '{name}'"),
+                ));
             };
             self.ext_sets.insert(id, set);
         }
@@ -880,9 +1005,16 @@ fn float_format(width: u32, encoding: Option<u32>) -> std::result::Result<FloatF
         (Some(fp_encoding::BFloat16KHR), _) => Ok(FloatFormat::BF16),
         (Some(fp_encoding::Float8E4M3EXT), _) => Ok(FloatFormat::E4M3),
         (Some(fp_encoding::Float8E5M2EXT), _) => Ok(FloatFormat::E5M2),
+        (Some(fp_encoding::Float6E2M3EXT), _) => Ok(FloatFormat::E2M3),
+        (Some(fp_encoding::Float6E3M2EXT), _) => Ok(FloatFormat::E3M2),
+        (Some(fp_encoding::Float4E2M1EXT), _) => Ok(FloatFormat::E2M1),
+        (Some(fp_encoding::Float8UnsignedE8M0EXT), _) => Ok(FloatFormat::E8M0),
+        (Some(fp_encoding::MXInt8EXT), _) => Ok(FloatFormat::MxInt8),
         (Some(e), _) => {
             let name = grammar::enumerant(OperandKind::FPEncoding, e).map_or("unknown", |d| d.name);
-            Err(format!("coopmat cannot assemble literals of floating point encoding {name}"))
+            Err(format!(
+                "coopmat cannot assemble literals of floating point encoding {name}"
+            ))
         }
     }
 }
@@ -894,7 +1026,9 @@ fn classify_set(name: &str) -> Option<ExtSet> {
         return Some(ExtSet::Grammar { desc, non_semantic });
     }
     if name.starts_with("NonSemantic.ClspvReflection.")
-        && let Some(desc) = grammar::EXT_INST_SETS.iter().find(|s| s.name.starts_with("NonSemantic.ClspvReflection."))
+        && let Some(desc) = grammar::EXT_INST_SETS
+            .iter()
+            .find(|s| s.name.starts_with("NonSemantic.ClspvReflection."))
     {
         return Some(ExtSet::Grammar { desc, non_semantic });
     }
@@ -907,8 +1041,12 @@ fn classify_set(name: &str) -> Option<ExtSet> {
         | "DebugInfo"
         | "OpenCL.DebugInfo.100"
         | "TOSA.001000.1"
-        | "Arm.MotionEngine.100" => Some(ExtSet::NoGrammar { non_semantic: false }),
-        _ if name.starts_with("NonSemantic.VkspReflection.") => Some(ExtSet::NoGrammar { non_semantic: true }),
+        | "Arm.MotionEngine.100" => Some(ExtSet::NoGrammar {
+            non_semantic: false,
+        }),
+        _ if name.starts_with("NonSemantic.VkspReflection.") => {
+            Some(ExtSet::NoGrammar { non_semantic: true })
+        }
         _ if non_semantic => Some(ExtSet::NonSemanticUnknown),
         _ => None,
     }
@@ -921,7 +1059,7 @@ fn encode_bytes(bytes: &[u8], out: &mut Vec<u32>) {
         w[..chunk.len()].copy_from_slice(chunk);
         out.push(u32::from_le_bytes(w));
     }
-    if bytes.len() % 4 == 0 {
+    if bytes.len().is_multiple_of(4) {
         out.push(0);
     }
 }
