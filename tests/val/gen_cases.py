@@ -42,6 +42,7 @@ neg("core-id-undefined", "Core-Id-Defined", "core", {B: "%x = OpIAdd %uint %u0 %
 neg("core-id-forward-global", "Core-Id-ForwardRef", "core", {T: "%arr = OpTypeArray %uint %late\n%late = OpConstant %uint 4"})
 neg("core-id-forward-same-block", "Core-Id-ForwardRef", "core", {B: "%y = OpIAdd %uint %z %u1\n%z = OpIAdd %uint %u0 %u1"})
 BRANCH = "OpSelectionMerge %m None\nOpBranchConditional %true %t %f\n%t = OpLabel\n%x = OpIAdd %uint %u0 %u1\nOpBranch %m\n%f = OpLabel\nOpBranch %m\n%m = OpLabel\n"
+neg("core-id-forward-pointee", "Core-Id-ForwardRef", "core", {T: "%pst = OpTypePointer Private %later\n%later = OpTypeStruct %uint"})
 neg("core-ssa-dominance", "Core-SSA-Dominance", "core", {B: BRANCH + "%y = OpIAdd %uint %x %u1"})
 neg("core-ssa-phi-parent", "Core-SSA-Dominance", "core", {B: BRANCH + "%ph = OpPhi %uint %x %f %u0 %t"})
 neg("core-type-int-width", "Core-Type", "core", {T: "%i7 = OpTypeInt 7 0"})
@@ -53,6 +54,8 @@ neg("core-type-array-length-float", "Core-Type", "core", {T: "%f2 = OpConstant %
 neg("core-type-float-width", "Core-Type", "core", {T: "%f24 = OpTypeFloat 24"})
 neg("core-type-struct-member", "Core-Type", "core", {T: "%s = OpTypeStruct %u0"})
 neg("core-type-function-void-param", "Core-Type", "core", {T: "%fv = OpTypeFunction %void %void"})
+neg("core-type-duplicate-int", "Core-Type", "core", {T: "%uint2 = OpTypeInt 32 0"})
+neg("core-type-duplicate-function", "Core-Type", "core", {T: "%fn2 = OpTypeFunction %void"})
 neg("core-type-int64-capability", "Core-Capability", "core", {T: "%i64 = OpTypeInt 64 0"})
 neg("core-type-float64-capability", "Core-Capability", "core", {T: "%f64 = OpTypeFloat 64"})
 neg("core-constant-false-float", "Core-Constant", "core", {T: "%c = OpConstantFalse %float"})
@@ -89,6 +92,7 @@ neg("core-phi-not-first", "Core-CFG-Merge", "core", {B: BRANCH + "%y = OpIAdd %u
 neg("core-entry-point-not-function", "Core-EntryPoint", "core", subs=[('OpEntryPoint GLCompute %main "main"', 'OpEntryPoint GLCompute %u1 "main"')])
 neg("core-entry-interface-not-variable", "Core-EntryPoint", "core", subs=[('OpEntryPoint GLCompute %main "main"', 'OpEntryPoint GLCompute %main "main" %u0')])
 neg("core-execution-mode-target", "Core-EntryPoint", "core", {F: "%g = OpFunction %void None %fn\n%gl = OpLabel\nOpReturn\nOpFunctionEnd"}, subs=[("OpExecutionMode %main LocalSize 32 1 1", "OpExecutionMode %main LocalSize 32 1 1\nOpExecutionMode %g LocalSize 32 1 1")])
+neg("core-local-size-zero", "Core-EntryPoint", "core", subs=[("LocalSize 32 1 1", "LocalSize 32 1 0")])
 neg("core-block-after-function-end", "Core-Structure", "core", subs=[("               OpReturn\n               OpFunctionEnd\n", "               OpReturn\n")])
 
 # ----------------------------------------------------------------------------------------
@@ -173,6 +177,8 @@ N = "nv1"
 neg("nv-type-component-bool", "NV-Type", N, {T: "%nx = OpTypeCooperativeMatrixNV %bool %u3 %u16 %u16"})
 neg("nv-type-rows-half", "NV-Type", N, {T: "%hh = OpConstant %half 1\n%nx = OpTypeCooperativeMatrixNV %half %u3 %hh %u16"})
 neg("nv-type-scope-undef", "NV-Type", N, {T: "%und = OpUndef %uint\n%nx = OpTypeCooperativeMatrixNV %half %und %u16 %u16"})
+neg("nv-type-scope-device", "NV-Type", N, {T: "%u1 = OpConstant %uint 1\n%nx = OpTypeCooperativeMatrixNV %half %u1 %u16 %u16"})
+neg("nv-type-scope-invalid", "NV-Type", N, {T: "%nx = OpTypeCooperativeMatrixNV %half %u8 %u16 %u16"})
 neg("nv-storage-workgroup", "NV-Storage", N, {T: "%pnw = OpTypePointer Workgroup %nvm\n%gw = OpVariable %pnw Workgroup"})
 neg("nv-load-column-major-not-constant", "NV-LoadStore", N, {T: "%pfb = OpTypePointer Function %bool", V: "%bv = OpVariable %pfb Function", B: "%cm = OpLoad %bool %bv\n%x = OpCooperativeMatrixLoadNV %nvm %p %u16 %cm"})
 neg("nv-load-column-major-int", "NV-LoadStore", N, {B: "%x = OpCooperativeMatrixLoadNV %nvm %p %u16 %u0"})

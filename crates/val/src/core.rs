@@ -421,9 +421,6 @@ fn forward_ok(inst: &Instruction, n: usize, target_op: u16) -> bool {
         | op::TypeForwardPointer => true,
         op::Phi => true,
         // A pointer type may name a struct declared after an OpTypeForwardPointer.
-        op::TypePointer | op::TypeStruct | op::TypeUntypedPointerKHR => {
-            target_op == op::TypeStruct || target_op == op::TypePointer
-        }
         _ => {
             let _ = n;
             false
@@ -571,6 +568,40 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
 fn types_and_constants(cx: &mut Ctx) {
     let m = cx.m;
     let vulkan = cx.opts.target_env.is_vulkan();
+    // SPIR-V 2.8: "It is invalid to declare multiple non-aggregate, non-pointer type <id>s
+    // having the same opcode and operands."
+    let mut dup: FxMap<Vec<u32>, usize> = FxMap::default();
+    for (i, inst) in m.instructions.iter().enumerate() {
+        let class = crate::ctx::desc(inst.opcode).map(|d| d.class).unwrap_or("");
+        if class != "Type-Declaration"
+            || inst.words.len() < 2
+            || matches!(
+                inst.opcode,
+                op::TypeStruct
+                    | op::TypeArray
+                    | op::TypeRuntimeArray
+                    | op::TypePointer
+                    | op::TypeUntypedPointerKHR
+                    | op::TypeForwardPointer
+                    | op::TypeOpaque
+            )
+        {
+            continue;
+        }
+        let mut key: Vec<u32> = Vec::with_capacity(inst.words.len() - 1);
+        key.push(inst.words[0]);
+        key.extend_from_slice(&inst.words[2..]);
+        if let Some(&first) = dup.get(&key) {
+            cx.err(
+                &CORE_TYPE,
+                i,
+                "duplicate non-aggregate type declaration (same opcode and operands)",
+            )
+            .at(first, "first declaration");
+        } else {
+            dup.insert(key, i);
+        }
+    }
     for (i, inst) in m.instructions.iter().enumerate() {
         match inst.opcode {
             op::TypeInt => {
@@ -1268,6 +1299,16 @@ fn entry_points(cx: &mut Ctx) {
                 }
             }
             op::ExecutionMode | op::ExecutionModeId => {
+                if inst.opcode == op::ExecutionMode
+                    && inst.w(1) == Some(coopmat_spirv::grammar::execution_mode::LocalSize)
+                    && (2..5).any(|k| inst.w(k) == Some(0))
+                {
+                    cx.err(
+                        &CORE_ENTRY_POINT,
+                        i,
+                        "LocalSize must not have a zero dimension",
+                    );
+                }
                 let f = inst.w(0).unwrap_or(0);
                 if !m.entry_points().any(|e| e.w(1) == Some(f)) {
                     cx.err(
