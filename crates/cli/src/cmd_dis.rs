@@ -75,8 +75,12 @@ pub fn run(args: Args) -> Result<u8> {
     let (name, bytes) = match args.file.as_deref() {
         None => ("<stdin>".to_string(), read_stdin()?),
         Some(p) if p == Path::new("-") => ("<stdin>".to_string(), read_stdin()?),
-        Some(p) => (p.display().to_string(), std::fs::read(p).with_context(|| format!("reading {}", p.display()))?),
+        Some(p) => (
+            p.display().to_string(),
+            std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
+        ),
     };
+    let bytes = hex_to_bytes(&bytes).unwrap_or(bytes);
     let parsed = match binary::parse_bytes(&bytes) {
         Ok(p) => p,
         Err(e) => {
@@ -92,15 +96,62 @@ pub fn run(args: Args) -> Result<u8> {
         }
         _ => {
             let mut stdout = std::io::stdout().lock();
-            stdout.write_all(&text).and_then(|_| stdout.flush()).context("writing standard output")?;
+            stdout
+                .write_all(&text)
+                .and_then(|_| stdout.flush())
+                .context("writing standard output")?;
         }
     }
     Ok(0)
 }
 
+/// Like spirv-dis, accepts a text hex stream instead of a binary: 32-bit words or bytes
+/// (bytes in file order), separated by white space or commas, each with an optional `0x` / `x`
+/// prefix. Returns `None` when the input is a binary or not such a stream.
+fn hex_to_bytes(input: &[u8]) -> Option<Vec<u8>> {
+    if input.len() >= 4 {
+        let first = u32::from_le_bytes([input[0], input[1], input[2], input[3]]);
+        if first == binary::MAGIC || first.swap_bytes() == binary::MAGIC {
+            return None;
+        }
+    }
+    let text = std::str::from_utf8(input).ok()?;
+    let tokens: Vec<&str> = text
+        .split(|c: char| c.is_ascii_whitespace() || c == ',')
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            t.strip_prefix("0x")
+                .or_else(|| t.strip_prefix("0X"))
+                .or_else(|| t.strip_prefix('x'))
+                .unwrap_or(t)
+        })
+        .collect();
+    if tokens.is_empty()
+        || !tokens
+            .iter()
+            .all(|t| !t.is_empty() && t.len() <= 8 && t.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        return None;
+    }
+    if tokens.iter().all(|t| t.len() <= 2) {
+        tokens
+            .iter()
+            .map(|t| u8::from_str_radix(t, 16).ok())
+            .collect()
+    } else {
+        let mut out = Vec::with_capacity(tokens.len() * 4);
+        for t in tokens {
+            out.extend_from_slice(&u32::from_str_radix(t, 16).ok()?.to_le_bytes());
+        }
+        Some(out)
+    }
+}
+
 fn read_stdin() -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    std::io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .context("reading standard input")?;
     Ok(bytes)
 }
 
@@ -146,4 +197,98 @@ fn batch(dir: &Path, out_dir: Option<&Path>, opts: &Options) -> Result<u8> {
         out_bytes as f64 / 1e6
     );
     Ok(if failed == 0 { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(file: PathBuf, output: PathBuf) -> Args {
+        Args {
+            file: Some(file),
+            output: Some(output),
+            no_header: false,
+            no_indent: false,
+            raw_id: false,
+            offsets: false,
+            comment: false,
+            nested_indent: false,
+            reorder_blocks: false,
+            color: false,
+            no_color: false,
+            batch: false,
+        }
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("coopmat-dis-{}-{name}", std::process::id()))
+    }
+
+    fn module() -> Vec<u32> {
+        use coopmat_spirv::grammar::{capability, op};
+        vec![
+            binary::MAGIC,
+            0x0001_0000,
+            0,
+            1,
+            0,
+            2 << 16 | op::Capability as u32,
+            capability::Shader,
+        ]
+    }
+
+    #[test]
+    fn malformed_input_is_an_error_not_a_panic() {
+        let out = temp("bad.out");
+        let mut words = module();
+        words.push(5 << 16 | 17); // claims 5 words, 1 remains
+        let cases: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![1, 2, 3],
+            b"not spir-v at all".to_vec(),
+            words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+            vec![0x03, 0x02, 0x23, 0x07, 0, 0],
+        ];
+        for (k, bytes) in cases.into_iter().enumerate() {
+            let input = temp(&format!("bad{k}.spv"));
+            std::fs::write(&input, &bytes).unwrap();
+            assert_eq!(
+                run(args(input.clone(), out.clone())).unwrap(),
+                1,
+                "case {k}"
+            );
+            let _ = std::fs::remove_file(&input);
+        }
+        // The parser's error names the word offset of the bad instruction.
+        let e = binary::parse_words(&words).unwrap_err();
+        assert_eq!(e.offset, 7);
+        assert!(e.to_string().starts_with("word 7:"));
+    }
+
+    #[test]
+    fn binary_and_hex_streams_give_the_same_text() {
+        let words = module();
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let word_text: String = words.iter().map(|w| format!("0x{w:08x}\n")).collect();
+        let byte_text: String = bytes.iter().map(|b| format!("{b:02x} ")).collect();
+        let comma_text: String = words.iter().map(|w| format!("{w:08x},")).collect();
+        let mut texts = Vec::new();
+        for (k, input) in [
+            bytes.clone(),
+            word_text.into_bytes(),
+            byte_text.into_bytes(),
+            comma_text.into_bytes(),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (i, o) = (temp(&format!("in{k}")), temp(&format!("out{k}")));
+            std::fs::write(&i, &input).unwrap();
+            assert_eq!(run(args(i.clone(), o.clone())).unwrap(), 0, "input {k}");
+            texts.push(std::fs::read_to_string(&o).unwrap());
+            let _ = (std::fs::remove_file(&i), std::fs::remove_file(&o));
+        }
+        assert!(texts[0].contains("OpCapability Shader"));
+        assert!(texts.iter().all(|t| *t == texts[0]));
+    }
 }

@@ -27,7 +27,11 @@ fn spirv_dis(tool: &PathBuf, flags: &[String], bytes: &[u8]) -> Vec<u8> {
     let feeder = std::thread::spawn(move || stdin.write_all(&input));
     let out = child.wait_with_output().unwrap();
     feeder.join().unwrap().unwrap();
-    assert!(out.status.success(), "spirv-dis failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "spirv-dis failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -86,7 +90,11 @@ fn check(test: &str, step: usize) {
             } else {
                 let e = String::from_utf8_lossy(&expected);
                 let o = String::from_utf8_lossy(&text);
-                let line = e.lines().zip(o.lines()).position(|(a, b)| a != b).unwrap_or(0);
+                let line = e
+                    .lines()
+                    .zip(o.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
                 failures.push(format!(
                     "{name} {flags:?}: line {}: expected {:?}, got {:?}",
                     line + 1,
@@ -97,7 +105,12 @@ fn check(test: &str, step: usize) {
         }
         eprintln!("{test}: {flags:?}: {same}/{total} byte-identical");
     }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures[..failures.len().min(20)].join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
 }
 
 #[test]

@@ -31,12 +31,21 @@ fn run(tool: &PathBuf, args: &[&str], input: &[u8]) -> Vec<u8> {
         .expect("spawn peer tool");
     child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{} {args:?} failed: {}", tool.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{} {args:?} failed: {}",
+        tool.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
 fn assemble(spirv_as: &PathBuf, text: &str) -> Vec<u8> {
-    run(spirv_as, &["--target-env", "spv1.6", "-o", "-", "-"], text.as_bytes())
+    run(
+        spirv_as,
+        &["--target-env", "spv1.6", "-o", "-", "-"],
+        text.as_bytes(),
+    )
 }
 
 fn words_to_bytes(words: &[u32]) -> Vec<u8> {
@@ -77,7 +86,11 @@ fn compare(spirv_dis: &PathBuf, bytes: &[u8], flags: &[&str]) {
         for (k, (a, b)) in e.lines().zip(o.lines()).enumerate() {
             assert_eq!(b, a, "line {} differs (flags {flags:?})", k + 1);
         }
-        assert_eq!(o.lines().count(), e.lines().count(), "line counts differ (flags {flags:?})");
+        assert_eq!(
+            o.lines().count(),
+            e.lines().count(),
+            "line counts differ (flags {flags:?})"
+        );
         panic!("outputs differ (flags {flags:?})");
     }
 }
@@ -178,7 +191,10 @@ OpFunctionEnd
 
 #[test]
 fn friendly_names_match_spirv_dis() {
-    let (Some(sa), Some(sd)) = (tool("spirv-as", "friendly_names"), tool("spirv-dis", "friendly_names")) else {
+    let (Some(sa), Some(sd)) = (
+        tool("spirv-as", "friendly_names"),
+        tool("spirv-dis", "friendly_names"),
+    ) else {
         return;
     };
     let bytes = assemble(&sa, NAMES);
@@ -231,7 +247,11 @@ fn number_module() -> Vec<u32> {
     for (width, signed) in ints {
         let t = id();
         inst(&mut w, op::TypeInt, &[t, width, signed]);
-        let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+        let mask = if width == 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
         let mut values = vec![0u64, 1, mask, mask >> 1, (mask >> 1) + 1];
         values.extend((0..40).map(|_| rng.next() >> (rng.next() % 64)));
         for v in values {
@@ -266,11 +286,17 @@ fn number_module() -> Vec<u32> {
             Some(e) => inst(&mut w, op::TypeFloat, &[t, width, e]),
             None => inst(&mut w, op::TypeFloat, &[t, width]),
         }
-        let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+        let mask = if width == 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
         let mut values: Vec<u64> = match width {
             // Every pattern of the small formats.
             4..=8 => (0..=mask).collect(),
-            16 => vec![0, 0x8000, 1, 0x3ff, 0x400, 0x3c00, 0x7bff, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0x3555],
+            16 => vec![
+                0, 0x8000, 1, 0x3ff, 0x400, 0x3c00, 0x7bff, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0x3555,
+            ],
             32 => vec![
                 0,
                 0x8000_0000,
@@ -322,7 +348,9 @@ fn number_module() -> Vec<u32> {
 
 #[test]
 fn numbers_match_spirv_dis() {
-    let Some(sd) = tool("spirv-dis", "numbers") else { return };
+    let Some(sd) = tool("spirv-dis", "numbers") else {
+        return;
+    };
     let bytes = words_to_bytes(&number_module());
     compare(&sd, &bytes, &[]);
     compare(&sd, &bytes, &["--raw-id"]);
@@ -457,18 +485,27 @@ fn every_option_combination_matches_spirv_dis() {
         "--reorder-blocks",
     ];
     for mask in 0u32..(1 << flags.len()) {
-        let set: Vec<&str> = flags.iter().enumerate().filter(|(k, _)| mask >> k & 1 == 1).map(|(_, f)| *f).collect();
+        let set: Vec<&str> = flags
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| mask >> k & 1 == 1)
+            .map(|(_, f)| *f)
+            .collect();
         compare(&sd, &bytes, &set);
     }
 }
 
 #[test]
 fn headers_match_spirv_dis() {
-    let Some(sd) = tool("spirv-dis", "headers") else { return };
+    let Some(sd) = tool("spirv-dis", "headers") else {
+        return;
+    };
     let mut tools: Vec<u32> = (0..64).collect();
     tools.extend([0x100, 0xffff]);
     for t in tools {
-        for (version, misc, bound, schema) in [(0x0001_0000, 7, 1, 0), (0x0001_0600, 0xffff, 0x40_0000, 0)] {
+        for (version, misc, bound, schema) in
+            [(0x0001_0000, 7, 1, 0), (0x0001_0600, 0xffff, 0x40_0000, 0)]
+        {
             let words = [binary::MAGIC, version, (t << 16) | misc, bound, schema];
             compare(&sd, &words_to_bytes(&words), &[]);
         }
@@ -488,5 +525,66 @@ fn disassemble_returns_the_same_text_as_disassemble_into() {
     let parsed = binary::parse_bytes(&bytes).unwrap();
     let mut v = Vec::new();
     dis::disassemble_into(&parsed, &Options::default(), &mut v);
-    assert_eq!(dis::disassemble(&parsed, &Options::default()).as_bytes(), &v[..]);
+    assert_eq!(
+        dis::disassemble(&parsed, &Options::default()).as_bytes(),
+        &v[..]
+    );
+}
+
+/// Randomly mutated modules either fail to parse (with an error) or disassemble without
+/// panicking, in every mode.
+#[test]
+fn mutated_modules_never_panic() {
+    let mut bases = vec![number_module()];
+    if let Some(sa) = coopmat_testkit::peer_tool("spirv-as") {
+        let bytes = assemble(&sa, CONTROL);
+        bases.push(
+            bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        );
+    }
+    let mut rng = Bits(0x1234_5678_9abc_def1);
+    let modes = [
+        Options::default(),
+        Options {
+            raw_id: true,
+            offsets: true,
+            comment: true,
+            color: true,
+            ..Options::default()
+        },
+        Options {
+            nested_indent: true,
+            reorder_blocks: true,
+            comment: true,
+            ..Options::default()
+        },
+    ];
+    let mut parsed_ok = 0;
+    // COOPMAT_DIS_FUZZ_ITERS scales this up for a longer run.
+    let iters: usize = std::env::var("COOPMAT_DIS_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    for k in 0..iters {
+        let mut w = bases[k % bases.len()].clone();
+        for _ in 0..1 + rng.next() % 4 {
+            let i = 5 + (rng.next() as usize) % (w.len() - 5);
+            w[i] = match rng.next() % 4 {
+                0 => rng.next() as u32,
+                1 => w[i] ^ (1 << (rng.next() % 32)),
+                2 => (rng.next() % 64) as u32,
+                _ => w[i].wrapping_add(1),
+            };
+        }
+        if let Ok(p) = binary::parse_words(&w) {
+            parsed_ok += 1;
+            for o in &modes {
+                let _ = dis::disassemble(&p, o);
+            }
+        }
+    }
+    assert!(parsed_ok > 0);
 }

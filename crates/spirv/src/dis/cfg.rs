@@ -38,7 +38,8 @@ pub(crate) fn emit_structured(d: &mut Dis<'_>, bin: &ParsedBinary, out: &mut Vec
             continue;
         }
         // OpFunction and its parameters come before the first block.
-        while i < insts.len() && insts[i].opcode != op::Label && insts[i].opcode != op::FunctionEnd {
+        while i < insts.len() && insts[i].opcode != op::Label && insts[i].opcode != op::FunctionEnd
+        {
             d.instruction(&insts[i], out, None);
             i += 1;
         }
@@ -56,7 +57,11 @@ pub(crate) fn emit_structured(d: &mut Dis<'_>, bin: &ParsedBinary, out: &mut Vec
 
 fn function_body(d: &mut Dis<'_>, insts: &[Instruction], out: &mut Vec<u8>) {
     let blocks = blocks(insts);
-    let index: HashMap<u32, usize> = blocks.iter().enumerate().map(|(k, b)| (b.label, k)).collect();
+    let index: HashMap<u32, usize> = blocks
+        .iter()
+        .enumerate()
+        .map(|(k, b)| (b.label, k))
+        .collect();
     let (order, levels) = structure(&blocks, &index);
     let nested = d.opts.nested_indent;
     let emit_block = |d: &mut Dis<'_>, out: &mut Vec<u8>, k: usize| {
@@ -163,7 +168,11 @@ fn structure(blocks: &[Block], index: &HashMap<u32, usize>) -> (Vec<usize>, Vec<
         children.clear();
         let lookup = |id: u32| index.get(&id).copied();
         // Targets of a header or of a conditional branch / switch are nested two levels deeper.
-        let step = if b.merge.is_some() || b.branches_conditionally { 2 } else { 0 };
+        let step = if b.merge.is_some() || b.branches_conditionally {
+            2
+        } else {
+            0
+        };
         for &s in &b.successors {
             if let Some(sk) = lookup(s)
                 && !placed_by_header[sk]
@@ -186,10 +195,6 @@ fn structure(blocks: &[Block], index: &HashMap<u32, usize>) -> (Vec<usize>, Vec<
         }
     }
     // Blocks the walk did not reach keep their binary order, at the end.
-    for k in 0..n {
-        if !visited[k] {
-            order.push(k);
-        }
-    }
+    order.extend((0..n).filter(|&k| !visited[k]));
     (order, levels)
 }

@@ -83,7 +83,11 @@ pub fn disassemble(bin: &ParsedBinary, opts: &Options) -> String {
 pub fn disassemble_into(bin: &ParsedBinary, opts: &Options, out: &mut Vec<u8>) {
     let words: usize = bin.instructions.iter().map(|i| i.words.len()).sum();
     out.reserve(words * 7 + 256);
-    let names = if opts.raw_id { None } else { Some(FriendlyNames::new(bin)) };
+    let names = if opts.raw_id {
+        None
+    } else {
+        Some(FriendlyNames::new(bin))
+    };
     let mut d = Dis {
         opts,
         names,
@@ -217,7 +221,10 @@ impl Dis<'_> {
                     Some(n) => n.len(id),
                     None => decimal_len(id),
                 };
-                out.extend(std::iter::repeat_n(b' ', (self.indent - 4).saturating_sub(len)));
+                out.extend(std::iter::repeat_n(
+                    b' ',
+                    (self.indent - 4).saturating_sub(len),
+                ));
             }
             out.push(b'%');
             self.write_id(out, id);
@@ -227,7 +234,11 @@ impl Dis<'_> {
             out.extend(std::iter::repeat_n(b' ', self.indent));
         }
         if let Some(level) = nest {
-            let level = if inst.opcode == op::Label { level } else { level + 1 };
+            let level = if inst.opcode == op::Label {
+                level
+            } else {
+                level + 1
+            };
             out.extend(std::iter::repeat_n(b' ', level as usize * 2));
         }
         match inst.desc() {
@@ -314,8 +325,16 @@ impl Dis<'_> {
             return;
         }
         let line = &out[line_start..];
-        let len = if self.opts.color { visible_len(line) } else { line.len() };
-        let align = ((len + 2).max(self.last_align.min(MAX_CARRIED_ALIGN)).max(COMMENT_COLUMN) + 3) & !3;
+        let len = if self.opts.color {
+            visible_len(line)
+        } else {
+            line.len()
+        };
+        let align = ((len + 2)
+            .max(self.last_align.min(MAX_CARRIED_ALIGN))
+            .max(COMMENT_COLUMN)
+            + 3)
+            & !3;
         self.last_align = align;
         out.extend(std::iter::repeat_n(b' ', align - len));
         out.extend_from_slice(b"; ");
@@ -343,8 +362,9 @@ impl Dis<'_> {
     fn operand(&self, inst: &Instruction, i: usize, out: &mut Vec<u8>) {
         let o = inst.operands[i];
         let at = o.offset as usize;
-        let words = &inst.words[at..at + o.num_words as usize];
-        let word = words[0];
+        let words = inst.words.get(at..at + o.num_words as usize).unwrap_or(&[]);
+        // A zero-width literal (e.g. a constant of a 0-bit type) prints nothing.
+        let word = words.first().copied().unwrap_or(0);
         let Some(kind) = o.kind else {
             // Words the parser could not interpret (unknown opcode or enumerant): numbers.
             for (k, w) in words.iter().enumerate() {
@@ -356,7 +376,10 @@ impl Dis<'_> {
             return;
         };
         match kind {
-            OperandKind::IdRef | OperandKind::IdResultType | OperandKind::IdScope | OperandKind::IdMemorySemantics => {
+            OperandKind::IdRef
+            | OperandKind::IdResultType
+            | OperandKind::IdScope
+            | OperandKind::IdMemorySemantics => {
                 self.color(out, YELLOW);
                 out.push(b'%');
                 self.write_id(out, word);
@@ -369,7 +392,11 @@ impl Dis<'_> {
             OperandKind::LiteralExtInstInteger => {
                 self.color(out, RED);
                 let set_id = if at > 0 { inst.words[at - 1] } else { 0 };
-                let set = self.ext_sets.iter().find(|s| s.0 == set_id).and_then(|s| s.1);
+                let set = self
+                    .ext_sets
+                    .iter()
+                    .find(|s| s.0 == set_id)
+                    .and_then(|s| s.1);
                 match set.and_then(|s| s.instruction(word)) {
                     Some(e) => out.extend_from_slice(e.name.as_bytes()),
                     None => number::write_u64(out, word as u64),
@@ -378,11 +405,14 @@ impl Dis<'_> {
             OperandKind::LiteralSpecConstantOpInteger => {
                 self.color(out, RED);
                 match grammar::instruction(word as u16) {
-                    Some(d) => out.extend_from_slice(d.name.strip_prefix("Op").unwrap_or(d.name).as_bytes()),
+                    Some(d) => out
+                        .extend_from_slice(d.name.strip_prefix("Op").unwrap_or(d.name).as_bytes()),
                     None => number::write_u64(out, word as u64),
                 }
             }
-            OperandKind::LiteralInteger | OperandKind::LiteralContextDependentNumber | OperandKind::LiteralFloat => {
+            OperandKind::LiteralInteger
+            | OperandKind::LiteralContextDependentNumber
+            | OperandKind::LiteralFloat => {
                 self.color(out, RED);
                 let enc = match (inst.opcode, inst.result_type) {
                     (op::Constant | op::SpecConstant, Some(t)) => {

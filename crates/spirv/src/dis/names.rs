@@ -65,7 +65,9 @@ impl FriendlyNames {
     #[inline]
     pub fn write(&self, out: &mut Vec<u8>, id: u32) {
         match self.slot(id) {
-            Slot::Named { start, len } => out.extend_from_slice(&self.arena[start as usize..(start + len) as usize]),
+            Slot::Named { start, len } => {
+                out.extend_from_slice(&self.arena[start as usize..(start + len) as usize])
+            }
             _ => number::write_u64(out, id as u64),
         }
     }
@@ -108,7 +110,8 @@ impl FriendlyNames {
     fn push_name_of(&mut self, id: u32) {
         match self.slot(id) {
             Slot::Named { start, len } => {
-                self.arena.extend_from_within(start as usize..(start + len) as usize);
+                self.arena
+                    .extend_from_within(start as usize..(start + len) as usize);
             }
             _ => number::write_u64(&mut self.arena, id as u64),
         }
@@ -159,7 +162,13 @@ impl FriendlyNames {
         }
         let len = self.arena.len() - start;
         self.used.insert(&self.arena, start as u32, len as u32);
-        self.set_slot(id, Slot::Named { start: start as u32, len: len as u32 });
+        self.set_slot(
+            id,
+            Slot::Named {
+                start: start as u32,
+                len: len as u32,
+            },
+        );
     }
 
     /// Names `id` by its number unless it has a name.
@@ -212,7 +221,8 @@ impl FriendlyNames {
                     64 => ("long", ""),
                     _ => ("", "i"),
                 };
-                self.arena.extend_from_slice(if unsigned { b"u" } else { sign.as_bytes() });
+                self.arena
+                    .extend_from_slice(if unsigned { b"u" } else { sign.as_bytes() });
                 if root.is_empty() {
                     number::write_u64(&mut self.arena, w[2] as u64);
                 } else {
@@ -330,10 +340,8 @@ impl FriendlyNames {
                 }
             }
         }
-        if let (Some(id), op::TypeFloat) = (inst.result_id, inst.opcode) {
-            if let Some(&enc) = w.get(3) {
-                self.float_encodings.push((id, enc));
-            }
+        if let (Some(id), op::TypeFloat, Some(&enc)) = (inst.result_id, inst.opcode, w.get(3)) {
+            self.float_encodings.push((id, enc));
         }
     }
 }
@@ -362,7 +370,11 @@ fn push_storage_class(out: &mut Vec<u8>, value: u32) {
 
 /// `Some(n)` when `s` is the decimal spelling of `n` (no sign, no leading zeros).
 fn canonical_decimal(s: &[u8]) -> Option<u32> {
-    if s.is_empty() || s.len() > 10 || (s[0] == b'0' && s.len() > 1) || !s.iter().all(u8::is_ascii_digit) {
+    if s.is_empty()
+        || s.len() > 10
+        || (s[0] == b'0' && s.len() > 1)
+        || !s.iter().all(u8::is_ascii_digit)
+    {
         return None;
     }
     let mut n = 0u64;
@@ -440,7 +452,11 @@ const EMPTY: u32 = u32::MAX;
 impl UsedSet {
     fn with_capacity(n: usize) -> Self {
         let cap = (n * 2).next_power_of_two().max(16);
-        UsedSet { table: vec![(0, 0, EMPTY); cap], count: 0, has_digit_names: false }
+        UsedSet {
+            table: vec![(0, 0, EMPTY); cap],
+            count: 0,
+            has_digit_names: false,
+        }
     }
 
     fn contains(&self, arena: &[u8], name: &[u8]) -> bool {

@@ -37,7 +37,12 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) {
 /// Appends a literal number operand (`words`, low-order word first) interpreted as `kind`.
 /// `float_encoding` is the `FPEncoding` operand of the float type, if it has one. Numbers wider
 /// than 64 bits print nothing, as in spirv-dis.
-pub fn write_literal(out: &mut Vec<u8>, words: &[u32], kind: NumberKind, float_encoding: Option<u32>) {
+pub fn write_literal(
+    out: &mut Vec<u8>,
+    words: &[u32],
+    kind: NumberKind,
+    float_encoding: Option<u32>,
+) {
     match *words {
         [w] => match kind {
             NumberKind::Signed(_) => write_i64(out, w as i32 as i64),
@@ -160,7 +165,10 @@ pub fn write_g(out: &mut Vec<u8>, v: f64, precision: usize) {
             nd += 1;
         }
     }
-    let exp: i32 = std::str::from_utf8(&s[(e_pos + 1).min(n)..]).ok().and_then(|t| t.parse().ok()).unwrap_or(0);
+    let exp: i32 = std::str::from_utf8(&s[(e_pos + 1).min(n)..])
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0);
     // Trailing zeros of the significand are dropped in both styles.
     while nd > 1 && digits[nd - 1] == b'0' {
         nd -= 1;
