@@ -70,6 +70,13 @@ neg("core-extension-missing", "Core-Extension", "core", {"CAPS": "OpCapability S
 neg("core-version-too-old", "Core-Version", "core", {"CAPS": "OpCapability GroupNonUniform", T: "%u3 = OpConstant %uint 3", B: "%x = OpGroupNonUniformElect %bool %u3"}, aenv="vulkan1.0")
 neg("core-member-decorate-non-struct", "Core-Decoration-Target", "core", {"DECOR": "OpMemberDecorate %uint 0 Offset 0"})
 neg("core-member-decorate-index", "Core-Decoration-Target", "core", {"DECOR": "OpMemberDecorate %st 3 Offset 0", T: "%st = OpTypeStruct %uint"})
+neg("core-array-stride-on-int", "Core-Decoration-Target", "core", {"DECOR": "OpDecorate %uint ArrayStride 4"})
+neg("core-block-on-int", "Core-Decoration-Target", "core", {"DECOR": "OpDecorate %uint Block"})
+neg("core-binding-on-type", "Core-Decoration-Target", "core", {"DECOR": "OpDecorate %uint Binding 0"})
+neg("core-spec-id-on-constant", "Core-Decoration-Target", "core", {"DECOR": "OpDecorate %u1 SpecId 3"})
+neg("core-variable-not-pointer", "Core-Operand-Type", "core", {T: "%gv = OpVariable %uint Private"})
+neg("core-operand-is-type", "Core-Operand-Type", "core", {B: "%x = OpIAdd %uint %u0 %uint"})
+neg("core-composite-operand-is-type", "Core-Operand-Type", "core", {T: "%v2 = OpTypeVector %uint 2", B: "%x = OpCompositeConstruct %v2 %u0 %uint"})
 FNU = "%fnu = OpTypeFunction %void %uint"
 G = "%g = OpFunction %void None %fnu\n%gp = OpFunctionParameter %uint\n%gl = OpLabel\nOpReturn\nOpFunctionEnd"
 neg("core-function-id-as-value", "Core-Function-Use", "core", {B: "%x = OpCopyObject %uint %main"})

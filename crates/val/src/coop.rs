@@ -309,15 +309,20 @@ fn type_khr(cx: &mut Ctx, i: usize, inst: &Instruction) -> bool {
 
 fn type_nv(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let scope_id = cx.op_word(inst, 2);
-    if let Some(s) = cx.const_or_default(scope_id) {
-        if s > scope::ShaderCallKHR as u64
+    if let Some(s) = cx.const_or_default(scope_id)
+        && (s > scope::ShaderCallKHR as u64
             || (cx.opts.target_env.is_vulkan()
                 && s != scope::Subgroup as u64
-                && s != scope::Workgroup as u64)
-        {
-            cx.err(&NV_TYPE, i, format!("Scope {s} is not a valid cooperative matrix Scope (Vulkan: Subgroup or Workgroup)"))
-                .rel_id(scope_id, "Scope");
-        }
+                && s != scope::Workgroup as u64))
+    {
+        cx.err(
+            &NV_TYPE,
+            i,
+            format!(
+                "Scope {s} is not a valid cooperative matrix Scope (Vulkan: Subgroup or Workgroup)"
+            ),
+        )
+        .rel_id(scope_id, "Scope");
     }
     let comp = cx.op_word(inst, 1);
     if !cx.is_numerical(comp) {

@@ -6,8 +6,8 @@ use crate::ctx::{Ctx, FxMap, FxSet, Konst, MAX_BOUND, Ty};
 use crate::rules::*;
 use coopmat_spirv::binary::Instruction;
 use coopmat_spirv::grammar::{
-    self, EnumerantDesc, OperandCategory, OperandKind, addressing_model, capability, memory_model,
-    op, storage_class,
+    self, EnumerantDesc, OperandCategory, OperandKind, addressing_model, capability, decoration,
+    memory_model, op, storage_class,
 };
 use coopmat_spirv::module::{Section, is_terminator, section_of};
 use std::collections::HashMap;
@@ -561,6 +561,43 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
                 i,
                 format!("result type {} is not a type", cx.name(t)),
             );
+        }
+        if inst.opcode == op::Variable
+            && inst
+                .result_type
+                .is_some_and(|t| cx.def(t).is_some() && !matches!(cx.ty(t), Ty::Pointer { .. }))
+        {
+            cx.err(
+                &CORE_OPERAND_TYPE,
+                i,
+                "OpVariable's Result Type must be a pointer type",
+            );
+        }
+        // Value operands of computational instructions must be values, not types.
+        let class = crate::ctx::desc(inst.opcode).map(|d| d.class).unwrap_or("");
+        let takes_type = matches!(
+            inst.opcode,
+            op::CooperativeMatrixLengthKHR | op::CooperativeMatrixLengthNV
+        );
+        if !takes_type
+            && matches!(
+                class,
+                "Arithmetic" | "Bit" | "Relational_and_Logical" | "Conversion" | "Composite"
+            )
+        {
+            for k in inst.first_arg()..inst.operands.len() {
+                let o = &inst.operands[k];
+                if o.kind == Some(OperandKind::IdRef) {
+                    let id = inst.at(o);
+                    if cx.ty(id) != Ty::None {
+                        cx.err(
+                            &CORE_OPERAND_TYPE,
+                            i,
+                            format!("operand {} is a type; a value is expected", cx.name(id)),
+                        );
+                    }
+                }
+            }
         }
     }
 }
@@ -1345,12 +1382,49 @@ fn entry_points(cx: &mut Ctx) {
             }
             op::Decorate | op::DecorateId | op::DecorateString => {
                 let t = inst.w(0).unwrap_or(0);
-                if matches!(cx.def_op(t), op::Decorate | op::MemberDecorate) {
+                let top = cx.def_op(t);
+                if matches!(top, op::Decorate | op::MemberDecorate) {
                     cx.err(
                         &CORE_DECORATION,
                         i,
                         "a decoration cannot target a decoration instruction",
                     );
+                }
+                // Decorations whose target kind is fixed (SPIR-V 3.20 Decoration).
+                let dec = inst.w(1).unwrap_or(u32::MAX);
+                let want: Option<(&str, bool)> = match dec {
+                    decoration::ArrayStride => Some((
+                        "an array, runtime array or pointer type",
+                        matches!(
+                            top,
+                            op::TypeArray
+                                | op::TypeRuntimeArray
+                                | op::TypePointer
+                                | op::TypeUntypedPointerKHR
+                        ),
+                    )),
+                    decoration::Block | decoration::BufferBlock => {
+                        Some(("a structure type", top == op::TypeStruct))
+                    }
+                    decoration::Binding | decoration::DescriptorSet => Some((
+                        "a variable",
+                        matches!(top, op::Variable | op::UntypedVariableKHR),
+                    )),
+                    decoration::SpecId => Some((
+                        "a scalar specialization constant",
+                        matches!(
+                            top,
+                            op::SpecConstant | op::SpecConstantTrue | op::SpecConstantFalse
+                        ),
+                    )),
+                    _ => None,
+                };
+                if let Some((what, false)) = want {
+                    let name = grammar::enumerant(OperandKind::Decoration, dec)
+                        .map(|e| e.name)
+                        .unwrap_or("?");
+                    cx.err(&CORE_DECORATION, i, format!("{name} must decorate {what}"))
+                        .rel_id(t, "target");
                 }
             }
             _ => {}
