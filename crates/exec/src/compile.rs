@@ -10,6 +10,13 @@ use coopmat_spirv::Module;
 use coopmat_spirv::grammar::{self, built_in, decoration, execution_mode, op, storage_class};
 use std::collections::{HashMap, HashSet};
 
+/// Slot-sharing classes (see the value pre-pass in `compile`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum PoolKey {
+    Cols(u32),
+    Mat(CmType),
+}
+
 /// Where a variable's pointer points.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum VarAddr {
@@ -86,6 +93,23 @@ impl Pipeline {
             ));
         }
         let p = Cx::new(module, spec, options)?.compile(entry_point)?;
+        if std::env::var_os("COOPMAT_EXEC_DEBUG").is_some() {
+            eprintln!(
+                "coopmat-exec: {} lane columns x {} lanes ({} KiB), matrix arenas {} f32 + {} u64 ({} KiB), {} functions, {} ops",
+                p.ncols,
+                p.lanes,
+                p.ncols * p.lanes as usize * 8 / 1024,
+                p.mf_len,
+                p.mw_len,
+                (p.mf_len * 4 + p.mw_len * 8) / 1024,
+                p.funcs.len(),
+                p.funcs
+                    .iter()
+                    .flat_map(|f| &f.blocks)
+                    .map(|b| b.ops.len())
+                    .sum::<usize>()
+            );
+        }
         Ok(Pipeline { p })
     }
 
@@ -184,6 +208,16 @@ impl<'m> Cx<'m> {
             mat,
             ncols: nc,
             nmats: nm,
+        })
+    }
+
+    /// The slot-sharing class of a type: plain columns by count, or one matrix by type.
+    fn pool_key(&self, ty: u32) -> Result<Option<PoolKey>, ExecError> {
+        let (nc, nm) = self.t.shape(ty)?;
+        Ok(match (nc, nm, self.t.coopmat(ty)) {
+            (n, 0, _) if n > 0 => Some(PoolKey::Cols(n)),
+            (0, 1, Some(cm)) => Some(PoolKey::Mat(cm)),
+            _ => None,
         })
     }
 
@@ -377,6 +411,7 @@ impl<'m> Cx<'m> {
             self.func_index.insert(f, i as u32);
         }
         // Values of every function first (calls and phis refer forward).
+        let du = m.def_use();
         let mut rets = Vec::new();
         let mut params = Vec::new();
         for &fid in &order {
@@ -397,17 +432,50 @@ impl<'m> Cx<'m> {
                 ps.push(v);
             }
             params.push(ps);
+            // Values used only later in their own block share slots (a per-function pool):
+            // they are dead when the block ends, and a result never takes the slot of a value
+            // that dies at its own instruction, so no op's result aliases its operands.
+            let mut pool: HashMap<PoolKey, Vec<Val>> = HashMap::new();
             for b in &f.blocks {
+                let mut dying: Vec<(usize, PoolKey, Val)> = Vec::new();
                 for i in b.body.clone() {
                     let inst = &m.instructions[i];
                     if let (Some(rt), Some(rid)) = (inst.result_type, inst.result_id) {
                         if inst.opcode == op::Variable {
                             self.variable(inst)?;
                         } else if self.t.contains(rt) {
-                            let v = self.alloc(rt)?;
+                            let uses = du.uses(rid);
+                            let local = inst.opcode != op::Phi
+                                && uses.iter().all(|&(u, _)| {
+                                    u > i
+                                        && b.body.contains(&u)
+                                        && m.instructions[u].opcode != op::Phi
+                                });
+                            let key = self.pool_key(rt)?;
+                            let v = match (local, key) {
+                                (true, Some(k)) => {
+                                    let v = match pool.get_mut(&k).and_then(Vec::pop) {
+                                        Some(v) => v,
+                                        None => self.alloc(rt)?,
+                                    };
+                                    let last = uses.iter().map(|u| u.0).max().unwrap_or(i);
+                                    dying.push((last, k, v));
+                                    v
+                                }
+                                _ => self.alloc(rt)?,
+                            };
                             self.vals.insert(rid, v);
                         }
                     }
+                    // Values whose last use is this instruction are free from the next one on.
+                    dying.retain(|&(last, k, v)| {
+                        if last <= i {
+                            pool.entry(k).or_default().push(v);
+                            false
+                        } else {
+                            true
+                        }
+                    });
                 }
             }
         }
