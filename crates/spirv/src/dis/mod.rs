@@ -82,7 +82,8 @@ pub fn disassemble(bin: &ParsedBinary, opts: &Options) -> String {
 /// which is UTF-8 unless literal strings hold invalid UTF-8) to `out`.
 pub fn disassemble_into(bin: &ParsedBinary, opts: &Options, out: &mut Vec<u8>) {
     let words: usize = bin.instructions.iter().map(|i| i.words.len()).sum();
-    out.reserve(words * 7 + 256);
+    // About 11 bytes of text per word with friendly names (corpus average).
+    out.reserve(words * 12 + 256);
     let names = if opts.raw_id {
         None
     } else {
@@ -180,7 +181,7 @@ impl Dis<'_> {
             if self.opts.nested_indent {
                 out.push(b'\n');
             }
-            out.extend(std::iter::repeat_n(b' ', self.indent));
+            spaces(out, self.indent);
             out.extend_from_slice(b"; Function ");
             self.write_id(out, inst.result_id.unwrap_or(0));
             out.push(b'\n');
@@ -189,7 +190,7 @@ impl Dis<'_> {
             if !d.sections[i] {
                 d.sections[i] = true;
                 out.push(b'\n');
-                out.extend(std::iter::repeat_n(b' ', d.indent));
+                spaces(out, d.indent);
                 out.extend_from_slice(title);
                 out.push(b'\n');
             }
@@ -221,17 +222,14 @@ impl Dis<'_> {
                     Some(n) => n.len(id),
                     None => decimal_len(id),
                 };
-                out.extend(std::iter::repeat_n(
-                    b' ',
-                    (self.indent - 4).saturating_sub(len),
-                ));
+                spaces(out, (self.indent - 4).saturating_sub(len));
             }
             out.push(b'%');
             self.write_id(out, id);
             self.color(out, RESET);
             out.extend_from_slice(b" = ");
         } else {
-            out.extend(std::iter::repeat_n(b' ', self.indent));
+            spaces(out, self.indent);
         }
         if let Some(level) = nest {
             let level = if inst.opcode == op::Label {
@@ -239,7 +237,7 @@ impl Dis<'_> {
             } else {
                 level + 1
             };
-            out.extend(std::iter::repeat_n(b' ', level as usize * 2));
+            spaces(out, level as usize * 2);
         }
         match inst.desc() {
             Some(desc) => out.extend_from_slice(desc.name.as_bytes()),
@@ -336,7 +334,7 @@ impl Dis<'_> {
             + 3)
             & !3;
         self.last_align = align;
-        out.extend(std::iter::repeat_n(b' ', align - len));
+        spaces(out, align - len);
         out.extend_from_slice(b"; ");
         out.extend_from_slice(&c);
     }
@@ -444,7 +442,7 @@ impl Dis<'_> {
                 let desc = grammar::operand_kind(kind);
                 match desc.category {
                     OperandCategory::BitEnum => write_mask(out, kind, word),
-                    _ => match grammar::enumerant(kind, word) {
+                    _ => match enumerant(kind, word) {
                         Some(e) => out.extend_from_slice(e.name.as_bytes()),
                         None => number::write_u64(out, word as u64),
                     },
@@ -455,10 +453,30 @@ impl Dis<'_> {
     }
 }
 
+/// The enumerant of `kind` with value `value`: a binary search where the grammar lists the
+/// values in order (checked once per kind), else a scan.
+fn enumerant(kind: OperandKind, value: u32) -> Option<&'static grammar::EnumerantDesc> {
+    static SORTED: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let sorted = SORTED.get_or_init(|| {
+        grammar::OPERAND_KINDS
+            .iter()
+            .map(|k| k.enumerants.windows(2).all(|w| w[0].value < w[1].value))
+            .collect()
+    });
+    let list = grammar::operand_kind(kind).enumerants;
+    if sorted.get(kind as usize).copied().unwrap_or(false) {
+        list.binary_search_by_key(&value, |e| e.value)
+            .ok()
+            .map(|i| &list[i])
+    } else {
+        list.iter().find(|e| e.value == value)
+    }
+}
+
 /// Writes a bit mask as its flag names joined by `|` (lowest bit first), or the name of 0.
 fn write_mask(out: &mut Vec<u8>, kind: OperandKind, word: u32) {
     if word == 0 {
-        if let Some(e) = grammar::enumerant(kind, 0) {
+        if let Some(e) = enumerant(kind, 0) {
             out.extend_from_slice(e.name.as_bytes());
         }
         return;
@@ -473,11 +491,23 @@ fn write_mask(out: &mut Vec<u8>, kind: OperandKind, word: u32) {
             out.push(b'|');
         }
         first = false;
-        match grammar::enumerant(kind, mask) {
+        match enumerant(kind, mask) {
             Some(e) => out.extend_from_slice(e.name.as_bytes()),
             None => number::write_u64(out, mask as u64),
         }
     }
+}
+
+/// Appends `n` spaces.
+#[inline]
+fn spaces(out: &mut Vec<u8>, n: usize) {
+    const SPACES: [u8; 64] = [b' '; 64];
+    let mut n = n;
+    while n > SPACES.len() {
+        out.extend_from_slice(&SPACES);
+        n -= SPACES.len();
+    }
+    out.extend_from_slice(&SPACES[..n]);
 }
 
 fn decimal_len(mut v: u32) -> usize {
