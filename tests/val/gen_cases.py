@@ -77,6 +77,12 @@ neg("core-spec-id-on-constant", "Core-Decoration-Target", "core", {"DECOR": "OpD
 neg("core-variable-not-pointer", "Core-Operand-Type", "core", {T: "%gv = OpVariable %uint Private"})
 neg("core-operand-is-type", "Core-Operand-Type", "core", {B: "%x = OpIAdd %uint %u0 %uint"})
 neg("core-composite-operand-is-type", "Core-Operand-Type", "core", {T: "%v2 = OpTypeVector %uint 2", B: "%x = OpCompositeConstruct %v2 %u0 %uint"})
+neg("core-buffer-block-removed", "Core-Version", "core", {"DECOR": "OpDecorate %st BufferBlock", T: "%st = OpTypeStruct %uint"})
+neg("core-vulkan-memory-model-capability", "Core-MemoryModel", "core", {"CAPS": "OpCapability VulkanMemoryModel"})
+neg("core-variable-storage-mismatch", "Core-Operand-Type", "core", {T: "%ppu = OpTypePointer Private %uint\n%gv = OpVariable %ppu Workgroup"})
+neg("core-store-value-is-type", "Core-Operand-Type", "core", {T: "%pfu = OpTypePointer Function %uint", V: "%lv = OpVariable %pfu Function", B: "OpStore %lv %uint"})
+neg("core-return-value-type", "Core-Function-Type", "core", {T: "%fnr = OpTypeFunction %uint", F: "%g = OpFunction %uint None %fnr\n%gl = OpLabel\nOpReturnValue %true\nOpFunctionEnd"})
+neg("core-return-without-value", "Core-Function-Type", "core", {T: "%fnr = OpTypeFunction %uint", F: "%g = OpFunction %uint None %fnr\n%gl = OpLabel\nOpReturn\nOpFunctionEnd"})
 FNU = "%fnu = OpTypeFunction %void %uint"
 G = "%g = OpFunction %void None %fnu\n%gp = OpFunctionParameter %uint\n%gl = OpLabel\nOpReturn\nOpFunctionEnd"
 neg("core-function-id-as-value", "Core-Function-Use", "core", {B: "%x = OpCopyObject %uint %main"})

@@ -225,6 +225,9 @@ fn memory_model_check(cx: &mut Ctx) {
                     "Vulkan requires the Logical or PhysicalStorageBuffer64 addressing model",
                 );
             }
+            if cx.has_cap(capability::VulkanMemoryModel) && mm != memory_model::Vulkan {
+                cx.err(&CORE_MEMORY_MODEL, i, "the VulkanMemoryModel capability is declared but the memory model is not Vulkan");
+            }
             if mm != memory_model::GLSL450 && mm != memory_model::Vulkan {
                 cx.err(
                     &CORE_VK_SHADER,
@@ -562,29 +565,48 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
                 format!("result type {} is not a type", cx.name(t)),
             );
         }
-        if inst.opcode == op::Variable
-            && inst
-                .result_type
-                .is_some_and(|t| cx.def(t).is_some() && !matches!(cx.ty(t), Ty::Pointer { .. }))
-        {
-            cx.err(
-                &CORE_OPERAND_TYPE,
-                i,
-                "OpVariable's Result Type must be a pointer type",
-            );
+        if inst.opcode == op::Variable {
+            match inst.result_type.map(|t| (t, cx.ty(t))) {
+                Some((_, Ty::Pointer { storage, .. })) => {
+                    if inst.w(2) != Some(storage) {
+                        cx.err(
+                            &CORE_OPERAND_TYPE,
+                            i,
+                            "OpVariable's Storage Class must match its pointer type's",
+                        );
+                    }
+                }
+                Some((t, _)) if cx.def(t).is_some() => {
+                    cx.err(
+                        &CORE_OPERAND_TYPE,
+                        i,
+                        "OpVariable's Result Type must be a pointer type",
+                    );
+                }
+                _ => {}
+            }
         }
-        // Value operands of computational instructions must be values, not types.
+        // Value operands must be values, not types, except where an instruction takes a type.
         let class = crate::ctx::desc(inst.opcode).map(|d| d.class).unwrap_or("");
         let takes_type = matches!(
             inst.opcode,
-            op::CooperativeMatrixLengthKHR | op::CooperativeMatrixLengthNV
+            op::Function
+                | op::CooperativeMatrixLengthKHR
+                | op::CooperativeMatrixLengthNV
+                | op::UntypedVariableKHR
+                | op::UntypedAccessChainKHR
+                | op::UntypedInBoundsAccessChainKHR
+                | op::UntypedPtrAccessChainKHR
+                | op::UntypedInBoundsPtrAccessChainKHR
+                | op::UntypedArrayLengthKHR
+                | op::UntypedPrefetchKHR
+                | op::TypeForwardPointer
+                | op::SizeOf
+        ) || matches!(
+            class,
+            "Type-Declaration" | "Annotation" | "Debug" | "Extension" | "Mode-Setting" | "Reserved"
         );
-        if !takes_type
-            && matches!(
-                class,
-                "Arithmetic" | "Bit" | "Relational_and_Logical" | "Conversion" | "Composite"
-            )
-        {
+        if !takes_type {
             for k in inst.first_arg()..inst.operands.len() {
                 let o = &inst.operands[k];
                 if o.kind == Some(OperandKind::IdRef) {
@@ -969,6 +991,15 @@ fn requirements(cx: &mut Ctx) {
         let Some(d) = crate::ctx::desc(inst.opcode) else {
             continue;
         };
+        if let Some(lv) = d.last_version
+            && m.header.version() > lv
+        {
+            found.push((
+                i,
+                false,
+                format!("{} was removed after SPIR-V {}.{}", d.name, lv.0, lv.1),
+            ));
+        }
         let ok = *op_ok.entry(inst.opcode).or_insert_with(|| {
             unmet(cx, d.name, d.capabilities, d.extensions, d.version, true).is_none()
         });
@@ -994,6 +1025,21 @@ fn requirements(cx: &mut Ctx) {
                 let Some(e) = table.get(&(kind, value)) else {
                     return;
                 };
+                if let Some(lv) = e.last_version
+                    && m.header.version() > lv
+                {
+                    found.push((
+                        i,
+                        false,
+                        format!(
+                            "{} {} was removed after SPIR-V {}.{}",
+                            grammar::operand_kind(kind).name,
+                            e.name,
+                            lv.0,
+                            lv.1
+                        ),
+                    ));
+                }
                 let ok = *enum_ok.entry((kind, value, check_caps)).or_insert_with(|| {
                     unmet(
                         cx,
@@ -1130,6 +1176,30 @@ fn functions(cx: &mut Ctx) {
     }
     for f in m.functions() {
         let fdef = &m.instructions[f.def];
+        for b in &f.blocks {
+            let t = b.body.end - 1;
+            let term = &m.instructions[t];
+            if term.opcode == op::ReturnValue {
+                let v = term.w(0).unwrap_or(0);
+                if fdef.result_type.is_some_and(|rt| cx.vty(v) != rt) {
+                    cx.err(
+                        &CORE_FUNCTION_TYPE,
+                        t,
+                        "OpReturnValue's value does not have the function's return type",
+                    )
+                    .at(f.def, "function");
+                }
+            } else if term.opcode == op::Return
+                && fdef.result_type.is_some_and(|rt| cx.ty(rt) != Ty::Void)
+            {
+                cx.err(
+                    &CORE_FUNCTION_TYPE,
+                    t,
+                    "OpReturn in a function that returns a value",
+                )
+                .at(f.def, "function");
+            }
+        }
         let ft = fdef.w(3).unwrap_or(0);
         let Some(tdef) = cx.def(ft) else { continue };
         let t = &m.instructions[tdef];
