@@ -36,6 +36,10 @@ pub struct Args {
     /// Print blocks in structured control flow order.
     #[arg(long)]
     pub reorder_blocks: bool,
+    /// Print unknown opcodes as `OpUnknown(opcode, words)` with their raw words instead of
+    /// failing.
+    #[arg(long)]
+    pub handle_unknown_opcodes: bool,
     /// Force colour output (the default when writing to a terminal).
     #[arg(long, overrides_with = "no_color")]
     pub color: bool,
@@ -67,6 +71,7 @@ pub fn run(args: Args) -> Result<u8> {
         comment: args.comment,
         nested_indent: args.nested_indent,
         reorder_blocks: args.reorder_blocks,
+        handle_unknown_opcodes: args.handle_unknown_opcodes,
     };
     if args.batch {
         let dir = args.file.as_deref().context("--batch needs a directory")?;
@@ -88,6 +93,15 @@ pub fn run(args: Args) -> Result<u8> {
             return Ok(1);
         }
     };
+    if !opts.handle_unknown_opcodes
+        && let Some(u) = parsed.instructions.iter().find(|i| i.desc().is_none())
+    {
+        eprintln!(
+            "error: {name}: word {}: invalid opcode {} (--handle-unknown-opcodes prints it as OpUnknown)",
+            u.offset, u.opcode
+        );
+        return Ok(1);
+    }
     let mut text = Vec::new();
     dis::disassemble_into(&parsed, &opts, &mut text);
     match args.output.as_deref() {
@@ -214,6 +228,7 @@ mod tests {
             comment: false,
             nested_indent: false,
             reorder_blocks: false,
+            handle_unknown_opcodes: false,
             color: false,
             no_color: false,
             batch: false,

@@ -65,6 +65,7 @@ fn options(flags: &[&str]) -> Options {
             "--comment" => o.comment = true,
             "--nested-indent" => o.nested_indent = true,
             "--reorder-blocks" => o.reorder_blocks = true,
+            "--handle-unknown-opcodes" => o.handle_unknown_opcodes = true,
             _ => panic!("unknown flag {f}"),
         }
     }
@@ -517,6 +518,34 @@ fn headers_match_spirv_dis() {
     encode_string("x", &mut s);
     let be: Vec<u8> = w.iter().flat_map(|x| x.to_be_bytes()).collect();
     compare(&sd, &be, &[]);
+}
+
+#[test]
+fn unknown_opcodes_match_spirv_dis() {
+    let Some(sd) = tool("spirv-dis", "unknown_opcodes") else {
+        return;
+    };
+    let words = [
+        binary::MAGIC,
+        0x0001_0000,
+        0,
+        5,
+        0,
+        2 << 16 | op::Capability as u32,
+        capability::Shader,
+        4 << 16 | 0xfff0,
+        7,
+        8,
+        9,
+        1 << 16 | 0xfff1,
+    ];
+    let bytes = words_to_bytes(&words);
+    compare(&sd, &bytes, &["--handle-unknown-opcodes"]);
+    compare(
+        &sd,
+        &bytes,
+        &["--handle-unknown-opcodes", "--raw-id", "--no-indent"],
+    );
 }
 
 #[test]

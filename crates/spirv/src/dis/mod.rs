@@ -36,6 +36,9 @@ pub struct Options {
     pub nested_indent: bool,
     /// Print blocks in structured order (`--reorder-blocks`).
     pub reorder_blocks: bool,
+    /// Follow unknown opcodes (always printed as `OpUnknown(opcode, words)` and their words)
+    /// with spirv-dis' re-assembly note (`--handle-unknown-opcodes`).
+    pub handle_unknown_opcodes: bool,
 }
 
 impl Default for Options {
@@ -49,6 +52,7 @@ impl Default for Options {
             comment: false,
             nested_indent: false,
             reorder_blocks: false,
+            handle_unknown_opcodes: false,
         }
     }
 }
@@ -255,6 +259,9 @@ impl Dis<'_> {
             }
             out.push(b' ');
             self.operand(inst, i, out);
+        }
+        if inst.desc().is_none() && self.opts.handle_unknown_opcodes {
+            out.extend_from_slice(b"  ; note: ID bound may be incorrect after reassembly");
         }
         if self.opts.comment && inst.opcode == op::Decorate {
             self.decoration_comment(inst);
