@@ -223,6 +223,14 @@ impl AsmError {
 }
 
 /// Assembles SPIR-V assembly text into words (header included).
+///
+/// ```
+/// use coopmat_spirv::asm::{AsmOptions, GENERATOR, assemble};
+/// use coopmat_spirv::grammar::{capability, op};
+/// let words = assemble("OpCapability Shader ; a comment", &AsmOptions::default()).unwrap();
+/// assert_eq!(words[2], GENERATOR);
+/// assert_eq!(words[5..], [2 << 16 | u32::from(op::Capability), capability::Shader]);
+/// ```
 pub fn assemble(text: &str, options: &AsmOptions) -> std::result::Result<Vec<u32>, AsmError> {
     let toks = lex::tokenize(text);
     let mut asm = Asm {
