@@ -567,15 +567,14 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
         }
         if inst.opcode == op::Variable {
             match inst.result_type.map(|t| (t, cx.ty(t))) {
-                Some((_, Ty::Pointer { storage, .. })) => {
-                    if inst.w(2) != Some(storage) {
-                        cx.err(
-                            &CORE_OPERAND_TYPE,
-                            i,
-                            "OpVariable's Storage Class must match its pointer type's",
-                        );
-                    }
+                Some((_, Ty::Pointer { storage, .. })) if inst.w(2) != Some(storage) => {
+                    cx.err(
+                        &CORE_OPERAND_TYPE,
+                        i,
+                        "OpVariable's Storage Class must match its pointer type's",
+                    );
                 }
+                Some((_, Ty::Pointer { .. })) => {}
                 Some((t, _)) if cx.def(t).is_some() => {
                     cx.err(
                         &CORE_OPERAND_TYPE,
