@@ -32,18 +32,14 @@ echo "== coopmat dis --batch, writing one .spvasm per module"
 /usr/bin/time -f "  coopmat dis --batch --raw-id -o DIR: user %U s, sys %S s, wall %e s" "$bin" dis --batch --raw-id "$dir" -o "$tmp/ours-raw" 2>&1
 
 echo "== coopmat dis, one process per module"
-start=$(date +%s.%N)
-for f in "$dir"/*.spv; do "$bin" dis "$f" -o /dev/null; done
-end=$(date +%s.%N)
-echo "  coopmat dis x $n: wall $(echo "$end - $start" | bc) s"
+TIMEFORMAT="  coopmat dis x $n: wall %R s, user %U s, sys %S s"
+time (for f in "$dir"/*.spv; do "$bin" dis "$f" -o /dev/null; done)
 
 if [ -x "$peers/spirv-dis" ]; then
   echo "== spirv-dis, one process per module"
   mkdir -p "$tmp/ref" "$tmp/ref-raw"
-  start=$(date +%s.%N)
-  for f in "$dir"/*.spv; do b=$(basename "$f" .spv); "$peers/spirv-dis" "$f" -o "$tmp/ref/$b.spvasm"; done
-  end=$(date +%s.%N)
-  echo "  spirv-dis x $n: wall $(echo "$end - $start" | bc) s"
+  TIMEFORMAT="  spirv-dis x $n: wall %R s, user %U s, sys %S s"
+  time (for f in "$dir"/*.spv; do b=$(basename "$f" .spv); "$peers/spirv-dis" "$f" -o "$tmp/ref/$b.spvasm"; done)
   for f in "$dir"/*.spv; do b=$(basename "$f" .spv); "$peers/spirv-dis" --raw-id "$f" -o "$tmp/ref-raw/$b.spvasm"; done
   for pair in "ref ours default" "ref-raw ours-raw --raw-id"; do
     set -- $pair

@@ -82,6 +82,17 @@ pub fn disassemble(bin: &ParsedBinary, opts: &Options) -> String {
     }
 }
 
+/// Disassembles a parsed module into a writer (the text is built in memory, then written once).
+pub fn write_disassembly<W: std::io::Write>(
+    bin: &ParsedBinary,
+    opts: &Options,
+    w: &mut W,
+) -> std::io::Result<()> {
+    let mut out = Vec::new();
+    disassemble_into(bin, opts, &mut out);
+    w.write_all(&out)
+}
+
 /// Disassembles a parsed module, appending the text (bytes exactly as `spirv-dis` writes them,
 /// which is UTF-8 unless literal strings hold invalid UTF-8) to `out`.
 pub fn disassemble_into(bin: &ParsedBinary, opts: &Options, out: &mut Vec<u8>) {
