@@ -1920,3 +1920,59 @@ impl Pipeline {
 pub(crate) fn kernel_level() -> &'static str {
     kernels::level_name()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printf_formats_scalars_and_vectors() {
+        let f = |x: f32| x.to_bits() as u64;
+        let s = format_printf(
+            "i=%d u=%u x=%x f=%.2f v=%v3f %%",
+            &[
+                (Num::Int(32), vec![(-5i32) as u32 as u64]),
+                (Num::Int(32), vec![7]),
+                (Num::Int(32), vec![255]),
+                (Num::F32, vec![f(1.5)]),
+                (Num::F32, vec![f(1.0), f(2.5), f(-3.0)]),
+            ],
+        );
+        assert_eq!(s, "i=-5 u=7 x=ff f=1.50 v=1.000000, 2.500000, -3.000000 %");
+    }
+
+    #[test]
+    fn integer_semantics_follow_the_spec() {
+        // OpSMod takes the divisor's sign, OpSRem the dividend's (SPIR-V 3.52.13).
+        assert_eq!(
+            bin1(BinOp::SMod, Num::Int(32), (-7i32) as u32 as u64, 3) as u32 as i32,
+            2
+        );
+        assert_eq!(
+            bin1(BinOp::SRem, Num::Int(32), (-7i32) as u32 as u64, 3) as u32 as i32,
+            -1
+        );
+        assert_eq!(bin1(BinOp::ShrA, Num::Int(8), 0x80, 3), 0xf0);
+        assert_eq!(
+            bin1(BinOp::UMulHi, Num::Int(32), 0xffff_ffff, 0xffff_ffff),
+            0xffff_fffe
+        );
+        assert_eq!(
+            cvt1(CvtKind::SConv, Num::Int(8), Num::Int(32), 0xff),
+            0xffff_ffff
+        );
+        assert_eq!(
+            cvt1(
+                CvtKind::FToS,
+                Num::F32,
+                Num::Int(8),
+                (-300f32).to_bits() as u64
+            ),
+            0x80
+        );
+        assert_eq!(
+            un1(UnOp::FindSMsb, Num::Int(32), (-1i32) as u32 as u64),
+            0xffff_ffff
+        );
+    }
+}

@@ -444,3 +444,53 @@ void main() { a[gl_GlobalInvocationID.x * 2u] = 1u; }"#,
     p.dispatch(&mut res, [1, 1, 1]).unwrap();
     assert_eq!(u32s(&res.buffers[&(0, 0)]), vec![1, 0, 1, 0]);
 }
+
+#[test]
+fn clustered_quad_rotate_and_relative_shuffles() {
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_clustered : require
+#extension GL_KHR_shader_subgroup_quad : require
+#extension GL_KHR_shader_subgroup_shuffle_relative : require
+#extension GL_KHR_shader_subgroup_rotate : require
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer B { uint a[32]; uint o[]; };
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    uint x = a[i];
+    o[i * 6 + 0] = subgroupClusteredAdd(x, 4);
+    o[i * 6 + 1] = subgroupClusteredMax(x, 8);
+    o[i * 6 + 2] = subgroupQuadBroadcast(x, 2);
+    o[i * 6 + 3] = subgroupQuadSwapDiagonal(x);
+    o[i * 6 + 4] = subgroupRotate(x, 3u);
+    o[i * 6 + 5] = subgroupShuffleDown(x, 1u) + subgroupShuffleUp(x, 2u) * 1000u;
+}"#,
+    ) else {
+        return;
+    };
+    let a: Vec<u32> = (0..32).map(|i| (i * 37 + 11) % 101).collect();
+    let mut data = bytes_u32(&a);
+    data.resize(4 * (32 + 32 * 6), 0);
+    let out = u32s(&one_buffer(&m, data, [1, 1, 1], 1));
+    for i in 0..32usize {
+        let o = &out[32 + i * 6..32 + i * 6 + 6];
+        let c4 = i / 4 * 4;
+        let c8 = i / 8 * 8;
+        assert_eq!(o[0], a[c4..c4 + 4].iter().sum::<u32>(), "clustered add {i}");
+        assert_eq!(
+            o[1],
+            *a[c8..c8 + 8].iter().max().unwrap(),
+            "clustered max {i}"
+        );
+        assert_eq!(o[2], a[c4 + 2], "quad broadcast {i}");
+        assert_eq!(o[3], a[i ^ 3], "quad swap diagonal {i}");
+        assert_eq!(o[4], a[(i + 3) % 32], "rotate {i}");
+        // Out-of-range shuffles are undefined; the engine gives 0 (checked where defined).
+        let down = if i + 1 < 32 { a[i + 1] } else { 0 };
+        let up = if i >= 2 { a[i - 2] } else { 0 };
+        if i + 1 < 32 && i >= 2 {
+            assert_eq!(o[5], down + up * 1000, "shuffle up/down {i}");
+        }
+    }
+}

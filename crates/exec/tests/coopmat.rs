@@ -508,3 +508,44 @@ fn gemm_benchmark_shader_is_correct() {
         }
     }
 }
+
+#[test]
+fn matrices_in_arrays_function_arguments_and_buffer_references() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+#extension GL_EXT_buffer_reference : require
+layout(local_size_x = 32) in;
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Ref {{ float v[]; }};
+layout(push_constant) uniform P {{ Ref src; Ref dst; }} pc;
+coopmat<float, gl_ScopeSubgroup, 8, 8, gl_MatrixUseAccumulator> twice_plus(coopmat<float, gl_ScopeSubgroup, 8, 8, gl_MatrixUseAccumulator> x, float s) {{
+    return x * 2.0 + coopmat<float, gl_ScopeSubgroup, 8, 8, gl_MatrixUseAccumulator>(s);
+}}
+void main() {{
+    coopmat<float, gl_ScopeSubgroup, 8, 8, gl_MatrixUseAccumulator> arr[3];
+    for (int i = 0; i < 3; i++) {{
+        coopMatLoad(arr[i], pc.src.v, i * 64, 8, gl_CooperativeMatrixLayoutRowMajor);
+    }}
+    int k = int(pc.src.v[0]) & 1;
+    coopmat<float, gl_ScopeSubgroup, 8, 8, gl_MatrixUseAccumulator> r = twice_plus(arr[k + 1], 0.5) - arr[0];
+    coopMatStore(r, pc.dst.v, 0, 8, gl_CooperativeMatrixLayoutColumnMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let src: Vec<f32> = (0..192).map(|i| i as f32 * 0.25 + 1.0).collect();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), bytes_f32(&src));
+    res.buffers.insert((0, 1), vec![0; 256]);
+    let mut push = res.device_address(0, 0).unwrap().to_le_bytes().to_vec();
+    push.extend(res.device_address(0, 1).unwrap().to_le_bytes());
+    res.push_constants = push;
+    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+    let o = f32s(&res.buffers[&(0, 1)]);
+    let k = (src[0] as i32 & 1) as usize;
+    for r in 0..8 {
+        for c in 0..8 {
+            let want = src[(k + 1) * 64 + r * 8 + c] * 2.0 + 0.5 - src[r * 8 + c];
+            assert_eq!(o[c * 8 + r], want, "({r},{c})");
+        }
+    }
+}
