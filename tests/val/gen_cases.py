@@ -388,6 +388,8 @@ neg("cv-matmul-result-not-vector", "CV-MatrixMul", C, {B: "%z = OpCooperativeVec
 neg("cv-matmul-input-not-vector", "CV-MatrixMul", C, {T: "%hh = OpConstant %half 0", B: "%z = OpCooperativeVectorMatrixMulNV %cv %hh %u0 %pa %u0 %u0 %u4 %u4 %u0 %false %u8"})
 neg("cv-matmul-k-not-constant", "CV-MatrixMul", C, {T: "%pfu = OpTypePointer Function %uint", V: "%kv = OpVariable %pfu Function", B: "%kk = OpLoad %uint %kv\n%z = OpCooperativeVectorMatrixMulNV %cv %x %u0 %pa %u0 %u0 %u4 %kk %u0 %false %u8"})
 neg("cv-matmul-transpose-not-bool", "CV-MatrixMul", C, {B: "%z = OpCooperativeVectorMatrixMulNV %cv %x %u0 %pa %u0 %u0 %u4 %u4 %u0 %u0 %u8"})
+neg("cv-matmul-m-mismatch", "CV-MatrixMul", C, {B: "%z = OpCooperativeVectorMatrixMulNV %cv %x %u0 %pa %u0 %u0 %u8 %u4 %u0 %false %u8"})
+neg("cv-matmul-k-mismatch", "CV-MatrixMul", C, {B: "%z = OpCooperativeVectorMatrixMulNV %cv %x %u0 %pa %u0 %u0 %u4 %u8 %u0 %false %u8"})
 neg("cv-outer-product-types", "CV-Accumulate", C, {T: "%cvf = OpTypeCooperativeVectorNV %uint %u4", B: "%xu = OpCooperativeVectorLoadNV %cvf %pa %u0\nOpCooperativeVectorOuterProductAccumulateNV %pa %u0 %x %xu %u0 %u0 %u8"})
 neg("cv-reduce-sum-not-vector", "CV-Accumulate", C, {T: "%hh = OpConstant %half 0", B: "OpCooperativeVectorReduceSumAccumulateNV %pa %u0 %hh"})
 

@@ -2206,6 +2206,38 @@ fn coopvec_matmul(cx: &mut Ctx, i: usize, inst: &Instruction) {
     } else {
         7
     };
+    // "The number of components of 'Result Type' must equal 'M'"; unless the input
+    // interpretation is packed, "'Input' must have 'K' components" (SPV_NV_cooperative_vector).
+    let (m_id, k_id) = (cx.op_word(inst, rest), cx.op_word(inst, rest + 1));
+    if let (Ty::CoopVec { count, .. }, Some(mv)) = (cx.ty(rt), cx.const_value(m_id))
+        && cx.const_value(count).is_some_and(|c| c != mv)
+    {
+        cx.err(
+            &CV_MATMUL,
+            i,
+            format!(
+                "Result Type has {} components but M is {mv}",
+                cx.const_value(count).unwrap_or(0)
+            ),
+        );
+    }
+    let packed = cx.const_value(cx.op_word(inst, 3)).is_some_and(|v| {
+        v == coopmat_spirv::grammar::component_type::SignedInt8PackedNV as u64
+            || v == coopmat_spirv::grammar::component_type::UnsignedInt8PackedNV as u64
+    });
+    if let (false, Ty::CoopVec { count, .. }, Some(kv)) =
+        (packed, cx.ty(cx.vty(input)), cx.const_value(k_id))
+        && cx.const_value(count).is_some_and(|c| c != kv)
+    {
+        cx.err(
+            &CV_MATMUL,
+            i,
+            format!(
+                "Input has {} components but K is {kv}",
+                cx.const_value(count).unwrap_or(0)
+            ),
+        );
+    }
     consts.push((cx.op_word(inst, rest), "M"));
     consts.push((cx.op_word(inst, rest + 1), "K"));
     consts.push((cx.op_word(inst, rest + 2), "MemoryLayout"));
