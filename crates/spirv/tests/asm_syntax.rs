@@ -211,3 +211,186 @@ proptest! {
         let _ = assemble(&text, &AsmOptions { preserve_numeric_ids: true, ..AsmOptions::default() });
     }
 }
+
+/// A small deterministic generator (xorshift) for literal spellings.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+fn hex_float(r: &mut Rng) -> String {
+    let mut s = String::from(r.pick(&["", "-"]));
+    s += r.pick(&["0x", "0X"]);
+    for _ in 0..r.below(3) {
+        s += r.pick(&["0", "1", "3", "8", "a", "F", "c"]);
+    }
+    if r.below(5) > 0 {
+        s.push('.');
+        for _ in 0..r.below(18) {
+            s += r.pick(&["0", "1", "7", "8", "9", "b", "E", "f", "0"]);
+        }
+    }
+    s += r.pick(&["p", "p", "p", "P", ""]);
+    s += r.pick(&["", "+", "-", "-"]);
+    s += r.pick(&[
+        "0", "1", "2", "3", "7", "8", "9", "14", "15", "16", "17", "24", "25", "126", "127", "128",
+        "129", "149", "150", "1022", "1023", "1024", "1074", "1075", "40000", "99999",
+    ]);
+    s
+}
+
+fn decimal(r: &mut Rng) -> String {
+    let sign = r.pick(&["", "-", "+"]);
+    let body = r.pick(&[
+        "0",
+        "1",
+        "1.5",
+        "0.1",
+        "3",
+        "7.5",
+        "8",
+        "28",
+        "6",
+        "4",
+        "0.5",
+        "0.125",
+        "448",
+        "449",
+        "256",
+        "240",
+        "57344",
+        "61440",
+        "65504",
+        "65520",
+        "65536",
+        "100000",
+        "6e-8",
+        "1e-8",
+        "1e-40",
+        "1e-45",
+        "7e-46",
+        "3.4028235e38",
+        "3.4028236e38",
+        "1.17549435e-38",
+        "2.2250738585072014e-308",
+        "4.9e-324",
+        "1e308",
+        "1.7976931348623159e308",
+        "0.0019",
+        "0.003",
+        "1.984375",
+        "2",
+        "0.015625",
+        ".5",
+        "5.",
+        "1e",
+        "e5",
+        "1E5",
+        "inf",
+        "nan",
+        "1..2",
+        "0x1p3",
+    ]);
+    format!("{sign}{body}")
+}
+
+fn integer(r: &mut Rng) -> String {
+    let sign = r.pick(&["", "-", "+", ""]);
+    let body = r.pick(&[
+        "0",
+        "1",
+        "010",
+        "08",
+        "0x",
+        "0xff",
+        "0x80",
+        "0x7f",
+        "0x8000",
+        "0xffff",
+        "0x10000",
+        "0x7fffffff",
+        "0x80000000",
+        "0xffffffff",
+        "0x100000000",
+        "0x8000000000000000",
+        "0xffffffffffffffff",
+        "127",
+        "128",
+        "255",
+        "256",
+        "32767",
+        "32768",
+        "65535",
+        "65536",
+        "2147483647",
+        "2147483648",
+        "4294967295",
+        "4294967296",
+        "9223372036854775807",
+        "9223372036854775808",
+        "18446744073709551615",
+        "18446744073709551616",
+        "1.0",
+        "1e3",
+    ]);
+    format!("{sign}{body}")
+}
+
+#[test]
+fn typed_literals_match_spirv_as() {
+    if coopmat_testkit::peer_tool("spirv-as").is_none() {
+        eprintln!("typed_literals_match_spirv_as: skipping, spirv-as not found");
+        return;
+    }
+    let types = [
+        "OpTypeFloat 16",
+        "OpTypeFloat 32",
+        "OpTypeFloat 64",
+        "OpTypeFloat 16 BFloat16KHR",
+        "OpTypeFloat 8 Float8E4M3EXT",
+        "OpTypeFloat 8 Float8E5M2EXT",
+        "OpTypeFloat 6 Float6E2M3EXT",
+        "OpTypeFloat 6 Float6E3M2EXT",
+        "OpTypeFloat 4 Float4E2M1EXT",
+        "OpTypeFloat 8 Float8UnsignedE8M0EXT",
+        "OpTypeFloat 8 MXInt8EXT",
+        "OpTypeInt 8 1",
+        "OpTypeInt 8 0",
+        "OpTypeInt 16 1",
+        "OpTypeInt 32 1",
+        "OpTypeInt 32 0",
+        "OpTypeInt 64 1",
+        "OpTypeInt 64 0",
+    ];
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut checked = 0;
+    for _ in 0..400 {
+        let ty = types[r.below(types.len())];
+        let value = if ty.starts_with("OpTypeInt") {
+            integer(&mut r)
+        } else if r.below(3) == 0 {
+            decimal(&mut r)
+        } else {
+            hex_float(&mut r)
+        };
+        let text =
+            format!("%t = {ty}\n%c = OpConstant %t {value}\n%s = OpSpecConstant %t {value}\n");
+        let theirs = spirv_as(&text, &[]).unwrap();
+        let ours = assemble(&text, &AsmOptions::default()).ok();
+        assert_eq!(ours, theirs, "{ty} {value}");
+        checked += 1;
+    }
+    eprintln!("{checked} typed literals identical to spirv-as");
+}

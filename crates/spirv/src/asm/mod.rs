@@ -13,8 +13,13 @@
 //!   [`AsmOptions::preserve_numeric_ids`], numeric names keep their number and the other names
 //!   fill the gaps from 1 up. The bound is one more than the largest id.
 //! - Integers follow C++ stream rules: `0x` hex, and a leading `0` means *octal* (`010` is 8).
-//! - Hex floats are truncated, not rounded; f16/bf16/fp8 decimal literals are read as f32 and
-//!   then truncated toward zero.
+//! - Hex floats are truncated, not rounded; f16/bf16/fp8/fp6/fp4 decimal literals are read as
+//!   f32 and then truncated toward zero. Formats without infinity (E4M3, FP6, FP4) fail above
+//!   their largest finite value and saturate to it when the exponent is above the bias; E8M0
+//!   and MXInt8 take only exactly representable values. Hex subnormals of FP6/FP4 come out
+//!   shifted (the reader puts their implicit bit at the wrong place), as `spirv-as` writes them.
+//! - Without a target environment, a `; Version: 1.N` comment before the first instruction (as
+//!   `spirv-dis` prints it) picks the version word.
 //! - `!<n>` as an operand switches the rest of the instruction to raw mode (each word an
 //!   immediate, an id, a string, a 32-bit integer or a number with a `.` as an f32); an
 //!   instruction that *starts* with `!<n>` is raw words with no word count filled in.
@@ -29,7 +34,8 @@
 //! `Arm.MotionEngine.100`, and instructions of `NonSemantic.VkspReflection.*` by name) are
 //! rejected when used. `spirv-as` rejects `A|B` in the *required* MemoryAccess operand of
 //! `OpCooperativeMatrixLoadTensorNV`/`StoreTensorNV` (which `spirv-dis` prints); coopmat
-//! accepts it like every other mask.
+//! accepts it like every other mask. The text is `&str`, so bytes that are not UTF-8 (which
+//! `spirv-as` copies into strings) cannot be given.
 
 mod lex;
 mod literal;
