@@ -414,6 +414,8 @@ neg("vk-workgroup-scope-size-max", "VK-Profile-LocalSize", K, {T: "%matAw = OpTy
 neg("vk-stage-fragment", "VK-Profile-Stage", "core", {"CAPS": "OpCapability CooperativeMatrixKHR\nOpCapability Float16\nOpCapability VulkanMemoryModel", "EXTS": 'OpExtension "SPV_KHR_cooperative_matrix"', T: "%half = OpTypeFloat 16\n%u3 = OpConstant %uint 3\n%u16 = OpConstant %uint 16\n%mx = OpTypeCooperativeMatrixKHR %half %u3 %u16 %u16 %u0"}, subs=[("OpMemoryModel Logical GLSL450", "OpMemoryModel Logical Vulkan"), ('OpEntryPoint GLCompute %main "main"', 'OpEntryPoint Fragment %main "main"'), ("OpExecutionMode %main LocalSize 32 1 1", "OpExecutionMode %main OriginUpperLeft")], profile=H)
 neg("vk-stride-alignment", "VK-Profile-Alignment", K, {B: "%x = OpCooperativeMatrixLoadKHR %matA %p %u0 %u4"}, profile=H)
 neg("vk-stride-alignment-column", "VK-Profile-Alignment", K, {B: "OpCooperativeMatrixStoreKHR %p %d %u1 %u3"}, profile=L)
+neg("vk-pointer-alignment", "VK-Profile-Alignment", K, {B: "%p4 = OpAccessChain %ph %buf %u0 %u4\n%x = OpCooperativeMatrixLoadKHR %matA %p4 %u0 %u16"}, profile=H)
+neg("vk-pointer-alignment-store", "VK-Profile-Alignment", K, {T: "%u5 = OpConstant %uint 5", B: "%p5 = OpAccessChain %ph %buf %u0 %u5\nOpCooperativeMatrixStoreKHR %p5 %d %u0 %u16"}, profile=L)
 neg("vk-flexible-max-dimension", "VK-Profile-FlexMaxDimension", K, {T: "%u2048 = OpConstant %uint 2048\n%matAbig = OpTypeCooperativeMatrixKHR %half %u3 %u2048 %u16 %u0"}, profile=L)
 
 # ----------------------------------------------------------------------------------------
@@ -443,6 +445,7 @@ pos("qcom-construct-packed-uint", Q, {T: "%pu8 = OpTypePointer Function %arru8",
 pos("nv1-base", N, note="SPV_NV_cooperative_matrix load/muladd/length/store")
 pos("coopvec-base", C, note="SPV_NV_cooperative_vector load/matmul/store/outer product/reduce-sum")
 pos("profile-h100-supported", K, note="the base module under the H100 profile", profile=H)
+pos("profile-h100-aligned-pointer", K, {B: "%p8 = OpAccessChain %ph %buf %u0 %u8\n%x = OpCooperativeMatrixLoadKHR %matA %p8 %u0 %u16"}, note="a pointer 16 bytes into the buffer under the H100 profile", profile=H)
 
 
 def write(folder, name, text, header):

@@ -511,6 +511,51 @@ fn alignment(cx: &mut Ctx, i: usize) {
     if need > 0 && bytes % need != 0 {
         cx.err(&VK_ALIGNMENT, i, format!("Stride {stride} ({bytes} bytes) is not a multiple of {need} bytes (min of 16 and the {natural}-byte row/column)"));
     }
+    if let Some(off) = constant_byte_offset(cx, ptr)
+        && need > 0
+        && off % need != 0
+    {
+        cx.err(&VK_ALIGNMENT, i, format!("Pointer is at byte offset {off} from its variable, not a multiple of {need} bytes (min of 16 and the {natural}-byte row/column)"))
+            .rel_id(ptr, "pointer");
+    }
+}
+
+/// The byte offset of an access chain from its (descriptor or workgroup) variable when every
+/// index is a constant and every step has an explicit Offset / ArrayStride; `None` otherwise.
+/// Variables are taken as 16-byte aligned (descriptor bindings honour the offset alignment).
+fn constant_byte_offset(cx: &Ctx, ptr: u32) -> Option<u64> {
+    let inst = &cx.m.instructions[cx.def(ptr)?];
+    if !matches!(inst.opcode, op::AccessChain | op::InBoundsAccessChain) {
+        return None;
+    }
+    let base = inst.w(2)?;
+    if cx.def_op(base) != op::Variable {
+        return None;
+    }
+    let Ty::Pointer { pointee, .. } = cx.ty(cx.vty(base)) else {
+        return None;
+    };
+    let mut ty = pointee;
+    let mut off = 0u64;
+    for k in 3..inst.operands.len() {
+        let idx = cx.const_value(inst.w(k)?)?;
+        match cx.ty(ty) {
+            Ty::Struct => {
+                let member =
+                    cx.m.member_decoration_param(ty, idx as u32, decoration::Offset)??;
+                off += member as u64;
+                let sdef = &cx.m.instructions[cx.def(ty)?];
+                ty = sdef.w(1 + idx as usize)?;
+            }
+            Ty::Array { elem, .. } | Ty::RuntimeArray { elem } => {
+                let stride = cx.m.decoration_param(ty, decoration::ArrayStride)??;
+                off += idx * stride as u64;
+                ty = elem;
+            }
+            _ => return None,
+        }
+    }
+    Some(off)
 }
 
 fn stages_and_sizes(cx: &mut Ctx, p: &Profile, workgroup: Option<usize>) {
