@@ -21,7 +21,7 @@ pub enum Format {
 /// Arguments of `coopmat val`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input files (.spv), directories (searched for .spv files) or `-` for standard input.
+    /// Input files (.spv binaries or .spvasm text), directories (searched for both) or `-`.
     pub inputs: Vec<PathBuf>,
     /// Target environment: spv1.0..spv1.6, vulkan1.0..vulkan1.4.
     #[arg(long, default_value = "vulkan1.3")]
@@ -51,7 +51,7 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
             .collect();
         entries.sort();
         for e in entries {
-            if e.is_dir() || e.extension().is_some_and(|x| x == "spv") {
+            if e.is_dir() || e.extension().is_some_and(|x| x == "spv" || x == "spvasm") {
                 collect(&e, out)?;
             }
         }
@@ -130,6 +130,35 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 f.display().to_string(),
                 std::fs::read(f).with_context(|| format!("reading {}", f.display()))?,
             )
+        };
+        // Assembly text (.spvasm, or text on stdin) is assembled first with coopmat's
+        // spirv-as compatible assembler; the version comes from a `; Version:` comment or
+        // the target environment.
+        let is_text = f.extension().is_some_and(|x| x == "spvasm")
+            || (f.as_os_str() == "-"
+                && bytes.len() >= 4
+                && bytes[..4] != [0x03, 0x02, 0x23, 0x07]
+                && bytes[..4] != [0x07, 0x23, 0x02, 0x03]);
+        let bytes = if is_text {
+            let text = String::from_utf8_lossy(&bytes);
+            let env = coopmat_spirv::asm::TargetEnv::from_name(&args.target_env);
+            let aopts = coopmat_spirv::asm::AsmOptions {
+                target_env: env,
+                ..Default::default()
+            };
+            match coopmat_spirv::asm::assemble(&text, &aopts) {
+                Ok(words) => words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+                Err(e) => {
+                    all_valid = false;
+                    match format {
+                        Format::Json => json_out.push(serde_json::json!({"file": label, "valid": false, "parse_error": e.to_string()})),
+                        _ => print!("{}", e.render(&label, &text)),
+                    }
+                    continue;
+                }
+            }
+        } else {
+            bytes
         };
         let module = match Module::from_bytes(&bytes) {
             Ok(m) => m,
