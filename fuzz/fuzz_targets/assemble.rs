@@ -9,11 +9,23 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     // The first byte picks the options, the rest is the text.
-    let Some((&flags, rest)) = data.split_first() else { return };
-    let Ok(text) = std::str::from_utf8(rest) else { return };
-    let options = AsmOptions { preserve_numeric_ids: flags & 1 != 0, ..AsmOptions::default() };
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let options = AsmOptions {
+        preserve_numeric_ids: flags & 1 != 0,
+        ..AsmOptions::default()
+    };
     match asm::assemble(text, &options) {
-        Err(e) => assert!(e.offset <= text.len(), "error offset {} beyond {} bytes", e.offset, text.len()),
+        Err(e) => assert!(
+            e.offset <= text.len(),
+            "error offset {} beyond {} bytes",
+            e.offset,
+            text.len()
+        ),
         Ok(words) => {
             let parsed = match binary::parse_words(&words) {
                 Ok(p) => p,
@@ -24,7 +36,10 @@ fuzz_target!(|data: &[u8]| {
                 Err(_) if text.contains('!') => return,
                 Err(e) => panic!("assembled binary does not parse: {e}"),
             };
-            assert_eq!(binary::write_words(&parsed.header, &parsed.instructions), words);
+            assert_eq!(
+                binary::write_words(&parsed.header, &parsed.instructions),
+                words
+            );
         }
     }
 });
