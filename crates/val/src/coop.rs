@@ -1239,7 +1239,30 @@ fn block_sizes(cx: &Ctx, mut id: u32) -> Option<(usize, Vec<u32>)> {
             | op::TensorLayoutSetClampValueNV => {
                 id = inst.w(2)?;
             }
+            // Unoptimized glslang output keeps the layout in a Function variable: follow the
+            // load to the last store to the same variable earlier in the same block.
+            op::Load => {
+                let var = inst.w(2)?;
+                if cx.def_op(var) != op::Variable {
+                    return None;
+                }
+                id = stored_before(cx, d, var)?;
+            }
             _ => return None,
+        }
+    }
+    None
+}
+
+/// The value last stored to `var` before instruction `load`, scanning back within its block;
+/// `None` at the block start or at a call (which may store to it).
+fn stored_before(cx: &Ctx, load: usize, var: u32) -> Option<u32> {
+    for j in (0..load).rev() {
+        let inst = &cx.m.instructions[j];
+        match inst.opcode {
+            op::Store if inst.w(0) == Some(var) => return inst.w(1),
+            op::Label | op::FunctionCall => return None,
+            _ => {}
         }
     }
     None

@@ -241,3 +241,64 @@ fn tensor_memory_operands_are_checked() {
         assert!(d.iter().any(|d| d.rule.id == rules::NV2_MEMOP.id), "{d:?}");
     }
 }
+
+/// GLSL sources under tests/val/glsl, compiled with glslangValidator (skipped when absent):
+/// `// expect: RULE-ID` or `// expect: valid` on the first line. These are real compiler
+/// output that spirv-val 2026.4 accepts.
+#[test]
+fn glsl_cases_compiled_with_glslang() {
+    let Some(glslang) = tool("glslangValidator") else {
+        return;
+    };
+    let dir = coopmat_testkit::repo_root().join("tests/val/glsl");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "comp"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for f in files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&f).unwrap();
+        let expect = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// expect:"))
+            .map(str::trim)
+            .unwrap_or_else(|| panic!("{name}: no expect header"))
+            .to_string();
+        let out = std::env::temp_dir().join(format!(
+            "coopmat-val-glsl-{}-{name}.spv",
+            std::process::id()
+        ));
+        let r = Command::new(&glslang)
+            .args(["--target-env", "vulkan1.3", "-V"])
+            .arg(&f)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            r.status.success(),
+            "{name}: glslang failed: {}",
+            String::from_utf8_lossy(&r.stdout)
+        );
+        let bytes = std::fs::read(&out).unwrap();
+        let _ = std::fs::remove_file(&out);
+        let diags = validate_bytes(&bytes, &ValidateOptions::default());
+        let errors: BTreeSet<&str> = diags
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.rule.id)
+            .collect();
+        if expect == "valid" {
+            assert!(errors.is_empty(), "{name}: {errors:?}");
+        } else {
+            assert!(
+                errors.contains(expect.as_str()),
+                "{name}: expected {expect}, got {errors:?}"
+            );
+        }
+    }
+}
