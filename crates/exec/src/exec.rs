@@ -1165,6 +1165,21 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             Op::Load { d, ptr, leaves } => {
                 let pc = col(*ptr);
+                let nw = word_run(leaves);
+                if nw > 0
+                    && load_words_fast(
+                        &self.mem,
+                        &mut self.cols,
+                        lanes,
+                        pc,
+                        d.col as usize,
+                        nw,
+                        mask,
+                        dense,
+                    )
+                {
+                    return Ok(());
+                }
                 let mut has_mat = false;
                 let extent = leaf_extent(leaves);
                 let nwords = word_run(leaves);
@@ -1231,6 +1246,21 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             Op::Store { ptr, v, leaves } => {
                 let pc = col(*ptr);
+                let nw = word_run(leaves);
+                if nw > 0
+                    && store_words_fast(
+                        &self.mem,
+                        &self.cols,
+                        lanes,
+                        pc,
+                        v.col as usize,
+                        nw,
+                        mask,
+                        dense,
+                    )
+                {
+                    return Ok(());
+                }
                 let extent = leaf_extent(leaves);
                 let scalar_only = leaves.iter().all(|x| matches!(x, MemLeaf::Scalar { .. }));
                 let nwords = word_run(leaves);
@@ -1567,6 +1597,84 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         Ok(old)
     }
+}
+
+/// Load of `n` consecutive 32-bit words per lane into columns `dcol..dcol + n`, for values whose
+/// leaves are such words; false (caller falls back to the general path, which redoes every
+/// lane) when a lane's address is not a valid aligned in-bounds one.
+#[allow(clippy::too_many_arguments)]
+fn load_words_fast(
+    mem: &Mem,
+    cols: &mut [u64],
+    lanes: usize,
+    pc: usize,
+    dcol: usize,
+    n: usize,
+    mask: &Mask,
+    dense: bool,
+) -> bool {
+    let (mut cur, mut words, mut size, mut per_lane): (u64, &[AtomicU32], u64, u64) =
+        (u64::MAX, &[], 0, 0);
+    each_lane!(mask, lanes, dense, |l| {
+        let addr = cols[pc + l];
+        let oi = addr >> memory::OBJ_SHIFT;
+        if oi != cur {
+            let Some(o) = mem.objs.get(oi as usize).filter(|_| oi != 0) else {
+                return false;
+            };
+            words = mem.words(o.shared, o.idx);
+            (size, per_lane, cur) = (o.size, o.per_lane, oi);
+        }
+        let off = addr & ((1u64 << memory::OBJ_SHIFT) - 1);
+        if off % 4 != 0 || off + 4 * n as u64 > size {
+            return false;
+        }
+        let w0 = ((per_lane * l as u64 + off) / 4) as usize;
+        for (k, w) in words[w0..w0 + n].iter().enumerate() {
+            cols[(dcol + k) * lanes + l] = w.load(Relaxed) as u64;
+        }
+    });
+    true
+}
+
+/// Store counterpart of [`load_words_fast`].
+#[allow(clippy::too_many_arguments)]
+fn store_words_fast(
+    mem: &Mem,
+    cols: &[u64],
+    lanes: usize,
+    pc: usize,
+    vcol: usize,
+    n: usize,
+    mask: &Mask,
+    dense: bool,
+) -> bool {
+    let (mut cur, mut words, mut size, mut per_lane): (u64, &[AtomicU32], u64, u64) =
+        (u64::MAX, &[], 0, 0);
+    each_lane!(mask, lanes, dense, |l| {
+        let addr = cols[pc + l];
+        let oi = addr >> memory::OBJ_SHIFT;
+        if oi != cur {
+            let Some(o) = mem
+                .objs
+                .get(oi as usize)
+                .filter(|_| oi != 0 && mem.objs[oi as usize].writable)
+            else {
+                return false;
+            };
+            words = mem.words(o.shared, o.idx);
+            (size, per_lane, cur) = (o.size, o.per_lane, oi);
+        }
+        let off = addr & ((1u64 << memory::OBJ_SHIFT) - 1);
+        if off % 4 != 0 || off + 4 * n as u64 > size {
+            return false;
+        }
+        let w0 = ((per_lane * l as u64 + off) / 4) as usize;
+        for (k, w) in words[w0..w0 + n].iter().enumerate() {
+            w.store(cols[(vcol + k) * lanes + l] as u32, Relaxed);
+        }
+    });
+    true
 }
 
 /// If the leaves are 32-bit scalars at offsets 0, 4, 8, … going to columns 0, 1, 2, …, their
