@@ -1626,7 +1626,7 @@ fn load_words_fast(
             (size, per_lane, cur) = (o.size, o.per_lane, oi);
         }
         let off = addr & ((1u64 << memory::OBJ_SHIFT) - 1);
-        if off % 4 != 0 || off + 4 * n as u64 > size {
+        if !off.is_multiple_of(4) || off + 4 * n as u64 > size {
             return false;
         }
         let w0 = ((per_lane * l as u64 + off) / 4) as usize;
@@ -1666,7 +1666,7 @@ fn store_words_fast(
             (size, per_lane, cur) = (o.size, o.per_lane, oi);
         }
         let off = addr & ((1u64 << memory::OBJ_SHIFT) - 1);
-        if off % 4 != 0 || off + 4 * n as u64 > size {
+        if !off.is_multiple_of(4) || off + 4 * n as u64 > size {
             return false;
         }
         let w0 = ((per_lane * l as u64 + off) / 4) as usize;
