@@ -1,7 +1,7 @@
 //! `coopmat as`: SPIR-V assembly text to a binary, word-identical to `spirv-as`.
 
 use anyhow::Context as _;
-use coopmat_spirv::asm::{AsmOptions, TargetEnv, assemble};
+use coopmat_spirv::asm::{AsmOptions, TargetEnv, assemble_bytes};
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 
@@ -27,27 +27,21 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let (name, text) = match &args.file {
         Some(p) if p.as_os_str() != "-" => {
             let bytes = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
-            (
-                p.display().to_string(),
-                String::from_utf8_lossy(&bytes).into_owned(),
-            )
+            (p.display().to_string(), bytes)
         }
         _ => {
             let mut bytes = Vec::new();
             std::io::stdin()
                 .read_to_end(&mut bytes)
                 .context("reading standard input")?;
-            (
-                "<stdin>".to_string(),
-                String::from_utf8_lossy(&bytes).into_owned(),
-            )
+            ("<stdin>".to_string(), bytes)
         }
     };
     let options = AsmOptions {
         target_env: args.target_env,
         preserve_numeric_ids: args.preserve_numeric_ids,
     };
-    let words = match assemble(&text, &options) {
+    let words = match assemble_bytes(&text, &options) {
         Ok(w) => w,
         Err(e) => {
             eprint!("{}", e.render(&name, &text));

@@ -1,7 +1,7 @@
 //! Assembler syntax corner cases, each compared with `spirv-as` (success or failure, and the
 //! words when both succeed), error places and rendering, and robustness on arbitrary input.
 
-use coopmat_spirv::asm::{AsmOptions, TargetEnv, assemble};
+use coopmat_spirv::asm::{AsmOptions, TargetEnv, assemble, assemble_bytes};
 use proptest::prelude::*;
 use std::process::Command;
 
@@ -80,7 +80,7 @@ const CASES: &[&str] = &[
     "OpNop\u{0}OpNop",
 ];
 
-fn spirv_as(text: &str, flags: &[&str]) -> Option<Option<Vec<u32>>> {
+fn spirv_as(text: impl AsRef<[u8]>, flags: &[&str]) -> Option<Option<Vec<u32>>> {
     let tool = coopmat_testkit::peer_tool("spirv-as")?;
     static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -90,7 +90,7 @@ fn spirv_as(text: &str, flags: &[&str]) -> Option<Option<Vec<u32>>> {
         std::process::id()
     ));
     let dst = dir.join(format!("coopmat-asm-syntax-{}-{n}.spv", std::process::id()));
-    std::fs::write(&src, text).unwrap();
+    std::fs::write(&src, text.as_ref()).unwrap();
     let _ = std::fs::remove_file(&dst);
     let out = Command::new(tool)
         .args(flags)
@@ -164,6 +164,17 @@ fn target_envs_match_spirv_as() {
             },
         );
         assert_eq!(ours.unwrap(), theirs, "{name}");
+    }
+}
+
+#[test]
+fn bytes_that_are_not_utf8_go_into_strings_as_they_are() {
+    let text: &[u8] = b"OpName %a \"\xff\xfe \\\xc3\"\nOpName %b \xff\n";
+    let ours = assemble_bytes(&text[..text.len() - 13], &AsmOptions::default()).unwrap();
+    assert!(assemble_bytes(text, &AsmOptions::default()).is_err());
+    if let Some(theirs) = spirv_as(&text[..text.len() - 13], &[]) {
+        assert_eq!(Some(ours), theirs);
+        assert_eq!(spirv_as(text, &[]).unwrap(), None);
     }
 }
 

@@ -15,8 +15,7 @@ pub(crate) struct Token {
 }
 
 /// Splits `text` into words.
-pub(crate) fn tokenize(text: &str) -> Vec<Token> {
-    let b = text.as_bytes();
+pub(crate) fn tokenize(b: &[u8]) -> Vec<Token> {
     let n = b.len();
     let mut tokens = Vec::with_capacity(n / 6);
     let mut i = 0;
@@ -74,7 +73,7 @@ mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<&str> {
-        tokenize(text)
+        tokenize(text.as_bytes())
             .iter()
             .map(|t| &text[t.start..t.end])
             .collect()

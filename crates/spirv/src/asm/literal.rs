@@ -19,8 +19,7 @@ pub(crate) enum Literal {
 
 /// Classifies a word expected to be a string: quoted strings are unescaped; words made of
 /// digits, `.` and a leading `-` are numbers; anything else is `None`.
-pub(crate) fn classify(text: &str) -> Option<Literal> {
-    let b = text.as_bytes();
+pub(crate) fn classify(b: &[u8]) -> Option<Literal> {
     if b.is_empty() {
         return None;
     }
@@ -50,12 +49,12 @@ pub(crate) fn classify(text: &str) -> Option<Literal> {
 /// A word in raw mode (after `!<n>`): a quoted string, an integer that fits 32 bits (C++
 /// stream syntax: sign, `0x` hex, `0` octal), or a number with a `.` read as an f32 (decimal
 /// or hex float); anything else is `None`.
-pub(crate) fn raw_word(text: &str) -> Option<Literal> {
-    let b = text.as_bytes();
+pub(crate) fn raw_word(b: &[u8]) -> Option<Literal> {
     if b.first() == Some(&b'"') {
         return (b.len() >= 2 && b[b.len() - 1] == b'"')
             .then(|| Literal::Str(unescape(&b[1..b.len() - 1])));
     }
+    let text = std::str::from_utf8(b).ok()?;
     if let Some((negative, mag)) = parse_cxx_integer(text) {
         let word = if negative {
             (mag <= 1 << 31).then(|| (mag as i64).wrapping_neg() as i32 as u32)

@@ -182,9 +182,9 @@ pub struct AsmError {
 }
 
 impl AsmError {
-    fn at(text: &str, offset: usize, message: impl Into<String>) -> AsmError {
+    fn at(text: &[u8], offset: usize, message: impl Into<String>) -> AsmError {
         let offset = offset.min(text.len());
-        let before = &text.as_bytes()[..offset];
+        let before = &text[..offset];
         let line_start = before
             .iter()
             .rposition(|&c| c == b'\n')
@@ -203,9 +203,9 @@ impl AsmError {
 
     /// Formats the error as `path:line:col: error: message`, the source line and a caret
     /// under the column.
-    pub fn render(&self, path: &str, source: &str) -> String {
-        let offset = self.offset.min(source.len());
-        let bytes = source.as_bytes();
+    pub fn render(&self, path: &str, source: impl AsRef<[u8]>) -> String {
+        let bytes = source.as_ref();
+        let offset = self.offset.min(bytes.len());
         let start = bytes[..offset]
             .iter()
             .rposition(|&c| c == b'\n')
@@ -238,6 +238,15 @@ impl AsmError {
 /// assert_eq!(words[5..], [2 << 16 | u32::from(op::Capability), capability::Shader]);
 /// ```
 pub fn assemble(text: &str, options: &AsmOptions) -> std::result::Result<Vec<u32>, AsmError> {
+    assemble_bytes(text.as_bytes(), options)
+}
+
+/// Assembles text given as bytes: like [`assemble`], but bytes that are not UTF-8 are copied
+/// into literal strings as they are (as `spirv-as` does).
+pub fn assemble_bytes(
+    text: &[u8],
+    options: &AsmOptions,
+) -> std::result::Result<Vec<u32>, AsmError> {
     let toks = lex::tokenize(text);
     let mut asm = Asm {
         text,
@@ -253,8 +262,8 @@ pub fn assemble(text: &str, options: &AsmOptions) -> std::result::Result<Vec<u32
         ext_sets: HashMap::default(),
     };
     if options.preserve_numeric_ids {
-        for t in &asm.toks {
-            if let Some(name) = text[t.start..t.end].strip_prefix('%')
+        for i in 0..asm.toks.len() {
+            if let Some(name) = asm.tok(i).strip_prefix('%')
                 && let Some(n) = literal::parse_u32(name)
             {
                 asm.preserved.insert(n);
@@ -276,8 +285,7 @@ pub fn assemble(text: &str, options: &AsmOptions) -> std::result::Result<Vec<u32
 
 /// The environment named by the first `; Version: M.N` comment line before any instruction
 /// (exact spelling, one space after the colon; lines naming no known `spvM.N` are skipped).
-fn version_comment(text: &str) -> Option<TargetEnv> {
-    let b = text.as_bytes();
+fn version_comment(b: &[u8]) -> Option<TargetEnv> {
     let mut i = 0;
     loop {
         while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
@@ -290,8 +298,7 @@ fn version_comment(text: &str) -> Option<TargetEnv> {
             .iter()
             .position(|&c| c == b'\n')
             .map_or(b.len(), |p| i + p);
-        if let Some(rest) = text[i..end].strip_prefix("; Version: ") {
-            let r = rest.as_bytes();
+        if let Some(r) = b[i..end].strip_prefix(b"; Version: ") {
             let major = r.iter().take_while(|c| c.is_ascii_digit()).count();
             if major > 0 && r.get(major) == Some(&b'.') {
                 let minor = r[major + 1..]
@@ -299,8 +306,10 @@ fn version_comment(text: &str) -> Option<TargetEnv> {
                     .take_while(|c| c.is_ascii_digit())
                     .count();
                 if minor > 0
-                    && let Some(env) =
-                        TargetEnv::from_name(&format!("spv{}", &rest[..major + 1 + minor]))
+                    && let Some(env) = TargetEnv::from_name(&format!(
+                        "spv{}",
+                        String::from_utf8_lossy(&r[..major + 1 + minor])
+                    ))
                 {
                     return Some(env);
                 }
@@ -499,7 +508,7 @@ fn push_slots(stack: &mut Vec<Slot>, list: &[OperandDesc]) {
 }
 
 struct Asm<'a> {
-    text: &'a str,
+    text: &'a [u8],
     toks: Vec<Token>,
     pos: usize,
     out: Vec<u32>,
@@ -515,7 +524,13 @@ struct Asm<'a> {
 type Result<T> = std::result::Result<T, AsmError>;
 
 impl<'a> Asm<'a> {
+    /// Word `i` as text (a word that is not UTF-8 reads as U+FFFD: it can only be a string,
+    /// which [`Asm::tok_bytes`] reads, or an error).
     fn tok(&self, i: usize) -> &'a str {
+        std::str::from_utf8(self.tok_bytes(i)).unwrap_or("\u{fffd}")
+    }
+
+    fn tok_bytes(&self, i: usize) -> &'a [u8] {
         let t = self.toks[i];
         &self.text[t.start..t.end]
     }
@@ -673,7 +688,7 @@ impl<'a> Asm<'a> {
                 let id = self.id(i)?;
                 self.out.push(id);
             } else {
-                match literal::raw_word(t) {
+                match literal::raw_word(self.tok_bytes(i)) {
                     Some(Literal::Str(s)) => encode_bytes(&s, &mut self.out),
                     Some(Literal::Word(w)) => self.out.push(w),
                     _ => return Err(self.err(i, format!("Invalid word following !<integer>: {t}"))),
@@ -780,7 +795,7 @@ impl<'a> Asm<'a> {
                 lit(literal::encode_float(t, FloatFormat::F32, &mut w))?;
                 self.out.extend_from_slice(&w);
             }
-            OperandKind::LiteralString => match literal::classify(t) {
+            OperandKind::LiteralString => match literal::classify(self.tok_bytes(i)) {
                 Some(Literal::Str(s)) => encode_bytes(&s, &mut self.out),
                 Some(_) => {
                     return Err(self.err(
