@@ -47,7 +47,13 @@ impl Header {
 
     /// The header as words.
     pub fn words(&self) -> [u32; HEADER_WORDS] {
-        [self.magic, self.version, self.generator, self.bound, self.schema]
+        [
+            self.magic,
+            self.version,
+            self.generator,
+            self.bound,
+            self.schema,
+        ]
     }
 }
 
@@ -113,7 +119,9 @@ impl Instruction {
 
     /// Operand `i` decoded as a literal string.
     pub fn string(&self, i: usize) -> Option<String> {
-        self.operands.get(i).map(|_| decode_string(self.operand_words(i)).0)
+        self.operands
+            .get(i)
+            .map(|_| decode_string(self.operand_words(i)).0)
     }
 
     /// Index of the first operand after the result type and result id.
@@ -125,7 +133,10 @@ impl Instruction {
     pub fn id_refs(&self) -> impl Iterator<Item = u32> + '_ {
         self.operands.iter().filter_map(|o| match o.kind {
             Some(
-                OperandKind::IdRef | OperandKind::IdResultType | OperandKind::IdScope | OperandKind::IdMemorySemantics,
+                OperandKind::IdRef
+                | OperandKind::IdResultType
+                | OperandKind::IdScope
+                | OperandKind::IdMemorySemantics,
             ) => Some(self.words[o.offset as usize]),
             _ => None,
         })
@@ -152,7 +163,10 @@ pub struct ParseError {
 }
 
 fn err<T>(offset: usize, message: impl Into<String>) -> Result<T, ParseError> {
-    Err(ParseError { offset, message: message.into() })
+    Err(ParseError {
+        offset,
+        message: message.into(),
+    })
 }
 
 /// A parsed binary: header, instructions, byte order and recoverable diagnostics.
@@ -171,7 +185,10 @@ pub struct ParsedBinary {
 /// Converts bytes to words, detecting the byte order from the magic number.
 pub fn words_from_bytes(bytes: &[u8]) -> Result<(Vec<u32>, Endian), ParseError> {
     if bytes.len() % 4 != 0 {
-        return err(bytes.len() / 4, format!("binary size {} is not a multiple of 4 bytes", bytes.len()));
+        return err(
+            bytes.len() / 4,
+            format!("binary size {} is not a multiple of 4 bytes", bytes.len()),
+        );
     }
     if bytes.len() < 4 {
         return err(0, "binary is shorter than the magic number");
@@ -188,7 +205,11 @@ pub fn words_from_bytes(bytes: &[u8]) -> Result<(Vec<u32>, Endian), ParseError> 
         .chunks_exact(4)
         .map(|c| {
             let w = [c[0], c[1], c[2], c[3]];
-            if endian == Endian::Little { u32::from_le_bytes(w) } else { u32::from_be_bytes(w) }
+            if endian == Endian::Little {
+                u32::from_le_bytes(w)
+            } else {
+                u32::from_be_bytes(w)
+            }
         })
         .collect();
     Ok((words, endian))
@@ -250,13 +271,20 @@ struct IdTable<T: Copy> {
 
 impl<T: Copy> Default for IdTable<T> {
     fn default() -> Self {
-        Self { dense: Vec::new(), sparse: HashMap::new() }
+        Self {
+            dense: Vec::new(),
+            sparse: HashMap::new(),
+        }
     }
 }
 
 impl<T: Copy> IdTable<T> {
     fn get(&self, id: u32) -> Option<T> {
-        if id < DENSE_ID_LIMIT { self.dense.get(id as usize).copied().flatten() } else { self.sparse.get(&id).copied() }
+        if id < DENSE_ID_LIMIT {
+            self.dense.get(id as usize).copied().flatten()
+        } else {
+            self.sparse.get(&id).copied()
+        }
     }
     fn set(&mut self, id: u32, v: T) {
         if id < DENSE_ID_LIMIT {
@@ -297,13 +325,29 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<ParsedBinary, ParseError> {
 /// Parses a SPIR-V binary from words in host order.
 pub fn parse_words(words: &[u32]) -> Result<ParsedBinary, ParseError> {
     if words.len() < HEADER_WORDS {
-        return err(words.len(), format!("header needs {HEADER_WORDS} words, binary has {}", words.len()));
+        return err(
+            words.len(),
+            format!(
+                "header needs {HEADER_WORDS} words, binary has {}",
+                words.len()
+            ),
+        );
     }
     if words[0] != MAGIC {
         return err(0, format!("invalid magic number {:#010x}", words[0]));
     }
-    let header = Header { magic: words[0], version: words[1], generator: words[2], bound: words[3], schema: words[4] };
-    let mut parser = Parser { header, ctx: Context::default(), diagnostics: Vec::new() };
+    let header = Header {
+        magic: words[0],
+        version: words[1],
+        generator: words[2],
+        bound: words[3],
+        schema: words[4],
+    };
+    let mut parser = Parser {
+        header,
+        ctx: Context::default(),
+        diagnostics: Vec::new(),
+    };
     let mut instructions = Vec::new();
     let mut pos = HEADER_WORDS;
     while pos < words.len() {
@@ -311,23 +355,36 @@ pub fn parse_words(words: &[u32]) -> Result<ParsedBinary, ParseError> {
         let count = (first >> 16) as usize;
         let opcode = (first & 0xffff) as u16;
         if count == 0 {
-            return err(pos, format!("instruction word count is 0 (opcode {opcode})"));
+            return err(
+                pos,
+                format!("instruction word count is 0 (opcode {opcode})"),
+            );
         }
         if pos + count > words.len() {
             return err(
                 pos,
-                format!("instruction needs {count} words but only {} remain (opcode {opcode})", words.len() - pos),
+                format!(
+                    "instruction needs {count} words but only {} remain (opcode {opcode})",
+                    words.len() - pos
+                ),
             );
         }
         instructions.push(parser.instruction(&words[pos..pos + count], pos)?);
         pos += count;
     }
-    Ok(ParsedBinary { header, endian: Endian::Little, instructions, diagnostics: parser.diagnostics })
+    Ok(ParsedBinary {
+        header,
+        endian: Endian::Little,
+        instructions,
+        diagnostics: parser.diagnostics,
+    })
 }
 
 /// Writes a header and instructions as words.
 pub fn write_words(header: &Header, instructions: &[Instruction]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(HEADER_WORDS + instructions.iter().map(|i| i.words.len()).sum::<usize>());
+    let mut out = Vec::with_capacity(
+        HEADER_WORDS + instructions.iter().map(|i| i.words.len()).sum::<usize>(),
+    );
     out.extend_from_slice(&header.words());
     for inst in instructions {
         out.extend_from_slice(&inst.words);
@@ -360,7 +417,10 @@ impl Parser {
             offset,
         };
         let Some(desc) = grammar::instruction(opcode) else {
-            self.diagnostics.push(Diagnostic { offset, message: format!("unknown opcode {opcode}; kept as raw words") });
+            self.diagnostics.push(Diagnostic {
+                offset,
+                message: format!("unknown opcode {opcode}; kept as raw words"),
+            });
             if words.len() > 1 {
                 inst.operands.push(ParsedOperand {
                     offset: 1,
@@ -379,7 +439,12 @@ impl Parser {
                 if slot.quantifier == Quantifier::One {
                     return err(
                         offset,
-                        format!("{} is missing operand {:?} (instruction has {} words)", desc.name, slot.kind, words.len()),
+                        format!(
+                            "{} is missing operand {:?} (instruction has {} words)",
+                            desc.name,
+                            slot.kind,
+                            words.len()
+                        ),
                     );
                 }
                 continue;
@@ -400,7 +465,14 @@ impl Parser {
             }
         }
         if pos < words.len() {
-            return err(offset, format!("{} has {} words beyond its operands", desc.name, words.len() - pos));
+            return err(
+                offset,
+                format!(
+                    "{} has {} words beyond its operands",
+                    desc.name,
+                    words.len() - pos
+                ),
+            );
         }
         self.record(&inst, offset)?;
         Ok(inst)
@@ -422,13 +494,19 @@ impl Parser {
         let mut len = 1usize;
         let desc = grammar::operand_kind(kind);
         match kind {
-            OperandKind::IdResult | OperandKind::IdResultType | OperandKind::IdRef | OperandKind::IdScope
+            OperandKind::IdResult
+            | OperandKind::IdResultType
+            | OperandKind::IdRef
+            | OperandKind::IdScope
             | OperandKind::IdMemorySemantics => {
                 if word == 0 {
                     return err(offset, format!("operand {} is id 0", *pos));
                 }
                 if word >= self.header.bound {
-                    return err(offset, format!("id {word} is not below the id bound {}", self.header.bound));
+                    return err(
+                        offset,
+                        format!("id {word} is not below the id bound {}", self.header.bound),
+                    );
                 }
                 if kind == OperandKind::IdResult {
                     inst.result_id = Some(word);
@@ -440,7 +518,12 @@ impl Parser {
                 let (_, used) = decode_string(&words[start..]);
                 match used {
                     Some(n) => len = n,
-                    None => return err(offset, "literal string is not nul-terminated within its instruction"),
+                    None => {
+                        return err(
+                            offset,
+                            "literal string is not nul-terminated within its instruction",
+                        );
+                    }
                 }
             }
             OperandKind::LiteralContextDependentNumber => {
@@ -451,13 +534,22 @@ impl Parser {
                         len = t.width.div_ceil(32) as usize;
                         number = num_kind(t);
                     }
-                    None => return err(offset, "literal number whose type is not a numeric scalar type"),
+                    None => {
+                        return err(
+                            offset,
+                            "literal number whose type is not a numeric scalar type",
+                        );
+                    }
                 }
             }
             OperandKind::LiteralInteger if inst.opcode == op::Switch => {
                 // OpSwitch case literals take the selector's width.
                 let selector = inst.word(0).unwrap_or(0);
-                let t = self.ctx.value_types.get(selector).and_then(|t| self.ctx.num_types.get(t));
+                let t = self
+                    .ctx
+                    .value_types
+                    .get(selector)
+                    .and_then(|t| self.ctx.num_types.get(t));
                 match t {
                     Some(t) if !t.float => {
                         len = t.width.div_ceil(32) as usize;
@@ -467,29 +559,47 @@ impl Parser {
                 }
             }
             OperandKind::LiteralInteger | OperandKind::LiteralFloat => {
-                number = if kind == OperandKind::LiteralFloat { NumberKind::Float(32) } else { NumberKind::Unsigned(32) };
+                number = if kind == OperandKind::LiteralFloat {
+                    NumberKind::Float(32)
+                } else {
+                    NumberKind::Unsigned(32)
+                };
             }
             OperandKind::LiteralExtInstInteger => {
-                let set = inst.word(2).and_then(|id| self.ctx.ext_sets.get(&id).copied());
+                let set = inst
+                    .word(2)
+                    .and_then(|id| self.ctx.ext_sets.get(&id).copied());
                 match set {
                     Some(ExtSet::Known(set)) => match set.instruction(word) {
                         Some(e) => push_slots(stack, e.operands),
                         None => {
                             self.diagnostics.push(Diagnostic {
                                 offset,
-                                message: format!("unknown instruction {word} of extended set {}", set.name),
+                                message: format!(
+                                    "unknown instruction {word} of extended set {}",
+                                    set.name
+                                ),
                             });
                             stack.clear();
-                            stack.push(Slot { kind: OperandKind::IdRef, quantifier: Quantifier::Variadic });
+                            stack.push(Slot {
+                                kind: OperandKind::IdRef,
+                                quantifier: Quantifier::Variadic,
+                            });
                         }
                     },
                     Some(ExtSet::NonSemantic) => {
                         stack.clear();
-                        stack.push(Slot { kind: OperandKind::IdRef, quantifier: Quantifier::Variadic });
+                        stack.push(Slot {
+                            kind: OperandKind::IdRef,
+                            quantifier: Quantifier::Variadic,
+                        });
                     }
                     Some(ExtSet::Unknown) => {
                         stack.clear();
-                        stack.push(Slot { kind: OperandKind::LiteralInteger, quantifier: Quantifier::Variadic });
+                        stack.push(Slot {
+                            kind: OperandKind::LiteralInteger,
+                            quantifier: Quantifier::Variadic,
+                        });
                     }
                     None => return err(offset, "OpExtInst set is not an OpExtInstImport result"),
                 }
@@ -501,11 +611,18 @@ impl Parser {
                         .operands
                         .iter()
                         .copied()
-                        .filter(|o| !matches!(o.kind, OperandKind::IdResult | OperandKind::IdResultType))
+                        .filter(|o| {
+                            !matches!(o.kind, OperandKind::IdResult | OperandKind::IdResultType)
+                        })
                         .collect();
                     push_slots(stack, &rest);
                 }
-                _ => return err(offset, format!("OpSpecConstantOp names unknown opcode {word}")),
+                _ => {
+                    return err(
+                        offset,
+                        format!("OpSpecConstantOp names unknown opcode {word}"),
+                    );
+                }
             },
             _ => match desc.category {
                 OperandCategory::ValueEnum => match grammar::enumerant(kind, word) {
@@ -567,9 +684,17 @@ impl Parser {
             },
         }
         if start + len > inst.words.len() {
-            return err(offset, format!("operand {start} runs past the end of the instruction"));
+            return err(
+                offset,
+                format!("operand {start} runs past the end of the instruction"),
+            );
         }
-        inst.operands.push(ParsedOperand { offset: start as u16, num_words: len as u16, kind: Some(kind), number });
+        inst.operands.push(ParsedOperand {
+            offset: start as u16,
+            num_words: len as u16,
+            kind: Some(kind),
+            number,
+        });
         *pos += len;
         Ok(true)
     }
@@ -581,13 +706,29 @@ impl Parser {
         }
         match inst.opcode {
             op::TypeInt => {
-                if let (Some(id), Some(width), Some(signed)) = (inst.result_id, inst.word(1), inst.word(2)) {
-                    self.ctx.num_types.set(id, NumType { width, float: false, signed: signed != 0 });
+                if let (Some(id), Some(width), Some(signed)) =
+                    (inst.result_id, inst.word(1), inst.word(2))
+                {
+                    self.ctx.num_types.set(
+                        id,
+                        NumType {
+                            width,
+                            float: false,
+                            signed: signed != 0,
+                        },
+                    );
                 }
             }
             op::TypeFloat => {
                 if let (Some(id), Some(width)) = (inst.result_id, inst.word(1)) {
-                    self.ctx.num_types.set(id, NumType { width, float: true, signed: true });
+                    self.ctx.num_types.set(
+                        id,
+                        NumType {
+                            width,
+                            float: true,
+                            signed: true,
+                        },
+                    );
                 }
             }
             op::ExtInstImport => {
@@ -619,17 +760,28 @@ fn num_kind(t: NumType) -> NumberKind {
 }
 
 fn raw_one(start: usize, kind: OperandKind) -> ParsedOperand {
-    ParsedOperand { offset: start as u16, num_words: 1, kind: Some(kind), number: NumberKind::None }
+    ParsedOperand {
+        offset: start as u16,
+        num_words: 1,
+        kind: Some(kind),
+        number: NumberKind::None,
+    }
 }
 
 fn slots(list: &'static [OperandDesc]) -> impl DoubleEndedIterator<Item = Slot> {
-    list.iter().map(|o| Slot { kind: o.kind, quantifier: o.quantifier })
+    list.iter().map(|o| Slot {
+        kind: o.kind,
+        quantifier: o.quantifier,
+    })
 }
 
 /// Pushes operand slots so that the first is consumed next.
 fn push_slots(stack: &mut Vec<Slot>, list: &[OperandDesc]) {
     for o in list.iter().rev() {
-        stack.push(Slot { kind: o.kind, quantifier: o.quantifier });
+        stack.push(Slot {
+            kind: o.kind,
+            quantifier: o.quantifier,
+        });
     }
 }
 
@@ -645,7 +797,13 @@ mod tests {
 
     #[test]
     fn strings_round_trip() {
-        for s in ["", "a", "abcd", "GLSL.std.450", "SPV_NV_cooperative_matrix2"] {
+        for s in [
+            "",
+            "a",
+            "abcd",
+            "GLSL.std.450",
+            "SPV_NV_cooperative_matrix2",
+        ] {
             let mut w = Vec::new();
             encode_string(s, &mut w);
             assert_eq!(decode_string(&w), (s.to_string(), Some(w.len())));
@@ -655,7 +813,20 @@ mod tests {
     #[test]
     fn constants_take_their_width_from_the_type() {
         // %1 = OpTypeInt 64 0 ; %2 = OpConstant %1 0x1_0000_0002
-        let w = module(&[4 << 16 | op::TypeInt as u32, 1, 64, 0, 5 << 16 | op::Constant as u32, 1, 2, 2, 1], 3);
+        let w = module(
+            &[
+                4 << 16 | op::TypeInt as u32,
+                1,
+                64,
+                0,
+                5 << 16 | op::Constant as u32,
+                1,
+                2,
+                2,
+                1,
+            ],
+            3,
+        );
         let p = parse_words(&w).unwrap();
         let c = &p.instructions[1];
         assert_eq!(c.operands[2].num_words, 2);

@@ -80,12 +80,17 @@ pub struct InstructionDesc {
 impl InstructionDesc {
     /// Whether the instruction has a result type operand.
     pub fn has_result_type(&self) -> bool {
-        self.operands.first().is_some_and(|o| o.kind == OperandKind::IdResultType)
+        self.operands
+            .first()
+            .is_some_and(|o| o.kind == OperandKind::IdResultType)
     }
 
     /// Whether the instruction defines a result id.
     pub fn has_result(&self) -> bool {
-        self.operands.iter().take(2).any(|o| o.kind == OperandKind::IdResult)
+        self.operands
+            .iter()
+            .take(2)
+            .any(|o| o.kind == OperandKind::IdResult)
     }
 }
 
@@ -152,7 +157,10 @@ pub struct ExtInstSetDesc {
 impl ExtInstSetDesc {
     /// Finds an instruction by number.
     pub fn instruction(&self, opcode: u32) -> Option<&'static ExtInstDesc> {
-        self.instructions.binary_search_by_key(&opcode, |i| i.opcode).ok().map(|i| &self.instructions[i])
+        self.instructions
+            .binary_search_by_key(&opcode, |i| i.opcode)
+            .ok()
+            .map(|i| &self.instructions[i])
     }
 
     /// Finds an instruction by name.
@@ -163,7 +171,10 @@ impl ExtInstSetDesc {
 
 /// Finds a core instruction by opcode.
 pub fn instruction(opcode: u16) -> Option<&'static InstructionDesc> {
-    INSTRUCTIONS.binary_search_by_key(&opcode, |i| i.opcode).ok().map(|i| &INSTRUCTIONS[i])
+    INSTRUCTIONS
+        .binary_search_by_key(&opcode, |i| i.opcode)
+        .ok()
+        .map(|i| &INSTRUCTIONS[i])
 }
 
 /// Finds a core instruction by its name or any alias (`OpCooperativeMatrixReduceNV` works).
@@ -196,12 +207,18 @@ pub fn operand_kind_by_name(name: &str) -> Option<&'static OperandKindDesc> {
 
 /// Finds the enumerant of `kind` with this exact value (for bit enums: a single bit, or 0).
 pub fn enumerant(kind: OperandKind, value: u32) -> Option<&'static EnumerantDesc> {
-    operand_kind(kind).enumerants.iter().find(|e| e.value == value)
+    operand_kind(kind)
+        .enumerants
+        .iter()
+        .find(|e| e.value == value)
 }
 
 /// Finds the enumerant of `kind` by name or alias.
 pub fn enumerant_by_name(kind: OperandKind, name: &str) -> Option<&'static EnumerantDesc> {
-    operand_kind(kind).enumerants.iter().find(|e| e.name == name || e.aliases.contains(&name))
+    operand_kind(kind)
+        .enumerants
+        .iter()
+        .find(|e| e.name == name || e.aliases.contains(&name))
 }
 
 /// Finds an embedded extended instruction set by import name.
@@ -231,17 +248,29 @@ mod tests {
         let ext = instruction_by_name("OpCooperativeMatrixReduceEXT").unwrap();
         assert_eq!(nv.opcode, ext.opcode);
         assert_eq!(nv.name, "OpCooperativeMatrixReduceEXT");
-        assert_eq!(op::CooperativeMatrixReduceNV, op::CooperativeMatrixReduceEXT);
+        assert_eq!(
+            op::CooperativeMatrixReduceNV,
+            op::CooperativeMatrixReduceEXT
+        );
     }
 
     #[test]
     fn cooperative_family_is_present() {
         let load = instruction(op::CooperativeMatrixLoadTensorNV).unwrap();
-        assert_eq!(load.operands.last().unwrap().kind, OperandKind::TensorAddressingOperands);
-        let dv = enumerant_by_name(OperandKind::TensorAddressingOperands, "DecodeVectorFunc").unwrap();
+        assert_eq!(
+            load.operands.last().unwrap().kind,
+            OperandKind::TensorAddressingOperands
+        );
+        let dv =
+            enumerant_by_name(OperandKind::TensorAddressingOperands, "DecodeVectorFunc").unwrap();
         assert_eq!(dv.value, 4);
         assert_eq!(dv.parameters.len(), 1);
         assert_eq!(capability::CooperativeMatrixDecodeVectorNV, 5447);
-        assert!(ext_inst_set("GLSL.std.450").unwrap().instruction(glsl_std_450::FMix).is_some());
+        assert!(
+            ext_inst_set("GLSL.std.450")
+                .unwrap()
+                .instruction(glsl_std_450::FMix)
+                .is_some()
+        );
     }
 }
