@@ -197,6 +197,9 @@ pub fn skip_reasons(script: &Script, dir: &Path) -> Vec<String> {
     out
 }
 
+/// Largest buffer a script may declare (a typo such as `SIZE 1000000000000` must not abort the process).
+const MAX_BUFFER_BYTES: usize = 4 << 30;
+
 /// Where a binding's bytes go back to after a dispatch.
 struct WriteBack {
     /// (set, binding) in the engine's map.
@@ -317,6 +320,24 @@ impl<E: Engine> State<'_, E> {
     fn init_buffer(&self, b: &BufferDef) -> Result<Vec<u8>, String> {
         let el = b.ty.element_layout(b.layout);
         let per = b.ty.components();
+        let elements = match &b.init {
+            BufferInit::Data(v) => v.len() / per,
+            BufferInit::Zero { elements }
+            | BufferInit::Fill { elements, .. }
+            | BufferInit::Series { elements, .. }
+            | BufferInit::File { elements, .. } => *elements,
+        };
+        if elements
+            .checked_mul(el.stride)
+            .is_none_or(|n| n > MAX_BUFFER_BYTES)
+        {
+            return Err(format!(
+                "buffer {}: {elements} elements of {} exceed the {} GiB limit",
+                b.name,
+                b.ty,
+                MAX_BUFFER_BYTES >> 30
+            ));
+        }
         Ok(match &b.init {
             BufferInit::Data(v) => {
                 if v.len() % per != 0 {
@@ -417,11 +438,15 @@ impl<E: Engine> State<'_, E> {
             if !dynamic && !b.offsets.is_empty() {
                 return Err(fail(b.line, "OFFSET needs a *_dynamic binding"));
             }
-            let start = (b.offsets.first().copied().unwrap_or(0)
-                + b.descriptor_offsets.first().copied().unwrap_or(0))
-                as usize;
+            let start = b
+                .offsets
+                .first()
+                .copied()
+                .unwrap_or(0)
+                .saturating_add(b.descriptor_offsets.first().copied().unwrap_or(0));
+            let start = usize::try_from(start).unwrap_or(usize::MAX);
             let end = match b.descriptor_ranges.first() {
-                Some(&r) => start + r as usize,
+                Some(&r) => start.saturating_add(usize::try_from(r).unwrap_or(usize::MAX)),
                 None => buf.bytes.len(),
             };
             if start > buf.bytes.len() || end > buf.bytes.len() {
@@ -772,6 +797,14 @@ mod tests {
             m.contains("line 2") && m.contains("expected EQ 2, got 1"),
             "{m}"
         );
+        assert!(matches!(
+            run("BUFFER b DATA_TYPE uint32 SIZE 1 FILL 1\nEXPECT b IDX 18446744073709551615 EQ 1"),
+            Outcome::Fail(_)
+        ));
+        assert!(matches!(
+            run("BUFFER b DATA_TYPE vec4<double> SIZE 1000000000000000 FILL 1"),
+            Outcome::Fail(m) if m.contains("GiB limit")
+        ));
         assert!(matches!(
             run("BUFFER b DATA_TYPE uint32 SIZE 1 FILL 1\nEXPECT b IDX 0 EQ 1 1"),
             Outcome::Fail(_)

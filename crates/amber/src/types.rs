@@ -311,7 +311,13 @@ impl ElementLayout {
     /// element (Amber's `EXPECT ... IDX` is a byte offset), never reading past `len` bytes.
     pub fn value_offsets(&self, start: usize, len: usize) -> impl Iterator<Item = usize> + '_ {
         let size = self.scalar.size();
-        (0..)
+        // A start past the end yields nothing (and cannot overflow below).
+        let elements = if start <= len {
+            (len - start) / self.stride + 1
+        } else {
+            0
+        };
+        (0..elements)
             .flat_map(move |e: usize| {
                 self.offsets
                     .iter()
