@@ -10,6 +10,8 @@ use coopmat_spirv::Module;
 use coopmat_spirv::grammar::{self, built_in, decoration, execution_mode, op, storage_class};
 use std::collections::{HashMap, HashSet};
 
+mod coop2;
+
 /// Slot-sharing classes (see the value pre-pass in `compile`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum PoolKey {
@@ -677,6 +679,7 @@ impl<'m> Cx<'m> {
                 }
                 self.t.insert(rid, Ty::CoopMat(cm))
             }
+            op::TypeTensorLayoutNV | op::TypeTensorViewNV => self.coop2_type(inst),
             o if grammar::instruction(o).is_some_and(|d| d.name.starts_with("OpType")) => {
                 self.t.insert(rid, Ty::Other(o))
             }
@@ -2136,6 +2139,7 @@ impl<'m> Cx<'m> {
                     },
                 });
             }
+            o if coop2::handles(o) => self.coop2_inst(o, rt, d, a, out)?,
             _ => return bad(format!("{} is not supported by the engine", name())),
         }
         Ok(())

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::time::Instant;
 
 mod coop;
+mod coop2;
 mod subgroup;
 
 /// Most lanes (invocations) in one batch.
@@ -727,6 +728,11 @@ struct Batch<'p, 'a> {
     instr: u64,
     flops: u64,
     printf: String,
+    /// Batch that runs functions the engine calls itself (decode functions), made on first use.
+    sub: Option<Box<Batch<'p, 'a>>>,
+    /// Time in decode calls and MulAdds (coop2 statistics).
+    t_decode: std::time::Duration,
+    t_muladd: std::time::Duration,
 }
 
 impl<'p, 'a> Batch<'p, 'a> {
@@ -783,6 +789,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             instr: 0,
             flops: 0,
             printf: String::new(),
+            sub: None,
+            t_decode: std::time::Duration::ZERO,
+            t_muladd: std::time::Duration::ZERO,
         };
         for &(m, v) in &p.const_mats {
             b.fill_mat(m, v);
@@ -1475,6 +1484,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 });
             }
+            Op::Coop2(c) => self.coop2(c, mask)?,
             Op::Unsupported(what) => return fault(what.clone()),
             _ => return fault(format!("internal: op {o:?} has no executor")),
         }

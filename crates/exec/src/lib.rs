@@ -7,6 +7,7 @@
 //! parallel on rayon threads. See `DESIGN.md` in this crate for the full design.
 
 mod compile;
+mod coop2;
 mod exec;
 mod floats;
 mod kernels;
@@ -18,6 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 pub use compile::Pipeline;
+pub use coop2::DecodePolicy;
 
 /// Engine options.
 #[derive(Clone, Debug)]
@@ -32,6 +34,10 @@ pub struct EngineOptions {
     pub instruction_budget: u64,
     /// Print `NonSemantic.DebugPrintf` output to stdout.
     pub printf: bool,
+    /// Which of DecodeFunc / DecodeVectorFunc tensor loads call (SPV_NV_cooperative_matrix_decode_vector).
+    pub decode_policy: DecodePolicy,
+    /// Run both decode forms for every V-group and fail on the first disagreement.
+    pub check_decode: bool,
 }
 
 impl Default for EngineOptions {
@@ -42,6 +48,8 @@ impl Default for EngineOptions {
             robust: false,
             instruction_budget: 0,
             printf: true,
+            decode_policy: DecodePolicy::Scalar,
+            check_decode: false,
         }
     }
 }

@@ -460,6 +460,8 @@ pub enum Op {
         fmt: String,
         args: Box<[(u32, Num, u32)]>,
     },
+    /// SPV_NV_cooperative_matrix2 / tensor addressing (crate::coop2).
+    Coop2(Box<crate::coop2::C2>),
     /// An instruction the engine cannot run: an error if reached.
     Unsupported(String),
 }

@@ -1,0 +1,264 @@
+//! Compiling SPV_NV_tensor_addressing / SPV_NV_cooperative_matrix2 instructions into
+//! [`C2`] ops (see `crate::coop2`).
+
+use super::*;
+use crate::coop2::{C2, Decode, FAKE_U32_TYPE, LAYOUT_COLS, LayoutSet, VIEW_COLS, ViewSet};
+use grammar::tensor_addressing_operands as tao;
+
+/// Whether `opcode` is compiled by [`Cx::coop2_inst`].
+pub(super) fn handles(opcode: u16) -> bool {
+    matches!(
+        opcode,
+        op::CreateTensorLayoutNV
+            | op::TensorLayoutSetDimensionNV
+            | op::TensorLayoutSetStrideNV
+            | op::TensorLayoutSliceNV
+            | op::TensorLayoutSetClampValueNV
+            | op::TensorLayoutSetBlockSizeNV
+            | op::CreateTensorViewNV
+            | op::TensorViewSetDimensionNV
+            | op::TensorViewSetStrideNV
+            | op::TensorViewSetClipNV
+            | op::CooperativeMatrixLoadTensorNV
+            | op::CooperativeMatrixStoreTensorNV
+    )
+}
+
+/// Words taken by the parameters of a Memory Operands mask (Aligned, MakePointerAvailable,
+/// MakePointerVisible take one each).
+fn memory_operand_words(mask: u32) -> usize {
+    use grammar::memory_access as ma;
+    [ma::Aligned, ma::MakePointerAvailable, ma::MakePointerVisible]
+        .iter()
+        .filter(|&&b| mask & b != 0)
+        .count()
+}
+
+impl Cx<'_> {
+    /// OpTypeTensorLayoutNV / OpTypeTensorViewNV: values are `uint` arrays (see crate::coop2).
+    pub(super) fn coop2_type(&mut self, inst: &coopmat_spirv::Instruction) {
+        let rid = inst.result_id.unwrap_or(0);
+        if !self.t.contains(FAKE_U32_TYPE) {
+            self.t.insert(
+                FAKE_U32_TYPE,
+                Ty::Int {
+                    w: 32,
+                    signed: false,
+                },
+            );
+        }
+        let len = if inst.opcode == op::TypeTensorLayoutNV {
+            LAYOUT_COLS
+        } else {
+            VIEW_COLS
+        };
+        self.t.insert(
+            rid,
+            Ty::Array {
+                elem: FAKE_U32_TYPE,
+                len,
+            },
+        );
+    }
+
+    fn type_inst(&self, ty: u32) -> Option<&coopmat_spirv::Instruction> {
+        self.m
+            .instructions
+            .iter()
+            .find(|i| i.result_id == Some(ty) && i.opcode != op::Name)
+    }
+
+    /// Compiles one tensor-addressing instruction; `d` is the result register.
+    pub(super) fn coop2_inst(
+        &mut self,
+        opcode: u16,
+        rt: u32,
+        d: Val,
+        a: &[u32],
+        out: &mut Vec<Op>,
+    ) -> Result<(), ExecError> {
+        let arg = |i: usize| -> Result<u32, ExecError> {
+            a.get(i)
+                .copied()
+                .ok_or_else(|| ExecError::new(format!("missing operand {i}")))
+        };
+        let cols = |cx: &Self, ids: &[u32]| -> Result<Box<[u32]>, ExecError> {
+            ids.iter().map(|&i| cx.col(i)).collect()
+        };
+        let c2 = match opcode {
+            op::CreateTensorLayoutNV => {
+                let t = self
+                    .type_inst(rt)
+                    .ok_or_else(|| ExecError::new("OpCreateTensorLayoutNV: unknown type"))?;
+                let (dims, mode) = (
+                    self.const_u64(t.word(1).unwrap_or(0))? as u32,
+                    self.const_u64(t.word(2).unwrap_or(0))? as u32,
+                );
+                coopmat_tensor::TensorLayout::create(
+                    dims,
+                    coopmat_tensor::ClampMode::from_raw(mode)
+                        .map_err(|e| ExecError::new(e.to_string()))?,
+                )
+                .map_err(|e| ExecError::new(e.to_string()))?;
+                C2::CreateLayout {
+                    d: d.col,
+                    dims,
+                    mode,
+                }
+            }
+            op::TensorLayoutSetDimensionNV
+            | op::TensorLayoutSetStrideNV
+            | op::TensorLayoutSliceNV
+            | op::TensorLayoutSetClampValueNV
+            | op::TensorLayoutSetBlockSizeNV => {
+                let kind = match opcode {
+                    op::TensorLayoutSetDimensionNV => LayoutSet::Dimension,
+                    op::TensorLayoutSetStrideNV => LayoutSet::Stride,
+                    op::TensorLayoutSliceNV => LayoutSet::Slice,
+                    op::TensorLayoutSetClampValueNV => LayoutSet::ClampValue,
+                    _ => LayoutSet::BlockSize,
+                };
+                C2::SetLayout {
+                    kind,
+                    d: d.col,
+                    src: self.col(arg(0)?)?,
+                    args: cols(self, &a[1..])?,
+                }
+            }
+            op::CreateTensorViewNV => {
+                let t = self
+                    .type_inst(rt)
+                    .ok_or_else(|| ExecError::new("OpCreateTensorViewNV: unknown type"))?;
+                let dims = self.const_u64(t.word(1).unwrap_or(0))? as u32;
+                let has_dim = self.const_u64(t.word(2).unwrap_or(0))? != 0;
+                let mut perm = [0u32; coopmat_tensor::MAX_DIM];
+                let mut pv = Vec::new();
+                for k in 0..dims as usize {
+                    let p = self.const_u64(t.word(3 + k).unwrap_or(0))? as u32;
+                    pv.push(p);
+                    if k < perm.len() {
+                        perm[k] = p;
+                    }
+                }
+                coopmat_tensor::TensorView::create(dims, has_dim, &pv)
+                    .map_err(|e| ExecError::new(e.to_string()))?;
+                C2::CreateView {
+                    d: d.col,
+                    dims,
+                    has_dim,
+                    perm,
+                }
+            }
+            op::TensorViewSetDimensionNV | op::TensorViewSetStrideNV | op::TensorViewSetClipNV => {
+                let kind = match opcode {
+                    op::TensorViewSetDimensionNV => ViewSet::Dimension,
+                    op::TensorViewSetStrideNV => ViewSet::Stride,
+                    _ => ViewSet::Clip,
+                };
+                C2::SetView {
+                    kind,
+                    d: d.col,
+                    src: self.col(arg(0)?)?,
+                    args: cols(self, &a[1..])?,
+                }
+            }
+            op::CooperativeMatrixLoadTensorNV | op::CooperativeMatrixStoreTensorNV => {
+                let load = opcode == op::CooperativeMatrixLoadTensorNV;
+                let (ptr, obj, layout) = (arg(0)?, arg(1)?, arg(2)?);
+                let mem = arg(3)?;
+                let mut k = 4 + memory_operand_words(mem);
+                let tmask = arg(k)?;
+                k += 1;
+                let mut view = None;
+                let mut decode = None;
+                if tmask & tao::TensorView != 0 {
+                    view = Some(self.col(arg(k)?)?);
+                    k += 1;
+                }
+                if tmask & tao::DecodeFunc != 0 {
+                    let func = arg(k)?;
+                    k += 1;
+                    let vector = if tmask & tao::DecodeVectorFunc != 0 {
+                        let vf = arg(k)?;
+                        Some((vf, self.decode_vector_size(vf)?))
+                    } else {
+                        None
+                    };
+                    decode = Some(Decode {
+                        func,
+                        vector,
+                        block_bytes: self.decode_block_bytes(func)?,
+                    });
+                } else if tmask & tao::DecodeVectorFunc != 0 {
+                    return bad("DecodeVectorFunc without DecodeFunc");
+                }
+                let ov = self.val(obj)?;
+                if ov.nmats != 1 {
+                    return bad("tensor load/store of a non-matrix object");
+                }
+                if load {
+                    C2::Load {
+                        d: d.mat,
+                        ptr: self.col(ptr)?,
+                        obj: ov.mat,
+                        layout: self.col(layout)?,
+                        view,
+                        decode,
+                        salt: self.descs.len() as u32,
+                    }
+                } else {
+                    if decode.is_some() {
+                        return bad("OpCooperativeMatrixStoreTensorNV with a decode function");
+                    }
+                    C2::Store {
+                        ptr: self.col(ptr)?,
+                        m: ov.mat,
+                        layout: self.col(layout)?,
+                        view,
+                    }
+                }
+            }
+            _ => return bad("not a tensor-addressing instruction"),
+        };
+        out.push(Op::Coop2(Box::new(c2)));
+        Ok(())
+    }
+
+    /// sizeof(pointee) of a decode function's first parameter.
+    fn decode_block_bytes(&self, func: u32) -> Result<u64, ExecError> {
+        let f = self
+            .m
+            .function(func)
+            .ok_or_else(|| ExecError::new(format!("decode function %{func} not found")))?;
+        let &pi = f.params.first().ok_or_else(|| {
+            ExecError::new(format!("decode function %{func} has no parameters"))
+        })?;
+        let pty = self.m.instructions[pi].result_type.unwrap_or(0);
+        match self.t.get(pty)? {
+            Ty::Pointer { pointee, .. } => Ok(self.t.size_align(*pointee)?.0 as u64),
+            _ => bad(format!(
+                "decode function %{func}: first parameter is not a pointer"
+            )),
+        }
+    }
+
+    /// V of a DecodeVectorFunc: the component count of its vector result.
+    fn decode_vector_size(&self, func: u32) -> Result<u32, ExecError> {
+        let f = self
+            .m
+            .function(func)
+            .ok_or_else(|| ExecError::new(format!("decode function %{func} not found")))?;
+        let fi = self
+            .m
+            .instructions
+            .iter()
+            .find(|i| i.opcode == op::Function && i.result_id == Some(f.id))
+            .ok_or_else(|| ExecError::new("decode function without OpFunction"))?;
+        match self.t.get(fi.result_type.unwrap_or(0))? {
+            Ty::Vector { n, .. } => Ok(*n),
+            _ => bad(format!(
+                "DecodeVectorFunc %{func} does not return a vector"
+            )),
+        }
+    }
+}

@@ -1,0 +1,507 @@
+//! Executing SPV_NV_cooperative_matrix2 tensor ops ([`C2`]): layout/view values, tensor
+//! loads and stores, and DecodeFunc / DecodeVectorFunc calls through the engine's own
+//! function-call machinery (a reusable sub-batch, one lane per element or V-group).
+
+use super::*;
+use crate::coop2::{
+    C2, Decode, LAYOUT_COLS, LayoutSet, VIEW_COLS, ViewSet, layout_from, layout_to, view_from,
+    view_to,
+};
+use coopmat_tensor::{ElementSource, TensorElement, address::constant_bits};
+
+fn tfault(e: impl std::fmt::Display) -> Fault {
+    Fault {
+        what: e.to_string(),
+        lane: None,
+    }
+}
+
+impl<'p, 'a> Batch<'p, 'a> {
+    pub(super) fn coop2(&mut self, c: &C2, mask: &Mask) -> Result<(), Fault> {
+        match c {
+            C2::CreateLayout { d, dims, mode } => {
+                let l = coopmat_tensor::TensorLayout::create(
+                    *dims,
+                    coopmat_tensor::ClampMode::from_raw(*mode).map_err(tfault)?,
+                )
+                .map_err(tfault)?;
+                let mut v = vec![0u64; LAYOUT_COLS as usize];
+                layout_to(&l, &mut v);
+                self.fill_cols(*d, &v, mask);
+            }
+            C2::CreateView {
+                d,
+                dims,
+                has_dim,
+                perm,
+            } => {
+                let v = coopmat_tensor::TensorView::create(*dims, *has_dim, &perm[..*dims as usize])
+                    .map_err(tfault)?;
+                let mut w = vec![0u64; VIEW_COLS as usize];
+                view_to(&v, &mut w);
+                self.fill_cols(*d, &w, mask);
+            }
+            C2::SetLayout { kind, d, src, args } => {
+                let kind = *kind;
+                self.per_lane_value(*d, *src, LAYOUT_COLS, args, mask, |inp, a, out| {
+                    let l = layout_from(inp).map_err(tfault)?;
+                    let a32: Vec<u32> = a.iter().map(|&x| x as u32).collect();
+                    let r = match kind {
+                        LayoutSet::Dimension => l.set_dimension(&a32),
+                        LayoutSet::Stride => l.set_stride(&a32),
+                        LayoutSet::BlockSize => l.set_block_size(&a32),
+                        LayoutSet::Slice => l.slice(&a32),
+                        LayoutSet::ClampValue => Ok(l.set_clamp_value(a32.first().copied().unwrap_or(0))),
+                    }
+                    .map_err(tfault)?;
+                    layout_to(&r, out);
+                    Ok(())
+                })?;
+            }
+            C2::SetView { kind, d, src, args } => {
+                let kind = *kind;
+                self.per_lane_value(*d, *src, VIEW_COLS, args, mask, |inp, a, out| {
+                    let v = view_from(inp).map_err(tfault)?;
+                    let a32: Vec<u32> = a.iter().map(|&x| x as u32).collect();
+                    let r = match kind {
+                        ViewSet::Dimension => v.set_dimension(&a32).map_err(tfault)?,
+                        ViewSet::Stride => v.set_stride(&a32).map_err(tfault)?,
+                        ViewSet::Clip => {
+                            if a32.len() != 4 {
+                                return Err(tfault("OpTensorViewSetClipNV: expected 4 operands"));
+                            }
+                            v.set_clip(a32[0], a32[1], a32[2], a32[3])
+                        }
+                    };
+                    view_to(&r, out);
+                    Ok(())
+                })?;
+            }
+            C2::Load {
+                d,
+                ptr,
+                obj,
+                layout,
+                view,
+                decode,
+                salt,
+            } => self.load_tensor(*d, *ptr, *obj, *layout, *view, decode.as_ref(), *salt, mask)?,
+            C2::Store {
+                ptr,
+                m,
+                layout,
+                view,
+            } => self.store_tensor(*ptr, *m, *layout, *view, mask)?,
+        }
+        Ok(())
+    }
+
+    /// Writes the same value into columns `d..` of every active lane.
+    fn fill_cols(&mut self, d: u32, v: &[u64], mask: &Mask) {
+        let lanes = self.lanes;
+        for (k, &x) in v.iter().enumerate() {
+            let base = (d as usize + k) * lanes;
+            each_lane!(mask, lanes, false, |l| {
+                self.cols[base + l] = x;
+            });
+        }
+    }
+
+    /// Computes a layout/view value per active lane from `src` and argument columns; lanes
+    /// whose inputs equal the previous lane's reuse its result (values are almost always
+    /// uniform).
+    fn per_lane_value(
+        &mut self,
+        d: u32,
+        src: u32,
+        n: u32,
+        args: &[u32],
+        mask: &Mask,
+        f: impl Fn(&[u64], &[u64], &mut [u64]) -> Result<(), Fault>,
+    ) -> Result<(), Fault> {
+        let lanes = self.lanes;
+        let n = n as usize;
+        let mut prev: Option<(Vec<u64>, Vec<u64>)> = None;
+        let mut inp = vec![0u64; n];
+        let mut av = vec![0u64; args.len()];
+        let mut out = vec![0u64; n];
+        each_lane!(mask, lanes, false, |l| {
+            for (k, x) in inp.iter_mut().enumerate() {
+                *x = self.cols[(src as usize + k) * lanes + l];
+            }
+            for (k, x) in av.iter_mut().enumerate() {
+                *x = self.cols[args[k] as usize * lanes + l];
+            }
+            let reuse = matches!(&prev, Some((pi, pa)) if *pi == inp && *pa == av);
+            if !reuse {
+                f(&inp, &av, &mut out).map_err(|e| Fault {
+                    what: e.what,
+                    lane: Some(l),
+                })?;
+                prev = Some((inp.clone(), av.clone()));
+            }
+            for (k, &x) in out.iter().enumerate() {
+                self.cols[(d as usize + k) * lanes + l] = x;
+            }
+        });
+        Ok(())
+    }
+
+    fn lane_vals(&self, c: u32, n: u32, l: usize) -> Vec<u64> {
+        (0..n as usize)
+            .map(|k| self.cols[(c as usize + k) * self.lanes + l])
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn load_tensor(
+        &mut self,
+        d: u32,
+        ptr: u32,
+        obj: u32,
+        layout: u32,
+        view: Option<u32>,
+        decode: Option<&Decode>,
+        salt: u32,
+        mask: &Mask,
+    ) -> Result<(), Fault> {
+        let s = self.p.mats[d as usize];
+        let cm = s.cm;
+        let cb = cm.num.bytes() as u64;
+        let bits = cm.num.bits();
+        for (i, l0) in self.instances(d, mask) {
+            let lf = |e: ExecError| Fault {
+                what: e.what,
+                lane: Some(l0),
+            };
+            let lay = layout_from(&self.lane_vals(layout, LAYOUT_COLS, l0)).map_err(lf)?;
+            let vw = match view {
+                Some(v) => Some(view_from(&self.lane_vals(v, VIEW_COLS, l0)).map_err(lf)?),
+                None => None,
+            };
+            let srcs = coopmat_tensor::load_sources(&lay, vw.as_ref(), cm.rows, cm.cols)
+                .map_err(tfault)?;
+            if obj != d {
+                let n = cm.elems();
+                let so = self.p.mats[obj as usize];
+                if cm.is_f32_arena() {
+                    self.mf
+                        .copy_within(so.off + i * n..so.off + (i + 1) * n, s.off + i * n);
+                } else {
+                    self.mw
+                        .copy_within(so.off + i * n..so.off + (i + 1) * n, s.off + i * n);
+                }
+            }
+            let base = self.cols[ptr as usize * self.lanes + l0];
+            let mut mem_elems: Vec<(usize, TensorElement)> = Vec::new();
+            for (e, src) in srcs.iter().enumerate() {
+                match src {
+                    ElementSource::Memory(te) => {
+                        if decode.is_some() {
+                            mem_elems.push((e, *te));
+                        } else {
+                            let a = base.wrapping_add(te.index.wrapping_mul(cb));
+                            let x = match self.mem.read(a, l0, cb as u32) {
+                                Ok(x) => x,
+                                Err(_) if self.p.options.robust => 0,
+                                Err(err) => {
+                                    return Err(Fault {
+                                        what: format!(
+                                            "tensor load of element {e} (row {}, col {}): {err}",
+                                            e / cm.cols as usize,
+                                            e % cm.cols as usize
+                                        ),
+                                        lane: Some(l0),
+                                    });
+                                }
+                            };
+                            self.mat_set(d, i, e, x);
+                        }
+                    }
+                    ElementSource::Constant(v) => {
+                        self.mat_set(d, i, e, constant_bits(*v, bits));
+                    }
+                    ElementSource::Clipped | ElementSource::Discarded => {}
+                    ElementSource::Undefined => {
+                        return Err(Fault {
+                            what: format!(
+                                "tensor load: element (row {}, col {}) is outside the tensor with clamp mode Undefined (undefined behaviour)",
+                                e / cm.cols as usize,
+                                e % cm.cols as usize
+                            ),
+                            lane: Some(l0),
+                        });
+                    }
+                }
+            }
+            if let Some(dec) = decode {
+                self.decode_elems(d, i, l0, base, &lay, &srcs, &mem_elems, dec, salt)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the decode calls of one tile: scalar calls for elements not covered by a
+    /// vector-decoded group, one vector call per vector group; checks both with `check_decode`.
+    #[allow(clippy::too_many_arguments)]
+    fn decode_elems(
+        &mut self,
+        d: u32,
+        i: usize,
+        l0: usize,
+        base: u64,
+        lay: &coopmat_tensor::TensorLayout,
+        srcs: &[ElementSource],
+        mem_elems: &[(usize, TensorElement)],
+        dec: &Decode,
+        salt: u32,
+    ) -> Result<(), Fault> {
+        let policy = self.p.options.decode_policy;
+        let check = self.p.options.check_decode;
+        let use_vec = dec.vector.is_some() && (policy != crate::DecodePolicy::Scalar || check);
+        // Elements decoded by scalar calls.
+        let mut scalar: Vec<(usize, TensorElement)> = Vec::new();
+        let mut vgroups: Vec<coopmat_tensor::DecodeVectorGroup> = Vec::new();
+        if let (true, Some((_, v))) = (use_vec, dec.vector) {
+            let groups =
+                coopmat_tensor::decode_vector_groups(lay, srcs, v).map_err(|e| Fault {
+                    what: e.to_string(),
+                    lane: Some(l0),
+                })?;
+            for (g, grp) in groups.into_iter().enumerate() {
+                let salt = (salt as u64) << 20 ^ i as u64;
+                if policy.vector_for(g, salt) {
+                    vgroups.push(grp);
+                } else {
+                    for m in grp.members.iter().flatten() {
+                        if let ElementSource::Memory(te) = srcs[*m] {
+                            scalar.push((*m, te));
+                        }
+                    }
+                }
+            }
+        } else {
+            scalar = mem_elems.to_vec();
+        }
+        let dims = lay.dims();
+        let mk_args = |els: &mut dyn Iterator<Item = TensorElement>, n: usize| {
+            let mut pa = vec![0u64; n];
+            let mut bc = vec![0u64; dims * n];
+            let mut ib = vec![0u64; dims * n];
+            for (l, te) in els.enumerate() {
+                pa[l] = base.wrapping_add(te.index.wrapping_mul(dec.block_bytes));
+                for c in 0..dims {
+                    bc[c * n + l] = te.block_coord[c] as u64;
+                    ib[c * n + l] = te.coord_in_block[c] as u64;
+                }
+            }
+            vec![pa, bc, ib]
+        };
+        if !scalar.is_empty() {
+            let n = scalar.len();
+            let args = mk_args(&mut scalar.iter().map(|x| x.1), n);
+            let r = self.call_sub(dec.func, &args, n, l0)?;
+            for (l, &(e, _)) in scalar.iter().enumerate() {
+                self.mat_set(d, i, e, r[l]);
+            }
+        }
+        if let (false, Some((vf, v))) = (vgroups.is_empty(), dec.vector) {
+            let n = vgroups.len();
+            let args = mk_args(&mut vgroups.iter().map(|g| g.call), n);
+            let r = self.call_sub(vf, &args, n, l0)?;
+            for (l, g) in vgroups.iter().enumerate() {
+                for (k, mem) in g.members.iter().enumerate() {
+                    for &e in mem {
+                        self.mat_set(d, i, e, r[k * n + l]);
+                    }
+                }
+            }
+            if check {
+                // Scalar decode of the same elements; the first disagreement is an error.
+                let els: Vec<(usize, usize, usize, TensorElement)> = vgroups
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(gi, g)| {
+                        g.members.iter().enumerate().flat_map(move |(k, mem)| {
+                            mem.iter().filter_map(move |&e| match srcs[e] {
+                                ElementSource::Memory(te) => Some((gi, k, e, te)),
+                                _ => None,
+                            })
+                        })
+                    })
+                    .collect();
+                let ns = els.len();
+                let args = mk_args(&mut els.iter().map(|x| x.3), ns);
+                let rs = self.call_sub(dec.func, &args, ns, l0)?;
+                let cols = self.p.mats[d as usize].cm.cols as usize;
+                for (l, &(gi, k, e, _)) in els.iter().enumerate() {
+                    let vv = r[k * n + gi];
+                    if rs[l] != vv {
+                        return Err(Fault {
+                            what: format!(
+                                "check-decode: DecodeFunc and DecodeVectorFunc disagree at element (row {}, col {}), group {gi} (block {:?}, component {k}): scalar 0x{:x}, vector 0x{:x}",
+                                e / cols,
+                                e % cols,
+                                &vgroups[gi].call.block_coord[..dims],
+                                rs[l],
+                                vv
+                            ),
+                            lane: Some(l0),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls function `fid` over `n` lanes on the sub-batch (`args[p][c·n + lane]`), returns
+    /// its result columns (`c·n + lane`).
+    fn call_sub(
+        &mut self,
+        fid: u32,
+        args: &[Vec<u64>],
+        n: usize,
+        l0: usize,
+    ) -> Result<Vec<u64>, Fault> {
+        let t0 = Instant::now();
+        let p = self.p;
+        let Some(fi) = p.funcs.iter().position(|f| f.id == fid) else {
+            return fault(format!("decode function %{fid} was not compiled"));
+        };
+        let f = &p.funcs[fi];
+        if f.params.len() != args.len() {
+            return fault(format!(
+                "decode function {} takes {} parameters, the spec passes {}",
+                f.name,
+                f.params.len(),
+                args.len()
+            ));
+        }
+        for (v, a) in f.params.iter().zip(args) {
+            if v.ncols as usize * n != a.len() || v.nmats != 0 {
+                return fault(format!(
+                    "decode function {}: a parameter has {} components, expected {}",
+                    f.name,
+                    v.ncols,
+                    a.len() / n.max(1)
+                ));
+            }
+        }
+        let mut sub = match self.sub.take() {
+            Some(s) => s,
+            None => {
+                let sh = Shared {
+                    objs: self.mem.objs.clone(),
+                    words: self.mem.shared.clone(),
+                    binding_obj: Default::default(),
+                    push_obj: 0,
+                    local_base: 0,
+                    groups: self.groups,
+                };
+                let mut b = Batch::new(p, &sh, MAX_LANES);
+                // Global variables' pointers as the parent sees them.
+                for &(c, _) in &p.var_cols {
+                    let v = self.cols[c as usize * self.lanes];
+                    b.cols[c as usize * MAX_LANES..(c as usize + 1) * MAX_LANES].fill(v);
+                }
+                Box::new(b)
+            }
+        };
+        sub.wg = self.wg;
+        let ret = f.ret.unwrap_or_default();
+        let mut out = vec![0u64; ret.ncols as usize * n];
+        let mut start = 0;
+        let mut res = Ok(());
+        while start < n {
+            let cnt = (n - start).min(MAX_LANES);
+            for (v, a) in f.params.iter().zip(args) {
+                for c in 0..v.ncols as usize {
+                    let dst = (v.col as usize + c) * MAX_LANES;
+                    sub.cols[dst..dst + cnt].copy_from_slice(&a[c * n + start..c * n + start + cnt]);
+                }
+            }
+            let mut m = [0u64; MW];
+            for l in 0..cnt {
+                m[l / 64] |= 1 << (l % 64);
+            }
+            sub.exited = [0; MW];
+            if let Err(e) = sub.call(fi, m) {
+                res = Err(Fault {
+                    what: format!("in decode function {}: {e}", f.name),
+                    lane: Some(l0),
+                });
+                break;
+            }
+            for c in 0..ret.ncols as usize {
+                let src = (ret.col as usize + c) * MAX_LANES;
+                out[c * n + start..c * n + start + cnt].copy_from_slice(&sub.cols[src..src + cnt]);
+            }
+            start += cnt;
+        }
+        self.lane_instr += std::mem::take(&mut sub.lane_instr);
+        self.instr += std::mem::take(&mut sub.instr);
+        self.sub = Some(sub);
+        self.t_decode += t0.elapsed();
+        res.map(|_| out)
+    }
+
+    fn store_tensor(
+        &mut self,
+        ptr: u32,
+        m: u32,
+        layout: u32,
+        view: Option<u32>,
+        mask: &Mask,
+    ) -> Result<(), Fault> {
+        let s = self.p.mats[m as usize];
+        let cm = s.cm;
+        let cb = cm.num.bytes() as u64;
+        for (i, l0) in self.instances(m, mask) {
+            let lf = |e: ExecError| Fault {
+                what: e.what,
+                lane: Some(l0),
+            };
+            let lay = layout_from(&self.lane_vals(layout, LAYOUT_COLS, l0)).map_err(lf)?;
+            let vw = match view {
+                Some(v) => Some(view_from(&self.lane_vals(v, VIEW_COLS, l0)).map_err(lf)?),
+                None => None,
+            };
+            let srcs = coopmat_tensor::store_sources(&lay, vw.as_ref(), cm.rows, cm.cols)
+                .map_err(tfault)?;
+            let base = self.cols[ptr as usize * self.lanes + l0];
+            for (e, src) in srcs.iter().enumerate() {
+                match src {
+                    ElementSource::Memory(te) => {
+                        let a = base.wrapping_add(te.index.wrapping_mul(cb));
+                        let x = self.mat_get(m, i, e);
+                        if let Err(err) = self.mem.write(a, l0, cb as u32, x)
+                            && !self.p.options.robust
+                        {
+                            return Err(Fault {
+                                what: format!(
+                                    "tensor store of element (row {}, col {}): {err}",
+                                    e / cm.cols as usize,
+                                    e % cm.cols as usize
+                                ),
+                                lane: Some(l0),
+                            });
+                        }
+                    }
+                    ElementSource::Undefined => {
+                        return Err(Fault {
+                            what: format!(
+                                "tensor store: element (row {}, col {}) is outside the tensor with clamp mode Undefined (undefined behaviour)",
+                                e / cm.cols as usize,
+                                e % cm.cols as usize
+                            ),
+                            lane: Some(l0),
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+}
