@@ -44,7 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let words = match assemble_bytes(&text, &options) {
         Ok(w) => w,
         Err(e) => {
-            eprint!("{}", e.render(&name, &text));
+            eprint!("{}", e.render_bytes(&name, &text));
             return Ok(1);
         }
     };

@@ -203,8 +203,13 @@ impl AsmError {
 
     /// Formats the error as `path:line:col: error: message`, the source line and a caret
     /// under the column.
-    pub fn render(&self, path: &str, source: impl AsRef<[u8]>) -> String {
-        let bytes = source.as_ref();
+    pub fn render(&self, path: &str, source: &str) -> String {
+        self.render_bytes(path, source.as_bytes())
+    }
+
+    /// [`AsmError::render`] for text given as bytes (see [`assemble_bytes`]).
+    pub fn render_bytes(&self, path: &str, source: &[u8]) -> String {
+        let bytes = source;
         let offset = self.offset.min(bytes.len());
         let start = bytes[..offset]
             .iter()
