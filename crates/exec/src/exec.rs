@@ -15,7 +15,7 @@ use crate::types::MemLeaf;
 use crate::{DispatchStats, ExecError, Pipeline, Resources, err};
 use coopmat_spirv::grammar::{built_in, cooperative_matrix_operands as cmo};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 mod coop;
 mod coop2;
@@ -673,7 +673,7 @@ fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result
 // Batches.
 
 /// Counters of one chunk of workgroups, or the first error with its workgroup index.
-type ChunkResult = Result<(u64, u64, u64), (u64, ExecError)>;
+type ChunkResult = Result<(u64, u64, u64, Duration, Duration), (u64, ExecError)>;
 
 /// Scope instances with an active lane: (instance, first active lane), without allocating.
 struct Insts {
@@ -725,6 +725,8 @@ struct Batch<'p, 'a> {
     wg: [u32; 3],
     groups: [u32; 3],
     lane_instr: u64,
+    /// `lane_instr` when the current workgroup started (the budget is per workgroup).
+    group_start: u64,
     instr: u64,
     flops: u64,
     printf: String,
@@ -786,6 +788,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             wg: [0; 3],
             groups: sh.groups,
             lane_instr: 0,
+            group_start: 0,
             instr: 0,
             flops: 0,
             printf: String::new(),
@@ -814,6 +817,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         let p = self.p;
         self.wg = wg;
         self.exited = [0; MW];
+        self.group_start = self.lane_instr;
         // Fresh Workgroup and per-lane memory, built-ins.
         for (i, l) in p.locals.iter().enumerate() {
             if !l.per_lane || i < p.locals.len() {
@@ -943,7 +947,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let block = &f.blocks[cur];
             self.instr += block.ops.len() as u64 + 1;
             self.lane_instr += (block.ops.len() as u64 + 1) * count as u64;
-            if budget != 0 && self.lane_instr > budget {
+            if budget != 0 && self.lane_instr - self.group_start > budget {
                 return Err(self.place(
                     Fault {
                         what: format!("instruction budget of {budget} lane-instructions exceeded"),
@@ -1431,7 +1435,11 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             Op::Sg { .. } => self.subgroup(o, mask)?,
             Op::CmLoad { .. } | Op::CmStore { .. } => self.cm_mem(o, mask)?,
-            Op::CmMulAdd { d, a, b, c, flags } => self.muladd(*d, *a, *b, *c, *flags, mask)?,
+            Op::CmMulAdd { d, a, b, c, flags } => {
+                let t0 = Instant::now();
+                self.muladd(*d, *a, *b, *c, *flags, mask)?;
+                self.t_muladd += t0.elapsed();
+            }
             Op::CmExtract { d, m, idx } => {
                 let s = self.p.mats[*m as usize];
                 let scope = s.scope as usize;
@@ -1978,6 +1986,8 @@ impl Pipeline {
             stats.lane_instructions = b.lane_instr;
             stats.instructions = b.instr;
             stats.muladd_flops = b.flops;
+            stats.decode_time = b.t_decode;
+            stats.muladd_time = b.t_muladd;
         } else {
             use rayon::prelude::*;
             let pool = rayon::ThreadPoolBuilder::new()
@@ -2001,14 +2011,16 @@ impl Pipeline {
                                 return Err((i, e));
                             }
                         }
-                        Ok((b.lane_instr, b.instr, b.flops))
+                        Ok((b.lane_instr, b.instr, b.flops, b.t_decode, b.t_muladd))
                     })
                     .collect()
             });
             let mut first: Option<(u64, ExecError)> = None;
             for r in res {
                 match r {
-                    Ok((a, b, c)) => {
+                    Ok((a, b, c, td, tm)) => {
+                        stats.decode_time += td;
+                        stats.muladd_time += tm;
                         stats.lane_instructions += a;
                         stats.instructions += b;
                         stats.muladd_flops += c;
@@ -2042,6 +2054,12 @@ pub(crate) fn kernel_level() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pipeline_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Pipeline>();
+    }
 
     #[test]
     fn printf_formats_scalars_and_vectors() {

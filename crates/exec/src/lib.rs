@@ -116,6 +116,10 @@ pub struct DispatchStats {
     pub elapsed: Duration,
     /// Floating-point or integer operations done by cooperative-matrix MulAdds (2·M·N·K each).
     pub muladd_flops: u64,
+    /// Time spent in DecodeFunc/DecodeVectorFunc calls of tensor loads (summed over threads).
+    pub decode_time: Duration,
+    /// Time spent in cooperative-matrix MulAdds (summed over threads).
+    pub muladd_time: Duration,
 }
 
 /// An execution or compilation error: what went wrong and where.

@@ -494,3 +494,46 @@ void main() {
         }
     }
 }
+
+#[test]
+fn instruction_budget_is_per_workgroup_and_stops_endless_loops() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer B { uint n; uint a[]; };
+void main() {
+    uint x = 0u;
+    for (uint i = 0u; i != n; i++) { x += i; }
+    a[gl_GlobalInvocationID.x] = x;
+}"#,
+    ) else {
+        return;
+    };
+    let run_with = |n: u32, budget: u64| {
+        let p = coopmat_exec::Pipeline::compile(
+            &m,
+            "main",
+            &Default::default(),
+            &EngineOptions {
+                instruction_budget: budget,
+                threads: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let mut res = Resources::default();
+        let mut d = bytes_u32(&[n]);
+        d.resize(4 + 4 * 64, 0);
+        res.buffers.insert((0, 0), d);
+        p.dispatch(&mut res, [8, 1, 1])
+    };
+    // 8 workgroups each well under the budget: fine even though their sum exceeds it.
+    let st = run_with(10, 2000).unwrap();
+    assert!(st.lane_instructions > 2000);
+    // n = 0xffffffff never terminates in practice: the budget stops it with a located error.
+    let e = run_with(u32::MAX, 100_000).unwrap_err().to_string();
+    assert!(
+        e.contains("budget") && e.contains("workgroup (0, 0, 0)"),
+        "{e}"
+    );
+}

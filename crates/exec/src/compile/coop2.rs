@@ -28,10 +28,14 @@ pub(super) fn handles(opcode: u16) -> bool {
 /// MakePointerVisible take one each).
 fn memory_operand_words(mask: u32) -> usize {
     use grammar::memory_access as ma;
-    [ma::Aligned, ma::MakePointerAvailable, ma::MakePointerVisible]
-        .iter()
-        .filter(|&&b| mask & b != 0)
-        .count()
+    [
+        ma::Aligned,
+        ma::MakePointerAvailable,
+        ma::MakePointerVisible,
+    ]
+    .iter()
+    .filter(|&&b| mask & b != 0)
+    .count()
 }
 
 impl Cx<'_> {
@@ -230,9 +234,10 @@ impl Cx<'_> {
             .m
             .function(func)
             .ok_or_else(|| ExecError::new(format!("decode function %{func} not found")))?;
-        let &pi = f.params.first().ok_or_else(|| {
-            ExecError::new(format!("decode function %{func} has no parameters"))
-        })?;
+        let &pi = f
+            .params
+            .first()
+            .ok_or_else(|| ExecError::new(format!("decode function %{func} has no parameters")))?;
         let pty = self.m.instructions[pi].result_type.unwrap_or(0);
         match self.t.get(pty)? {
             Ty::Pointer { pointee, .. } => Ok(self.t.size_align(*pointee)?.0 as u64),
@@ -256,9 +261,7 @@ impl Cx<'_> {
             .ok_or_else(|| ExecError::new("decode function without OpFunction"))?;
         match self.t.get(fi.result_type.unwrap_or(0))? {
             Ty::Vector { n, .. } => Ok(*n),
-            _ => bad(format!(
-                "DecodeVectorFunc %{func} does not return a vector"
-            )),
+            _ => bad(format!("DecodeVectorFunc %{func} does not return a vector")),
         }
     }
 }

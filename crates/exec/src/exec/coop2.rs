@@ -9,6 +9,21 @@ use crate::coop2::{
 };
 use coopmat_tensor::{ElementSource, TensorElement, address::constant_bits};
 
+/// The active lanes of a mask, in order.
+fn mask_lanes(mask: &Mask) -> impl Iterator<Item = usize> + '_ {
+    mask.iter().enumerate().flat_map(|(w, &bits)| {
+        let mut bb = bits;
+        std::iter::from_fn(move || {
+            if bb == 0 {
+                return None;
+            }
+            let l = w * 64 + bb.trailing_zeros() as usize;
+            bb &= bb - 1;
+            Some(l)
+        })
+    })
+}
+
 fn tfault(e: impl std::fmt::Display) -> Fault {
     Fault {
         what: e.to_string(),
@@ -35,8 +50,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 has_dim,
                 perm,
             } => {
-                let v = coopmat_tensor::TensorView::create(*dims, *has_dim, &perm[..*dims as usize])
-                    .map_err(tfault)?;
+                let v =
+                    coopmat_tensor::TensorView::create(*dims, *has_dim, &perm[..*dims as usize])
+                        .map_err(tfault)?;
                 let mut w = vec![0u64; VIEW_COLS as usize];
                 view_to(&v, &mut w);
                 self.fill_cols(*d, &w, mask);
@@ -51,7 +67,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                         LayoutSet::Stride => l.set_stride(&a32),
                         LayoutSet::BlockSize => l.set_block_size(&a32),
                         LayoutSet::Slice => l.slice(&a32),
-                        LayoutSet::ClampValue => Ok(l.set_clamp_value(a32.first().copied().unwrap_or(0))),
+                        LayoutSet::ClampValue => {
+                            Ok(l.set_clamp_value(a32.first().copied().unwrap_or(0)))
+                        }
                     }
                     .map_err(tfault)?;
                     layout_to(&r, out);
@@ -101,9 +119,9 @@ impl<'p, 'a> Batch<'p, 'a> {
         let lanes = self.lanes;
         for (k, &x) in v.iter().enumerate() {
             let base = (d as usize + k) * lanes;
-            each_lane!(mask, lanes, false, |l| {
+            for l in mask_lanes(mask) {
                 self.cols[base + l] = x;
-            });
+            }
         }
     }
 
@@ -125,7 +143,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         let mut inp = vec![0u64; n];
         let mut av = vec![0u64; args.len()];
         let mut out = vec![0u64; n];
-        each_lane!(mask, lanes, false, |l| {
+        for l in mask_lanes(mask) {
             for (k, x) in inp.iter_mut().enumerate() {
                 *x = self.cols[(src as usize + k) * lanes + l];
             }
@@ -143,7 +161,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             for (k, &x) in out.iter().enumerate() {
                 self.cols[(d as usize + k) * lanes + l] = x;
             }
-        });
+        }
         Ok(())
     }
 
@@ -263,11 +281,10 @@ impl<'p, 'a> Batch<'p, 'a> {
         let mut scalar: Vec<(usize, TensorElement)> = Vec::new();
         let mut vgroups: Vec<coopmat_tensor::DecodeVectorGroup> = Vec::new();
         if let (true, Some((_, v))) = (use_vec, dec.vector) {
-            let groups =
-                coopmat_tensor::decode_vector_groups(lay, srcs, v).map_err(|e| Fault {
-                    what: e.to_string(),
-                    lane: Some(l0),
-                })?;
+            let groups = coopmat_tensor::decode_vector_groups(lay, srcs, v).map_err(|e| Fault {
+                what: e.to_string(),
+                lane: Some(l0),
+            })?;
             for (g, grp) in groups.into_iter().enumerate() {
                 let salt = (salt as u64) << 20 ^ i as u64;
                 if policy.vector_for(g, salt) {
@@ -305,7 +322,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.mat_set(d, i, e, r[l]);
             }
         }
-        if let (false, Some((vf, v))) = (vgroups.is_empty(), dec.vector) {
+        if let (false, Some((vf, _))) = (vgroups.is_empty(), dec.vector) {
             let n = vgroups.len();
             let args = mk_args(&mut vgroups.iter().map(|g| g.call), n);
             let r = self.call_sub(vf, &args, n, l0)?;
@@ -418,7 +435,8 @@ impl<'p, 'a> Batch<'p, 'a> {
             for (v, a) in f.params.iter().zip(args) {
                 for c in 0..v.ncols as usize {
                     let dst = (v.col as usize + c) * MAX_LANES;
-                    sub.cols[dst..dst + cnt].copy_from_slice(&a[c * n + start..c * n + start + cnt]);
+                    sub.cols[dst..dst + cnt]
+                        .copy_from_slice(&a[c * n + start..c * n + start + cnt]);
                 }
             }
             let mut m = [0u64; MW];
