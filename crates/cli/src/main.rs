@@ -7,6 +7,7 @@ mod cmd_amber;
 mod cmd_as;
 mod cmd_dis;
 mod cmd_info;
+mod cmd_lower;
 mod cmd_val;
 mod cmd_run;
 
@@ -32,6 +33,8 @@ enum Command {
     Val(cmd_val::Args),
     /// Run a compute shader on the CPU engine.
     Run(cmd_run::Args),
+    /// Rewrite a module so that it runs on a driver lacking an extension.
+    Lower(cmd_lower::Args),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         Command::Info(a) => cmd_info::run(a),
         Command::Val(a) => cmd_val::run(a),
         Command::Run(a) => cmd_run::run(a),
+        Command::Lower(a) => cmd_lower::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,0 +1,45 @@
+//! `coopmat lower`: rewrites that let a shader run on a driver lacking an extension.
+
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+/// A rewrite `coopmat lower` can apply.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Pass {
+    /// Remove SPV_NV_cooperative_matrix_decode_vector: the DecodeVectorFunc operands, the capability and the extension.
+    StripDecodeVector,
+}
+
+/// Arguments of `coopmat lower`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Input SPIR-V binary.
+    pub input: PathBuf,
+    /// Output file.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Rewrites to apply, in order.
+    #[arg(long = "pass", value_enum, required = true)]
+    pub passes: Vec<Pass>,
+}
+
+/// Runs `coopmat lower`; returns the exit status.
+pub fn run(args: Args) -> Result<u8> {
+    let bytes = std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let mut module =
+        coopmat_spirv::Module::from_bytes(&bytes).with_context(|| format!("{}", args.input.display()))?;
+    for pass in &args.passes {
+        match pass {
+            Pass::StripDecodeVector => {
+                let report = coopmat_lower::strip_decode_vector(&mut module)?;
+                eprintln!(
+                    "strip-decode-vector: {} declarations removed, {} loads rewritten",
+                    report.removed, report.rewritten
+                );
+            }
+        }
+    }
+    std::fs::write(&args.output, module.to_bytes(module.endian))
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    Ok(0)
+}
