@@ -44,6 +44,12 @@ pub struct Args {
     /// Do not print NonSemantic.DebugPrintf output.
     #[arg(long)]
     pub no_printf: bool,
+    /// Tensor-load decode calls: scalar | vector | mixed | random[:SEED].
+    #[arg(long, default_value = "scalar")]
+    pub decode_policy: String,
+    /// Run DecodeFunc and DecodeVectorFunc for every V-group; a disagreement is an error.
+    #[arg(long)]
+    pub check_decode: bool,
 }
 
 fn parse_binding(s: &str) -> Result<((u32, u32), &str)> {
@@ -172,6 +178,8 @@ pub fn run(a: Args) -> Result<u8> {
         robust: a.robust,
         instruction_budget: a.budget,
         printf: !a.no_printf,
+        decode_policy: a.decode_policy.parse().map_err(|e: String| anyhow!(e))?,
+        check_decode: a.check_decode,
     };
     let pipe = Pipeline::compile(&module, a.entry.as_deref().unwrap_or(""), &spec, &opts)?;
     let g: Vec<u32> = a

@@ -6,10 +6,11 @@ use std::process::ExitCode;
 mod cmd_amber;
 mod cmd_as;
 mod cmd_dis;
+mod cmd_ggml;
 mod cmd_info;
 mod cmd_lower;
-mod cmd_val;
 mod cmd_run;
+mod cmd_val;
 
 /// coopmat: SPIR-V cooperative-matrix toolkit.
 #[derive(Parser)]
@@ -35,6 +36,8 @@ enum Command {
     Run(cmd_run::Args),
     /// Rewrite a module so that it runs on a driver lacking an extension.
     Lower(cmd_lower::Args),
+    /// Run a llama.cpp matmul_*_cm2 module as ggml-vulkan dispatches it and check it against f64.
+    GgmlMatmul(cmd_ggml::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
         Command::Val(a) => cmd_val::run(a),
         Command::Run(a) => cmd_run::run(a),
         Command::Lower(a) => cmd_lower::run(a),
+        Command::GgmlMatmul(a) => cmd_ggml::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -318,6 +318,14 @@ impl<'p, 'a> Batch<'p, 'a> {
             let n = scalar.len();
             let args = mk_args(&mut scalar.iter().map(|x| x.1), n);
             let r = self.call_sub(dec.func, &args, n, l0)?;
+            if std::env::var_os("C2DBG").is_some() {
+                eprintln!(
+                    "scalar decode n={n} base={base:x} bb={} args0={:x?} r={:x?}",
+                    dec.block_bytes,
+                    &args[0][..4.min(n)],
+                    &r[..4.min(n)]
+                );
+            }
             for (l, &(e, _)) in scalar.iter().enumerate() {
                 self.mat_set(d, i, e, r[l]);
             }
@@ -426,6 +434,14 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
         };
         sub.wg = self.wg;
+        // The decode function sees this workgroup's Workgroup memory (ggml's decode tables
+        // live there): lend those objects to the sub-batch for the call.
+        let wg_objs: Vec<usize> = (0..p.locals.len())
+            .filter(|&i| !p.locals[i].per_lane)
+            .collect();
+        for &i in &wg_objs {
+            std::mem::swap(&mut sub.mem.local[i], &mut self.mem.local[i]);
+        }
         let ret = f.ret.unwrap_or_default();
         let mut out = vec![0u64; ret.ncols as usize * n];
         let mut start = 0;
@@ -456,6 +472,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 out[c * n + start..c * n + start + cnt].copy_from_slice(&sub.cols[src..src + cnt]);
             }
             start += cnt;
+        }
+        for &i in &wg_objs {
+            std::mem::swap(&mut sub.mem.local[i], &mut self.mem.local[i]);
         }
         self.lane_instr += std::mem::take(&mut sub.lane_instr);
         self.instr += std::mem::take(&mut sub.instr);

@@ -1,0 +1,228 @@
+//! `coopmat ggml-matmul`: run one of llama.cpp's `matmul_*_cm2` modules on the CPU engine as
+//! ggml-vulkan dispatches it, and compare with the f64 reference.
+
+use anyhow::{Context, Result, anyhow, bail};
+use coopmat_exec::{DecodePolicy, EngineOptions, Pipeline, Resources, SpecConstants};
+use coopmat_ggml::dispatch::{BindingRole, MatmulParams, cm2_matmul_dispatch};
+use coopmat_ggml::f16::{f16_to_f32, f32_to_f16};
+use coopmat_ggml::{GgmlType, matmul};
+use std::path::PathBuf;
+
+/// Arguments of `coopmat ggml-matmul`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The module: a `.spv` file, or a NAME looked up as `NAME.spv` in the corpus directory
+    /// (`$COOPMAT_CORPUS_DIR`, else `corpus-cache/cyllama-vulkan-0.7.0/spv`).
+    #[arg(long)]
+    shader: String,
+    /// Rows of A (weights) and columns of D.
+    #[arg(long)]
+    m: u32,
+    /// Rows of B (tokens).
+    #[arg(long)]
+    n: u32,
+    /// Shared dimension.
+    #[arg(long)]
+    k: u32,
+    /// A type: `auto` (from the module name) or a ggml type name for `matmul_quant_*`.
+    #[arg(long = "type", default_value = "auto")]
+    ty: String,
+    /// Seed of the generated weights and activations.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// scalar | vector | mixed | random[:SEED].
+    #[arg(long, default_value = "scalar")]
+    decode_policy: String,
+    /// Run DecodeFunc and DecodeVectorFunc for every group and fail on a disagreement.
+    #[arg(long)]
+    check_decode: bool,
+    /// Worker threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Subgroup size.
+    #[arg(long, default_value_t = 32)]
+    subgroup_size: u32,
+}
+
+/// Where `NAME.spv` is looked up.
+pub fn corpus_dir() -> PathBuf {
+    std::env::var_os("COOPMAT_CORPUS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("corpus-cache/cyllama-vulkan-0.7.0/spv"))
+}
+
+/// xorshift64* in [-1, 1).
+fn rng(state: &mut u64) -> f32 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    let x = state.wrapping_mul(0x2545_F491_4F6C_DD1D);
+    ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+}
+
+/// Runs the command.
+pub fn run(a: Args) -> Result<u8> {
+    let path = if a.shader.ends_with(".spv") {
+        PathBuf::from(&a.shader)
+    } else {
+        corpus_dir().join(format!("{}.spv", a.shader))
+    };
+    let name = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .ok_or_else(|| anyhow!("bad shader path {}", path.display()))?
+        .to_string();
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let module = coopmat_spirv::Module::from_bytes(&bytes)
+        .with_context(|| format!("parsing {}", path.display()))?;
+    let policy: DecodePolicy = a.decode_policy.parse().map_err(|e: String| anyhow!(e))?;
+    let mut params = MatmulParams::new(a.m, a.n, a.k);
+    params.subgroup_size = a.subgroup_size;
+    if a.ty != "auto" {
+        params.quant_type = Some(
+            GgmlType::from_shader_name(&a.ty).ok_or_else(|| anyhow!("unknown type {:?}", a.ty))?,
+        );
+    }
+    let d = cm2_matmul_dispatch(&name, &params).map_err(|e| anyhow!("{e}"))?;
+    let (m, n, k) = (a.m as usize, a.n as usize, a.k as usize);
+    let [_, _, _, stride_a, stride_b, stride_d] = [0, 1, 2, 3, 4, 5].map(|i| d.push_words[i]);
+    let padded_n = d.push_words[16] as usize;
+    let mut st = a.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    // A: M rows of stride_a elements, quantized row by row.
+    let ty = d.a_type;
+    let mut a_bytes = Vec::new();
+    let mut a_vals = Vec::with_capacity(m * k);
+    for _ in 0..m {
+        let row: Vec<f32> = (0..stride_a as usize).map(|_| rng(&mut st)).collect();
+        if ty == GgmlType::F16 {
+            for (j, &x) in row.iter().enumerate() {
+                let h = f32_to_f16(x);
+                a_bytes.extend(h.to_le_bytes());
+                if j < k {
+                    a_vals.push(f16_to_f32(h) as f64);
+                }
+            }
+        } else {
+            let q = coopmat_ggml::quantize_row(ty, &row).map_err(|e| anyhow!("{e}"))?;
+            let deq = coopmat_ggml::dequantize_row(ty, &q).map_err(|e| anyhow!("{e}"))?;
+            a_vals.extend(deq[..k].iter().map(|&x| x as f64));
+            a_bytes.extend(q);
+        }
+    }
+    // B: padded_N rows of stride_b f16 values.
+    let mut b_bytes = Vec::new();
+    let mut b_vals = Vec::with_capacity(n * k);
+    for r in 0..padded_n.max(n) {
+        for j in 0..stride_b as usize {
+            let h = f32_to_f16(rng(&mut st));
+            b_bytes.extend(h.to_le_bytes());
+            if r < n && j < k {
+                b_vals.push(f16_to_f32(h) as f64);
+            }
+        }
+    }
+    let mut res = Resources::default();
+    let mut d_key = (0, 0);
+    for b in &d.bindings {
+        let mut buf = match b.role {
+            BindingRole::A => a_bytes.clone(),
+            BindingRole::B => b_bytes.clone(),
+            BindingRole::D => {
+                d_key = (b.set, b.binding);
+                Vec::new()
+            }
+        };
+        if buf.len() < b.min_bytes as usize {
+            buf.resize(b.min_bytes as usize, 0);
+        }
+        res.buffers.insert((b.set, b.binding), buf);
+    }
+    res.push_constants = d.push_constants.clone();
+    let spec: SpecConstants = d.spec.iter().map(|(&k, &v)| (k, v)).collect();
+    let opts = EngineOptions {
+        subgroup_size: a.subgroup_size,
+        threads: a.threads,
+        decode_policy: policy,
+        check_decode: a.check_decode,
+        ..Default::default()
+    };
+    let pipe = Pipeline::compile(&module, "", &spec, &opts).map_err(|e| anyhow!("{e}"))?;
+    let stats = pipe
+        .dispatch(&mut res, d.groups)
+        .map_err(|e| anyhow!("{e}"))?;
+    // Reference: D[n][m] = Σ_k A[m][k]·B[n][k] in f64; scale Σ|A·B| for relative errors.
+    let reference = matmul::mul_mat(&a_vals, &b_vals, m, n, k, Default::default())
+        .map_err(|e| anyhow!("{e}"))?;
+    let out_bytes = &res.buffers[&d_key];
+    let mut out = Vec::with_capacity(n * m);
+    let mut max_rel = 0f64;
+    let mut worst = (0, 0);
+    for ni in 0..n {
+        for mi in 0..m {
+            let o = (ni * stride_d as usize + mi) * 4;
+            let v = f32::from_le_bytes(out_bytes[o..o + 4].try_into().unwrap()) as f64;
+            out.push(v);
+            let scale: f64 = (0..k)
+                .map(|j| (a_vals[mi * k + j] * b_vals[ni * k + j]).abs())
+                .sum::<f64>()
+                .max(f64::MIN_POSITIVE);
+            let rel = (v - reference[ni * m + mi]).abs() / scale;
+            if !(rel <= max_rel) {
+                max_rel = rel;
+                worst = (ni, mi);
+            }
+        }
+    }
+    let nmse = matmul::nmse(&reference, &out);
+    if std::env::var_os("COOPMAT_GGML_DEBUG").is_some() {
+        eprintln!(
+            "out[..4] = {:?}\nref[..4] = {:?}",
+            &out[..4.min(out.len())],
+            &reference[..4.min(out.len())]
+        );
+    }
+    // A decoded to f16 (unit roundoff 2^-11, unless A is f16 already), f32 products of f16
+    // values exact, K f32 additions (K·2^-24), final f32 rounding (2^-24).
+    let u16r = if ty == GgmlType::F16 {
+        0.0
+    } else {
+        2f64.powi(-11)
+    };
+    let tol = u16r + (k as f64 + 1.0) * 2f64.powi(-24);
+    let secs = stats.elapsed.as_secs_f64();
+    let flops = 2.0 * m as f64 * n as f64 * k as f64;
+    println!(
+        "{name}: M={m} N={n} K={k} type={ty:?} variant={:?} aligned={} tile={:?} groups={:?} local={:?} policy={policy:?}{}",
+        d.variant,
+        d.aligned,
+        d.tile,
+        d.groups,
+        d.local_size,
+        if a.check_decode { " check-decode" } else { "" }
+    );
+    println!(
+        "max error relative to sum|a*b|: {max_rel:.3e} at (n={}, m={}) (tolerance {tol:.3e}); NMSE {nmse:.3e}",
+        worst.0, worst.1
+    );
+    let td = stats.decode_time.as_secs_f64();
+    let tm = stats.muladd_time.as_secs_f64();
+    let threads_used = if a.threads == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    } else {
+        a.threads
+    };
+    let busy = secs * threads_used as f64;
+    println!(
+        "time {secs:.3} s, {:.3} GFLOP/s; thread time: decode {:.1}%, MulAdd {:.1}%, rest {:.1}% ({threads_used} threads)",
+        flops / secs / 1e9,
+        100.0 * td / busy,
+        100.0 * tm / busy,
+        100.0 * (busy - td - tm).max(0.0) / busy
+    );
+    if max_rel > tol || !max_rel.is_finite() {
+        bail!("result outside tolerance: {max_rel:.3e} > {tol:.3e}");
+    }
+    Ok(0)
+}
