@@ -182,10 +182,12 @@ fn batch(dir: &Path, out_dir: Option<&Path>, opts: &Options) -> Result<u8> {
     }
     let start = Instant::now();
     let (mut ok, mut failed, mut in_bytes, mut out_bytes) = (0usize, 0usize, 0usize, 0usize);
+    let (mut parse_time, mut dis_time) = (0f64, 0f64);
     let mut text = Vec::new();
     for f in &files {
         let bytes = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
         in_bytes += bytes.len();
+        let t0 = Instant::now();
         let parsed = match binary::parse_bytes(&bytes) {
             Ok(p) => p,
             Err(e) => {
@@ -194,8 +196,13 @@ fn batch(dir: &Path, out_dir: Option<&Path>, opts: &Options) -> Result<u8> {
                 continue;
             }
         };
+        let t1 = Instant::now();
         text.clear();
         dis::disassemble_into(&parsed, opts, &mut text);
+        let t2 = Instant::now();
+        drop(parsed);
+        parse_time += (t1 - t0).as_secs_f64() + t2.elapsed().as_secs_f64();
+        dis_time += (t2 - t1).as_secs_f64();
         out_bytes += text.len();
         if let Some(o) = out_dir {
             let stem = f.file_stem().unwrap_or_default();
@@ -206,7 +213,8 @@ fn batch(dir: &Path, out_dir: Option<&Path>, opts: &Options) -> Result<u8> {
     }
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
-        "disassembled {ok} modules ({failed} failed): {:.1} MB in, {:.1} MB text, {secs:.3} s",
+        "disassembled {ok} modules ({failed} failed): {:.1} MB in, {:.1} MB text, {secs:.3} s \
+         (parse + free {parse_time:.3} s, disassemble {dis_time:.3} s)",
         in_bytes as f64 / 1e6,
         out_bytes as f64 / 1e6
     );

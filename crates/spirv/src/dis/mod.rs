@@ -254,7 +254,8 @@ impl Dis<'_> {
             };
             spaces(out, level as usize * 2);
         }
-        match inst.desc() {
+        let desc = instruction_desc(inst.opcode);
+        match desc {
             Some(desc) => out.extend_from_slice(desc.name.as_bytes()),
             None => {
                 out.extend_from_slice(b"OpUnknown(");
@@ -271,7 +272,7 @@ impl Dis<'_> {
             out.push(b' ');
             self.operand(inst, i, out);
         }
-        if inst.desc().is_none() && self.opts.handle_unknown_opcodes {
+        if desc.is_none() && self.opts.handle_unknown_opcodes {
             out.extend_from_slice(b"  ; note: ID bound may be incorrect after reassembly");
         }
         if self.opts.comment && inst.opcode == op::Decorate {
@@ -469,6 +470,26 @@ impl Dis<'_> {
         }
         self.color(out, RESET);
     }
+}
+
+/// The grammar entry of an opcode, from a table indexed by opcode (built once).
+#[inline]
+fn instruction_desc(opcode: u16) -> Option<&'static grammar::InstructionDesc> {
+    static TABLE: std::sync::OnceLock<Vec<Option<&'static grammar::InstructionDesc>>> =
+        std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let max = grammar::INSTRUCTIONS
+            .iter()
+            .map(|i| i.opcode as usize)
+            .max()
+            .unwrap_or(0);
+        let mut t = vec![None; max + 1];
+        for i in grammar::INSTRUCTIONS {
+            t[i.opcode as usize] = Some(i);
+        }
+        t
+    });
+    table.get(opcode as usize).copied().flatten()
 }
 
 /// The enumerant of `kind` with value `value`: a binary search where the grammar lists the

@@ -259,7 +259,8 @@ mod tests {
         String::from_utf8(o).unwrap()
     }
 
-    /// Independent reference: Rust's own shortest/exact formatting rules for `%g`.
+    /// Expected strings are what spirv-dis printed for these constants and, for the tie
+    /// 1048576.125, what glibc's `printf("%.9g")` prints.
     #[test]
     fn g_matches_c_printf_rules() {
         assert_eq!(g(0.1f32 as f64, 9), "0.100000001");
