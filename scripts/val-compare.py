@@ -80,6 +80,34 @@ def main():
                 ok = not cm_reject and not sv_reject
                 stats["pos-ok"] += ok
                 rows.append((kind, name[:-7], "valid", "both accept" if ok else f"coopmat {'rejects' if cm_reject else 'accepts'}, spirv-val {'rejects' if sv_reject else 'accepts'}", ",".join(rules), sv_msg.replace("|", "\\|"), "yes" if ok else "NO"))
+    # GLSL cases: compiled with glslangValidator, first line `// expect: RULE` or `valid`.
+    glslang = os.path.join(a.peers, "glslangValidator")
+    gdir = os.path.join(ROOT, "tests", "val", "glsl")
+    if os.path.exists(glslang) and os.path.isdir(gdir):
+        for name in sorted(os.listdir(gdir)):
+            if not name.endswith(".comp"):
+                continue
+            path = os.path.join(gdir, name)
+            exp = open(path).readline().split(":", 1)[1].strip()
+            spv = os.path.join(tmp, name + ".spv")
+            r = subprocess.run([glslang, "--target-env", "vulkan1.3", "-V", path, "-o", spv], capture_output=True, text=True)
+            if r.returncode != 0:
+                rows.append(("glsl", name, exp, "glslang-fail", "", r.stdout.strip().splitlines()[-1:], ""))
+                continue
+            sv = subprocess.run([spirv_val, "--target-env", "vulkan1.3", spv], capture_output=True, text=True, errors="replace")
+            cv = subprocess.run([a.coopmat, "val", "--json", spv], capture_output=True, text=True)
+            doc = json.loads(cv.stdout)[0]
+            rules = sorted({d["rule"] for d in doc.get("diagnostics", []) if d["severity"] == "error"})
+            sv_msg = (sv.stdout + sv.stderr).strip().splitlines()
+            sv_msg = (sv_msg[0] if sv_msg else "").replace("|", "\\|")
+            cm_reject, sv_reject = not doc["valid"], sv.returncode != 0
+            if exp == "valid":
+                verdict = "both accept" if not cm_reject and not sv_reject else f"coopmat {'rejects' if cm_reject else 'accepts'}, spirv-val {'rejects' if sv_reject else 'accepts'}"
+                ok = not cm_reject and not sv_reject
+            else:
+                verdict = "both" if cm_reject and sv_reject else "coopmat-only" if cm_reject else "spirv-val-only" if sv_reject else "neither"
+                ok = exp in rules
+            rows.append(("glsl", name, exp, verdict, ",".join(rules), sv_msg, "yes" if ok else "NO"))
     out = []
     out.append(f"negative cases: {stats['neg']}; coopmat names the expected rule: {stats['rule-ok']}; both reject: {stats['both']}; only coopmat rejects: {stats['coopmat-only']}; only spirv-val rejects: {stats['spirv-val-only']}; neither: {stats['neither']}")
     out.append(f"positive cases: {stats['pos']}; both accept: {stats['pos-ok']}")

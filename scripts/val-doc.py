@@ -23,7 +23,7 @@ def main():
     summary = lines[:2]
     rows = []
     for l in lines:
-        if l.startswith("| negative/") or l.startswith("| positive/"):
+        if l.startswith("| negative/") or l.startswith("| positive/") or l.startswith("| glsl/"):
             cells = [c.strip() for c in l.strip("|").split(" | ")]
             rows.append(cells)
     per_rule = collections.defaultdict(lambda: collections.Counter())

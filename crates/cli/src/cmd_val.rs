@@ -63,9 +63,30 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
 
 /// Runs `coopmat val`; returns 0 when every input is valid, 1 otherwise.
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    let mut out = String::new();
+    let code = run_into(args, &mut out)?;
+    // A closed pipe (`coopmat val ... | head`) is not an error.
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(out.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
+    }
+    Ok(code)
+}
+
+fn run_into(args: Args, out: &mut String) -> anyhow::Result<u8> {
+    use std::fmt::Write;
+    // Writing to a String cannot fail.
+    macro_rules! outln {
+        ($($t:tt)*) => {{ let _ = writeln!($($t)*); }};
+    }
+    macro_rules! outp {
+        ($($t:tt)*) => {{ let _ = write!($($t)*); }};
+    }
     if args.list_rules {
         for r in rules::ALL {
-            println!(
+            outln!(
+                out,
                 "{}\t{}\t{}\t{}",
                 r.id,
                 if r.spt {
@@ -152,7 +173,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     all_valid = false;
                     match format {
                         Format::Json => json_out.push(serde_json::json!({"file": label, "valid": false, "parse_error": e.to_string()})),
-                        _ => print!("{}", e.render(&label, &text)),
+                        _ => outp!(out, "{}", e.render(&label, &text)),
                     }
                     continue;
                 }
@@ -166,7 +187,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 all_valid = false;
                 match format {
                     Format::Json => json_out.push(serde_json::json!({"file": label, "valid": false, "parse_error": e.to_string()})),
-                    _ => println!("error: {label}: cannot parse: {e}"),
+                    _ => outln!(out, "error: {label}: cannot parse: {e}"),
                 }
                 continue;
             }
@@ -206,7 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 if !args.quiet {
                     for d in &diags {
                         if let Some(l) = &listing {
-                            print!("{}", print::spirv_val_style(&module, l, d));
+                            outp!(out, "{}", print::spirv_val_style(&module, l, d));
                         }
                     }
                 }
@@ -215,12 +236,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 if !args.quiet {
                     for d in &diags {
                         if let Some(l) = &listing {
-                            println!("{}", print::rich(&module, l, d, &label));
+                            outln!(out, "{}", print::rich(&module, l, d, &label));
                         }
                     }
                 }
                 if errors > 0 || warnings > 0 || args.quiet || files.len() > 1 {
-                    println!(
+                    outln!(
+                        out,
                         "{label}: {} ({errors} error(s), {warnings} warning(s))",
                         if errors == 0 { "valid" } else { "INVALID" }
                     );
@@ -229,7 +251,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
     if format == Format::Json {
-        println!("{}", serde_json::to_string_pretty(&json_out)?);
+        outln!(out, "{}", serde_json::to_string_pretty(&json_out)?);
     }
     Ok(if all_valid { 0 } else { 1 })
 }

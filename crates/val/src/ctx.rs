@@ -488,7 +488,20 @@ impl<'m> Ctx<'m> {
             .get(&id)
             .and_then(|&i| self.m.instructions[i].s(1))
         {
-            Some(n) if !n.is_empty() => format!("%{n}"),
+            // As spirv-dis forms friendly names: characters outside [A-Za-z0-9_] become '_'.
+            Some(n) if !n.is_empty() => {
+                let n: String = n
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '_' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                format!("%{n}")
+            }
             _ => format!("%{id}"),
         }
     }
