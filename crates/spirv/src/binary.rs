@@ -184,7 +184,7 @@ pub struct ParsedBinary {
 
 /// Converts bytes to words, detecting the byte order from the magic number.
 pub fn words_from_bytes(bytes: &[u8]) -> Result<(Vec<u32>, Endian), ParseError> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return err(
             bytes.len() / 4,
             format!("binary size {} is not a multiple of 4 bytes", bytes.len()),
@@ -250,7 +250,7 @@ pub fn encode_string(s: &str, out: &mut Vec<u32>) {
         w[..chunk.len()].copy_from_slice(chunk);
         out.push(u32::from_le_bytes(w));
     }
-    if bytes.len() % 4 == 0 {
+    if bytes.len().is_multiple_of(4) {
         out.push(0);
     }
 }

@@ -209,10 +209,10 @@ impl Module {
                 section_of(inst.opcode)
             };
             self.sections.push(section);
-            if let Some(id) = inst.result_id {
-                if self.defs.insert(id, i).is_some() {
-                    return Err(structure(format!("id %{id} is defined more than once")));
-                }
+            if let Some(id) = inst.result_id
+                && self.defs.insert(id, i).is_some()
+            {
+                return Err(structure(format!("id %{id} is defined more than once")));
             }
             match inst.opcode {
                 op::Name => {
