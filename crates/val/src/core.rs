@@ -91,8 +91,7 @@ fn header(cx: &mut Ctx) {
     for d in &m.diagnostics {
         let idx = m
             .instructions
-            .iter()
-            .position(|i| i.offset == d.offset)
+            .binary_search_by_key(&d.offset, |i| i.offset)
             .unwrap_or(0);
         cx.err(&CORE_HEADER, idx, d.message.clone());
     }
@@ -1416,7 +1415,7 @@ fn entry_points(cx: &mut Ctx) {
                     );
                 }
                 let f = inst.w(0).unwrap_or(0);
-                if !m.entry_points().any(|e| e.w(1) == Some(f)) {
+                if !eps.contains(&f) {
                     cx.err(
                         &CORE_ENTRY_POINT,
                         i,

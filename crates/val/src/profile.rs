@@ -587,6 +587,16 @@ fn stages_and_sizes(cx: &mut Ctx, p: &Profile, workgroup: Option<usize>) {
             }
         }
     }
+    // Local sizes by entry-point function, in one pass.
+    let mut local_sizes: crate::ctx::FxMap<u32, [Option<u64>; 3]> = Default::default();
+    for e in &m.instructions {
+        let Some(f) = e.w(0) else { continue };
+        if e.opcode == op::ExecutionMode && e.w(1) == Some(execution_mode::LocalSize) {
+            local_sizes.insert(f, [2, 3, 4].map(|k| e.w(k).map(u64::from)));
+        } else if e.opcode == op::ExecutionModeId && e.w(1) == Some(execution_mode::LocalSizeId) {
+            local_sizes.insert(f, [2, 3, 4].map(|k| e.w(k).and_then(|x| cx.const_value(x))));
+        }
+    }
     for (i, inst) in m.instructions.iter().enumerate() {
         if inst.opcode != op::EntryPoint {
             continue;
@@ -599,19 +609,7 @@ fn stages_and_sizes(cx: &mut Ctx, p: &Profile, workgroup: Option<usize>) {
         if model != execution_model::GLCompute {
             continue;
         }
-        let f = inst.w(1);
-        let mut size: Option<[Option<u64>; 3]> = None;
-        for e in &m.instructions {
-            if e.w(0) != f {
-                continue;
-            }
-            if e.opcode == op::ExecutionMode && e.w(1) == Some(execution_mode::LocalSize) {
-                size = Some([2, 3, 4].map(|k| e.w(k).map(u64::from)));
-            } else if e.opcode == op::ExecutionModeId && e.w(1) == Some(execution_mode::LocalSizeId)
-            {
-                size = Some([2, 3, 4].map(|k| e.w(k).and_then(|x| cx.const_value(x))));
-            }
-        }
+        let size = inst.w(1).and_then(|f| local_sizes.get(&f).copied());
         let Some([Some(x), Some(y), Some(z)]) = wgs_builtin.or(size) else {
             continue;
         };
