@@ -704,9 +704,11 @@ fn spec_bits(sc: Scalar, v: Value) -> u64 {
 }
 
 /// One value check. Expected values are first rounded to the buffer's type (so `EQ 4.7` on a `float` buffer means
-/// the float nearest 4.7, as in Amber); with a tolerance the difference is measured in doubles, absolute or as a
-/// percentage of the expected value.
+/// the float nearest 4.7, as in Amber, tolerance or not); with a tolerance the difference is measured in doubles,
+/// absolute or as a percentage of the expected value. Float `EQ`/`NE` without a tolerance allow a relative
+/// difference of 1e-8, as Amber's verifier does (its `kEpsilon` 0.000001 read as a percentage).
 pub fn compare(sc: Scalar, got: Value, want: Value, cmp: Cmp, tol: Option<Tolerance>) -> bool {
+    let want = sc.round(want);
     if let Some(t) = tol {
         let (g, w) = (got.as_f64(), want.as_f64());
         if g.is_nan() || w.is_nan() {
@@ -722,12 +724,12 @@ pub fn compare(sc: Scalar, got: Value, want: Value, cmp: Cmp, tol: Option<Tolera
         };
         return (g - w).abs() <= limit;
     }
-    let want = sc.round(want);
     if sc.is_float() {
         let (g, w) = (got.as_f64(), want.as_f64());
+        let eq = g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= 1e-8 * w.abs();
         match cmp {
-            Cmp::Eq => g == w || (g.is_nan() && w.is_nan()),
-            Cmp::Ne => !(g == w || (g.is_nan() && w.is_nan())),
+            Cmp::Eq => eq,
+            Cmp::Ne => !eq,
             Cmp::Lt => g < w,
             Cmp::Le => g <= w,
             Cmp::Gt => g > w,
