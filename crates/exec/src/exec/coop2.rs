@@ -187,6 +187,10 @@ impl<'p, 'a> Batch<'p, 'a> {
         let cm = s.cm;
         let cb = cm.num.bytes() as u64;
         let bits = cm.num.bits();
+        let n_el = cm.elems();
+        let f16_arena = cm.num == Num::F16;
+        let f32_arena = cm.num == Num::F32;
+        let lut = floats::f16_lut();
         for (i, l0) in self.instances(d, mask) {
             let lf = |e: ExecError| Fault {
                 what: e.what,
@@ -211,6 +215,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                 }
             }
             let base = self.cols[ptr as usize * self.lanes + l0];
+            let fast = match self.mem.resolve(base, l0, 0, false) {
+                Ok((sh, idx, b0)) => self.mem.bytes_from(base).map(|a| (sh, idx, b0, a)),
+                Err(_) => None,
+            };
             let mut mem_elems: Vec<(usize, TensorElement)> = Vec::new();
             for (e, src) in srcs.iter().enumerate() {
                 match src {
@@ -218,6 +226,26 @@ impl<'p, 'a> Batch<'p, 'a> {
                         if decode.is_some() {
                             mem_elems.push((e, *te));
                         } else {
+                            // Fast path: inside the pointer's object, no re-resolving.
+                            if let Some((sh, idx, b0, avail)) = fast {
+                                let off = te.index.wrapping_mul(cb);
+                                if te.index < avail / cb.max(1) && off + cb <= avail {
+                                    let x = memory::read_bytes(
+                                        self.mem.words(sh, idx),
+                                        b0 + off as usize,
+                                        cb as u32,
+                                    );
+                                    let k = s.off + i * n_el + e;
+                                    if f16_arena {
+                                        self.mf[k] = lut[x as usize];
+                                    } else if f32_arena {
+                                        self.mf[k] = f32::from_bits(x as u32);
+                                    } else {
+                                        self.mat_set(d, i, e, x);
+                                    }
+                                    continue;
+                                }
+                            }
                             let a = base.wrapping_add(te.index.wrapping_mul(cb));
                             let x = match self.mem.read(a, l0, cb as u32) {
                                 Ok(x) => x,
@@ -318,14 +346,6 @@ impl<'p, 'a> Batch<'p, 'a> {
             let n = scalar.len();
             let args = mk_args(&mut scalar.iter().map(|x| x.1), n);
             let r = self.call_sub(dec.func, &args, n, l0)?;
-            if std::env::var_os("C2DBG").is_some() {
-                eprintln!(
-                    "scalar decode n={n} base={base:x} bb={} args0={:x?} r={:x?}",
-                    dec.block_bytes,
-                    &args[0][..4.min(n)],
-                    &r[..4.min(n)]
-                );
-            }
             for (l, &(e, _)) in scalar.iter().enumerate() {
                 self.mat_set(d, i, e, r[l]);
             }
@@ -507,11 +527,28 @@ impl<'p, 'a> Batch<'p, 'a> {
             let srcs = coopmat_tensor::store_sources(&lay, vw.as_ref(), cm.rows, cm.cols)
                 .map_err(tfault)?;
             let base = self.cols[ptr as usize * self.lanes + l0];
+            let fast = match self.mem.resolve(base, l0, 0, true) {
+                Ok((sh, idx, b0)) => self.mem.bytes_from(base).map(|a| (sh, idx, b0, a)),
+                Err(_) => None,
+            };
             for (e, src) in srcs.iter().enumerate() {
                 match src {
                     ElementSource::Memory(te) => {
-                        let a = base.wrapping_add(te.index.wrapping_mul(cb));
                         let x = self.mat_get(m, i, e);
+                        if let Some((sh, idx, b0, avail)) = fast {
+                            let off = te.index.wrapping_mul(cb);
+                            if te.index < avail / cb.max(1) && off + cb <= avail {
+                                memory::write_bytes(
+                                    self.mem.words(sh, idx),
+                                    b0 + off as usize,
+                                    cb as u32,
+                                    x,
+                                    sh,
+                                );
+                                continue;
+                            }
+                        }
+                        let a = base.wrapping_add(te.index.wrapping_mul(cb));
                         if let Err(err) = self.mem.write(a, l0, cb as u32, x)
                             && !self.p.options.robust
                         {
