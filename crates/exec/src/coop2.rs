@@ -145,6 +145,23 @@ pub(crate) enum C2 {
         /// Op index for the random policy's salt.
         salt: u32,
     },
+    /// OpCooperativeMatrixReduceNV/EXT with its CombineFunc.
+    Reduce {
+        d: u32,
+        m: u32,
+        mode: coopmat_tensor::ops::ReduceMode,
+        func: u32,
+    },
+    /// OpCooperativeMatrixPerElementOpNV/EXT: Func(row, col, element, extras...).
+    /// Extras: (value, true when a matrix of the same shape contributing its element).
+    PerElement {
+        d: u32,
+        m: u32,
+        func: u32,
+        extras: Box<[(crate::ops::Val, bool)]>,
+    },
+    /// OpCooperativeMatrixTransposeNV.
+    Transpose { d: u32, m: u32 },
     /// OpCooperativeMatrixStoreTensorNV.
     Store {
         ptr: u32,

@@ -21,6 +21,9 @@ pub(super) fn handles(opcode: u16) -> bool {
             | op::TensorViewSetClipNV
             | op::CooperativeMatrixLoadTensorNV
             | op::CooperativeMatrixStoreTensorNV
+            | op::CooperativeMatrixReduceNV
+            | op::CooperativeMatrixPerElementOpNV
+            | op::CooperativeMatrixTransposeNV
     )
 }
 
@@ -222,6 +225,45 @@ impl Cx<'_> {
                     }
                 }
             }
+            op::CooperativeMatrixReduceNV => {
+                let src = self.val(arg(0)?)?;
+                let mode = coopmat_tensor::ops::ReduceMode::from_mask(arg(1)?)
+                    .map_err(|e| ExecError::new(e.to_string()))?;
+                let (sm, dm) = (self.mats[src.mat as usize], self.mats[d.mat as usize]);
+                coopmat_tensor::ops::reduce_sources(mode, sm.rows, sm.cols, dm.rows, dm.cols)
+                    .map_err(|e| ExecError::new(e.to_string()))?;
+                C2::Reduce {
+                    d: d.mat,
+                    m: src.mat,
+                    mode,
+                    func: arg(2)?,
+                }
+            }
+            op::CooperativeMatrixPerElementOpNV => {
+                let src = self.val(arg(0)?)?;
+                let mut extras = Vec::new();
+                for &x in &a[2..] {
+                    let v = self.val(x)?;
+                    let is_mat = self.t.coopmat(self.ty_of(x)?).is_some();
+                    if is_mat && v.nmats != 1 {
+                        return bad("PerElementOp: matrix operand is not a single matrix");
+                    }
+                    if !is_mat && v.nmats != 0 {
+                        return bad("PerElementOp: operands containing matrices are not supported");
+                    }
+                    extras.push((v, is_mat));
+                }
+                C2::PerElement {
+                    d: d.mat,
+                    m: src.mat,
+                    func: arg(1)?,
+                    extras: extras.into(),
+                }
+            }
+            op::CooperativeMatrixTransposeNV => C2::Transpose {
+                d: d.mat,
+                m: self.val(arg(0)?)?.mat,
+            },
             _ => return bad("not a tensor-addressing instruction"),
         };
         out.push(Op::Coop2(Box::new(c2)));

@@ -110,6 +110,23 @@ impl<'p, 'a> Batch<'p, 'a> {
                 layout,
                 view,
             } => self.store_tensor(*ptr, *m, *layout, *view, mask)?,
+            C2::Reduce { d, m, mode, func } => self.reduce(*d, *m, *mode, *func, mask)?,
+            C2::PerElement { d, m, func, extras } => {
+                self.per_element(*d, *m, *func, extras, mask)?
+            }
+            C2::Transpose { d, m } => {
+                let (sd, sm) = (self.p.mats[*d as usize].cm, self.p.mats[*m as usize].cm);
+                for (i, _) in self.instances(*d, mask) {
+                    let v: Vec<u64> = (0..sm.elems()).map(|e| self.mat_get(*m, i, e)).collect();
+                    let t = coopmat_tensor::ops::transpose(&v, sm.rows, sm.cols).map_err(tfault)?;
+                    if t.len() != sd.elems() {
+                        return fault("OpCooperativeMatrixTransposeNV: result shape mismatch");
+                    }
+                    for (e, x) in t.into_iter().enumerate() {
+                        self.mat_set(*d, i, e, x);
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -412,12 +429,12 @@ impl<'p, 'a> Batch<'p, 'a> {
         let t0 = Instant::now();
         let p = self.p;
         let Some(fi) = p.funcs.iter().position(|f| f.id == fid) else {
-            return fault(format!("decode function %{fid} was not compiled"));
+            return fault(format!("function %{fid} (called by the engine) was not compiled"));
         };
         let f = &p.funcs[fi];
         if f.params.len() != args.len() {
             return fault(format!(
-                "decode function {} takes {} parameters, the spec passes {}",
+                "function {} takes {} parameters, the engine passes {}",
                 f.name,
                 f.params.len(),
                 args.len()
@@ -426,7 +443,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         for (v, a) in f.params.iter().zip(args) {
             if v.ncols as usize * n != a.len() || v.nmats != 0 {
                 return fault(format!(
-                    "decode function {}: a parameter has {} components, expected {}",
+                    "function {}: a parameter has {} components, expected {}",
                     f.name,
                     v.ncols,
                     a.len() / n.max(1)
@@ -482,7 +499,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             sub.exited = [0; MW];
             if let Err(e) = sub.call(fi, m) {
                 res = Err(Fault {
-                    what: format!("in decode function {}: {e}", f.name),
+                    what: format!("in function {} (called by the engine): {e}", f.name),
                     lane: Some(l0),
                 });
                 break;
@@ -501,6 +518,100 @@ impl<'p, 'a> Batch<'p, 'a> {
         self.sub = Some(sub);
         self.t_decode += t0.elapsed();
         res.map(|_| out)
+    }
+
+    /// Reduce: the result's source lists come from `coopmat_tensor::ops::reduce_sources`;
+    /// each distinct list is folded left to right (the order `coopmat_tensor::ops::reduce`
+    /// documents), all lists of a tile in lockstep, so each fold step is one batched
+    /// CombineFunc call.
+    fn reduce(
+        &mut self,
+        d: u32,
+        m: u32,
+        mode: coopmat_tensor::ops::ReduceMode,
+        func: u32,
+        mask: &Mask,
+    ) -> Result<(), Fault> {
+        let (sd, sm) = (self.p.mats[d as usize].cm, self.p.mats[m as usize].cm);
+        let sources =
+            coopmat_tensor::ops::reduce_sources(mode, sm.rows, sm.cols, sd.rows, sd.cols)
+                .map_err(tfault)?;
+        let mut uniq: Vec<&Vec<(u32, u32)>> = Vec::new();
+        let mut which = Vec::with_capacity(sources.len());
+        let mut index: std::collections::HashMap<&Vec<(u32, u32)>, usize> = Default::default();
+        for s in &sources {
+            let k = *index.entry(s).or_insert_with(|| {
+                uniq.push(s);
+                uniq.len() - 1
+            });
+            which.push(k);
+        }
+        let len = uniq[0].len();
+        let g = uniq.len();
+        for (i, l0) in self.instances(d, mask) {
+            let el = |b: &Self, (r, c): (u32, u32)| b.mat_get(m, i, (r * sm.cols + c) as usize);
+            let mut acc: Vec<u64> = uniq.iter().map(|s| el(self, s[0])).collect();
+            for t in 1..len {
+                let rhs: Vec<u64> = uniq.iter().map(|s| el(self, s[t])).collect();
+                acc = self.call_sub(func, &[acc, rhs], g, l0)?;
+            }
+            for (e, &k) in which.iter().enumerate() {
+                self.mat_set(d, i, e, acc[k]);
+            }
+        }
+        Ok(())
+    }
+
+    /// PerElementOp: one batched call of Func over all elements of a tile (row-major lanes),
+    /// the elements in the order of `coopmat_tensor::ops::per_element`.
+    fn per_element(
+        &mut self,
+        d: u32,
+        m: u32,
+        func: u32,
+        extras: &[(Val, bool)],
+        mask: &Mask,
+    ) -> Result<(), Fault> {
+        let sm = self.p.mats[m as usize].cm;
+        let n = sm.elems();
+        for (i, l0) in self.instances(d, mask) {
+            let v: Vec<u64> = (0..n).map(|e| self.mat_get(m, i, e)).collect();
+            let mut rows = vec![0u64; n];
+            let mut cols = vec![0u64; n];
+            let mut elems = vec![0u64; n];
+            coopmat_tensor::ops::per_element::<u64, coopmat_tensor::TensorError>(
+                &v,
+                sm.rows,
+                sm.cols,
+                |r, c, x| {
+                    let e = (r * sm.cols + c) as usize;
+                    rows[e] = r as u64;
+                    cols[e] = c as u64;
+                    elems[e] = x;
+                    Ok(x)
+                },
+            )
+            .map_err(tfault)?;
+            let mut args = vec![rows, cols, elems];
+            for &(x, is_mat) in extras {
+                if is_mat {
+                    args.push((0..n).map(|e| self.mat_get(x.mat, i, e)).collect());
+                } else {
+                    // A non-matrix operand: the instance's first active lane's value.
+                    let mut a = vec![0u64; x.ncols as usize * n];
+                    for c in 0..x.ncols as usize {
+                        let val = self.cols[(x.col as usize + c) * self.lanes + l0];
+                        a[c * n..(c + 1) * n].fill(val);
+                    }
+                    args.push(a);
+                }
+            }
+            let r = self.call_sub(func, &args, n, l0)?;
+            for (e, &x) in r.iter().enumerate().take(n) {
+                self.mat_set(d, i, e, x);
+            }
+        }
+        Ok(())
     }
 
     fn store_tensor(
