@@ -10,6 +10,8 @@
 //! Every [`Diagnostic`] names a stable rule id (see [`rules::ALL`]), the spec reference that
 //! decides, the offending instruction and related instructions.
 
+#![warn(missing_docs)]
+
 mod coop;
 mod core;
 mod ctx;
