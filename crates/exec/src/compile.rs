@@ -11,6 +11,7 @@ use coopmat_spirv::grammar::{self, built_in, decoration, execution_mode, op, sto
 use std::collections::{HashMap, HashSet};
 
 mod coop2;
+mod ext;
 
 /// Slot-sharing classes (see the value pre-pass in `compile`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -78,6 +79,9 @@ pub(crate) struct Program {
 /// A compiled, immutable pipeline: one entry point of one module with its specialization.
 pub struct Pipeline {
     pub(crate) p: Program,
+    /// Word vectors of earlier dispatches, reused for the buffers of the next ones: a fresh
+    /// allocation per dispatch costs a page fault per 4 KiB (0.15–0.3 s for 64 MiB).
+    pub(crate) scratch: std::sync::Mutex<Vec<Vec<std::sync::atomic::AtomicU32>>>,
 }
 
 impl Pipeline {
@@ -112,7 +116,10 @@ impl Pipeline {
                     .sum::<usize>()
             );
         }
-        Ok(Pipeline { p })
+        Ok(Pipeline {
+            p,
+            scratch: Default::default(),
+        })
     }
 
     /// The workgroup size.
@@ -154,6 +161,11 @@ struct Cx<'m> {
     func_index: HashMap<u32, u32>,
     /// Constant columns that belong to no id (lengths, literals of expansions).
     const_len: Vec<(u32, u64)>,
+    /// Matrix layouts that pointers carry from the struct member they were reached through.
+    ptr_lay: HashMap<u32, ext::PtrLay>,
+    /// The local object all Block-decorated Workgroup variables share (they alias from
+    /// offset 0, SPV_KHR_workgroup_memory_explicit_layout).
+    wg_block: Option<u32>,
 }
 
 fn bad<T>(what: impl Into<String>) -> Result<T, ExecError> {
@@ -188,6 +200,8 @@ impl<'m> Cx<'m> {
             strings: HashMap::new(),
             func_index: HashMap::new(),
             const_len: Vec::new(),
+            ptr_lay: HashMap::new(),
+            wg_block: None,
         })
     }
 
@@ -811,11 +825,25 @@ impl<'m> Cx<'m> {
                 } else {
                     self.t.size_align(pointee)?.0 as u64
                 };
+                if sc == storage_class::Workgroup
+                    && self.m.has_decoration(pointee, decoration::Block)
+                    && let Some(li) = self.wg_block
+                {
+                    let l = &mut self.locals[li as usize];
+                    l.bytes = l.bytes.max(bytes);
+                    self.var_cols.push((col, VarAddr::Local(li)));
+                    return Ok(());
+                }
                 let li = self.locals.len() as u32;
                 self.locals.push(LocalDef {
                     bytes,
                     per_lane: sc != storage_class::Workgroup,
                 });
+                if sc == storage_class::Workgroup
+                    && self.m.has_decoration(pointee, decoration::Block)
+                {
+                    self.wg_block = Some(li);
+                }
                 if sc == storage_class::Input {
                     self.input_builtins(id, pointee, li)?;
                 }
@@ -1385,7 +1413,7 @@ impl<'m> Cx<'m> {
             }),
             op::Load => {
                 let mut leaves = Vec::new();
-                self.t.mem_leaves(rt, &mut leaves)?;
+                self.leaves_through(arg(0)?, rt, &mut leaves)?;
                 out.push(Op::Load {
                     d,
                     ptr: self.col(arg(0)?)?,
@@ -1396,7 +1424,7 @@ impl<'m> Cx<'m> {
                 let v = self.val(arg(1)?)?;
                 let ty = self.ty_of(arg(1)?)?;
                 let mut leaves = Vec::new();
-                self.t.mem_leaves(ty, &mut leaves)?;
+                self.leaves_through(arg(0)?, ty, &mut leaves)?;
                 out.push(Op::Store {
                     ptr: self.col(arg(0)?)?,
                     v,
@@ -1431,6 +1459,7 @@ impl<'m> Cx<'m> {
                 let mut steps: Vec<Step> = Vec::new();
                 let mut cur = pointee;
                 let mut idx = &a[1..];
+                let mut lay = self.ptr_lay.get(&base).copied();
                 let push_step = |cx: &Self,
                                  steps: &mut Vec<Step>,
                                  id: u32,
@@ -1467,6 +1496,10 @@ impl<'m> Cx<'m> {
                             let k = self.const_u64(i)? as u32;
                             let (off, mt) = self.t.mem_member(cur, k)?;
                             steps.push(Step::Const(off as i64));
+                            lay = self
+                                .t
+                                .member_matrix_layout(cur, k)
+                                .map(|(stride, row_major)| ext::PtrLay::Mat { stride, row_major });
                             cur = mt;
                         }
                         Ty::Array { elem, .. } | Ty::RuntimeArray { elem } => {
@@ -1475,13 +1508,36 @@ impl<'m> Cx<'m> {
                             cur = elem;
                         }
                         Ty::Vector { elem, .. } => {
-                            let s = self.t.size_align(elem)?.0 as i64;
+                            let s = match lay.take() {
+                                Some(ext::PtrLay::Col { elem_stride }) => elem_stride as i64,
+                                _ => self.t.size_align(elem)?.0 as i64,
+                            };
                             push_step(self, &mut steps, i, s)?;
                             cur = elem;
                         }
                         Ty::Matrix { col, .. } => {
                             let (s, al) = self.t.size_align(col)?;
-                            push_step(self, &mut steps, i, s.next_multiple_of(al) as i64)?;
+                            // A column of a member with MatrixStride: column-major columns
+                            // are `stride` apart; row-major ones are one component apart,
+                            // their components `stride` apart.
+                            let (s, next) = match lay.take() {
+                                Some(ext::PtrLay::Mat {
+                                    stride,
+                                    row_major: false,
+                                }) => (stride as i64, None),
+                                Some(ext::PtrLay::Mat {
+                                    stride,
+                                    row_major: true,
+                                }) => (
+                                    self.t.comps(col)?.0.bytes() as i64,
+                                    Some(ext::PtrLay::Col {
+                                        elem_stride: stride,
+                                    }),
+                                ),
+                                _ => (s.next_multiple_of(al) as i64, None),
+                            };
+                            push_step(self, &mut steps, i, s)?;
+                            lay = next;
                             cur = col;
                         }
                         Ty::CoopMat(cm) => {
@@ -1498,6 +1554,9 @@ impl<'m> Cx<'m> {
                         (Some(Step::Const(x)), Step::Const(y)) => *x += y,
                         (_, s) => merged.push(s),
                     }
+                }
+                if let Some(l) = lay {
+                    self.ptr_lay.insert(rid, l);
                 }
                 out.push(Op::AccessChain {
                     d: d.col,
@@ -1935,6 +1994,19 @@ impl<'m> Cx<'m> {
                 });
             }
             op::ExtInst => self.ext_inst(rt, d, a, out)?,
+            op::ArrayLength => {
+                let pty = self.ty_of(arg(0)?)?;
+                let Ty::Pointer { pointee, .. } = self.t.get(pty)?.clone() else {
+                    return bad("OpArrayLength of a non-pointer");
+                };
+                let (off, mt) = self.t.mem_member(pointee, arg(1)?)?;
+                out.push(Op::ArrayLength {
+                    d: d.col,
+                    ptr: self.col(arg(0)?)?,
+                    off,
+                    stride: self.t.stride(mt)?,
+                });
+            }
             op::FunctionCall => {
                 let callee = arg(0)?;
                 let fi = *self
@@ -2367,6 +2439,9 @@ impl<'m> Cx<'m> {
                 .copied()
                 .ok_or_else(|| ExecError::new("missing operand"))
         };
+        if self.ext_more(inst, rt, d, args, out)? {
+            return Ok(());
+        }
         let (num, n) = match args.first() {
             Some(&x) => self.t.comps(self.ty_of(x)?)?,
             None => return bad("GLSL.std.450 instruction without operands"),

@@ -118,11 +118,54 @@ pub(crate) fn un1(op: UnOp, num: Num, x: u64) -> u64 {
             UnOp::Log2 => v.log2(),
             UnOp::Sqrt => v.sqrt(),
             UnOp::InverseSqrt => 1.0 / v.sqrt(),
+            UnOp::FrexpMant => frexp(v).0,
+            UnOp::FrexpExp => return frexp(v).1 as u32 as u64,
+            UnOp::ModfFract => {
+                if v.is_infinite() {
+                    0f64.copysign(v)
+                } else {
+                    (v - v.trunc()).copysign(v)
+                }
+            }
             _ => return un_int(op, bits, x),
         };
         return floats::from_f64(num, r);
     }
     un_int(op, bits, x)
+}
+
+/// GLSL.std.450 Frexp: `v = m · 2^e` with `0.5 <= |m| < 1`; zero, infinities and NaN give
+/// `(v, 0)`.
+fn frexp(v: f64) -> (f64, i32) {
+    if v == 0.0 || !v.is_finite() {
+        return (v, 0);
+    }
+    // Subnormal f64: scale into the normal range first.
+    let (v, adj) = if v.abs() < f64::MIN_POSITIVE {
+        (v * 2f64.powi(64), -64)
+    } else {
+        (v, 0)
+    };
+    let b = v.to_bits();
+    let e = ((b >> 52) & 0x7ff) as i32 - 1022;
+    let m = f64::from_bits((b & !(0x7ffu64 << 52)) | (1022u64 << 52));
+    (m, e + adj)
+}
+
+/// `a · 2^e` without overflowing the intermediate power of two (exponents beyond ±2200
+/// saturate: any finite f64 is then scaled to zero or infinity).
+fn ldexp(a: f64, e: i64) -> f64 {
+    let mut e = e.clamp(-2200, 2200) as i32;
+    let mut r = a;
+    while e > 1000 {
+        r *= 2f64.powi(1000);
+        e -= 1000;
+    }
+    while e < -1000 {
+        r *= 2f64.powi(-1000);
+        e += 1000;
+    }
+    r * 2f64.powi(e)
 }
 
 fn un_int(op: UnOp, bits: u32, x: u64) -> u64 {
@@ -247,7 +290,7 @@ pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
                         1.0
                     }
                 }
-                _ => a * 2f64.powi(b as i32),
+                _ => ldexp(a, b as i64),
             };
             floats::from_f64(num, r)
         }
@@ -1387,6 +1430,18 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 }
             }
+            Op::ArrayLength {
+                d,
+                ptr,
+                off,
+                stride,
+            } => {
+                let (dc, pc) = (col(*d), col(*ptr));
+                each_lane!(mask, lanes, dense, |l| {
+                    let rest = self.mem.bytes_from(self.cols[pc + l]).unwrap_or(0);
+                    self.cols[dc + l] = rest.saturating_sub(*off as u64) / (*stride).max(1) as u64;
+                });
+            }
             Op::Atomic {
                 op,
                 num,
@@ -1843,6 +1898,38 @@ fn shared<'a>(
 }
 
 impl Pipeline {
+    /// Word copies of the bound buffers, in reused allocations where earlier dispatches left
+    /// some (see [`Pipeline::give_words`]).
+    fn take_words(&self, resources: &Resources) -> Vec<Vec<AtomicU32>> {
+        let mut pool = std::mem::take(&mut *self.scratch.lock().unwrap_or_else(|e| e.into_inner()));
+        resources
+            .buffers
+            .values()
+            .map(|data| {
+                // The smallest kept vector that holds the buffer without growing, else any.
+                let need = data.len().div_ceil(4);
+                let pick = pool
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, v)| v.capacity() >= need)
+                    .min_by_key(|(_, v)| v.capacity())
+                    .map(|(i, _)| i);
+                let mut v = match pick {
+                    Some(i) => pool.swap_remove(i),
+                    None => pool.pop().unwrap_or_default(),
+                };
+                memory::fill_from_bytes(&mut v, data);
+                v
+            })
+            .collect()
+    }
+
+    /// Keeps the word vectors of a finished dispatch for the next one (at most 16 of them).
+    fn give_words(&self, mut bufs: Vec<Vec<AtomicU32>>) {
+        bufs.truncate(16);
+        *self.scratch.lock().unwrap_or_else(|e| e.into_inner()) = bufs;
+    }
+
     /// Calls a function of the module with one lane per element — the path the engine uses
     /// for functions it invokes itself (decode and per-element functions of
     /// cooperative_matrix2): `lanes` invocations run as batches of up to 1024 lanes in
@@ -1957,11 +2044,7 @@ impl Pipeline {
                 p.push_size
             ));
         }
-        let bufs: Vec<Vec<AtomicU32>> = resources
-            .buffers
-            .values()
-            .map(|v| memory::from_bytes(v))
-            .collect();
+        let bufs = self.take_words(resources);
         let push = memory::from_bytes(&resources.push_constants);
         let sh = shared(p, resources, &bufs, &push, groups);
         let total = groups.iter().map(|&g| g as u64).product::<u64>();
@@ -2039,6 +2122,7 @@ impl Pipeline {
         for ((_, v), w) in resources.buffers.iter_mut().zip(&bufs) {
             memory::to_bytes(w, v);
         }
+        self.give_words(bufs);
         stats.workgroups = total;
         stats.invocations = total * p.lanes as u64;
         stats.elapsed = start.elapsed();

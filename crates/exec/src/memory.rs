@@ -153,6 +153,14 @@ impl<'a> Mem<'a> {
         Some((c.shared, c.idx, (c.per_lane * lane as u64 + off) as usize))
     }
 
+    /// Bytes of the object from `addr` to its end (per lane for per-lane objects), or None for
+    /// an invalid pointer.
+    pub fn bytes_from(&self, addr: u64) -> Option<u64> {
+        let oi = (addr >> OBJ_SHIFT) as usize;
+        let o = self.objs.get(oi).filter(|_| oi != 0)?;
+        Some(o.size.saturating_sub(addr & OFF_MASK))
+    }
+
     /// The words of a resolved object.
     #[inline(always)]
     pub fn words(&self, shared: bool, idx: u32) -> &[AtomicU32] {
@@ -271,10 +279,42 @@ pub fn from_bytes(data: &[u8]) -> Vec<AtomicU32> {
     v
 }
 
+/// Fills `v` (reusing its allocation) with a copy of `data`, the last word zero-padded.
+pub fn fill_from_bytes(v: &mut Vec<AtomicU32>, data: &[u8]) {
+    let n = data.len().div_ceil(4);
+    v.truncate(n);
+    let keep = v.len();
+    let whole = data.chunks_exact(4);
+    let rest = whole.remainder();
+    for (x, c) in v.iter().zip(whole.clone()) {
+        x.store(u32::from_le_bytes([c[0], c[1], c[2], c[3]]), Relaxed);
+    }
+    v.extend(
+        whole
+            .skip(keep)
+            .map(|c| AtomicU32::new(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
+    );
+    if !rest.is_empty() {
+        let mut b = [0u8; 4];
+        b[..rest.len()].copy_from_slice(rest);
+        let w = u32::from_le_bytes(b);
+        if v.len() == n {
+            v[n - 1].store(w, Relaxed);
+        } else {
+            v.push(AtomicU32::new(w));
+        }
+    }
+}
+
 /// Copies words back into bytes.
 pub fn to_bytes(w: &[AtomicU32], out: &mut [u8]) {
-    for (c, x) in out.chunks_mut(4).zip(w) {
+    let whole = out.len() / 4;
+    let (head, tail) = out.split_at_mut(whole * 4);
+    for (c, x) in head.chunks_exact_mut(4).zip(w) {
+        c.copy_from_slice(&x.load(Relaxed).to_le_bytes());
+    }
+    if let Some(x) = w.get(whole) {
         let b = x.load(Relaxed).to_le_bytes();
-        c.copy_from_slice(&b[..c.len()]);
+        tail.copy_from_slice(&b[..tail.len()]);
     }
 }

@@ -61,6 +61,12 @@ pub enum UnOp {
     FindILsb,
     FindSMsb,
     FindUMsb,
+    /// Frexp's significand (in [0.5, 1) in magnitude; zero, inf and NaN unchanged).
+    FrexpMant,
+    /// Frexp's exponent, as 32-bit integer bits.
+    FrexpExp,
+    /// Modf's fractional part (sign of the operand; ±0 for infinities).
+    ModfFract,
 }
 
 /// Binary per-component operations.
@@ -367,6 +373,13 @@ pub enum Op {
         d: u32,
         base: u32,
         steps: Box<[Step]>,
+    },
+    /// OpArrayLength: `(bytes of the object from the pointer on − off) / stride`.
+    ArrayLength {
+        d: u32,
+        ptr: u32,
+        off: u32,
+        stride: u32,
     },
     /// Truncate a pointer/integer column to `bits` (OpConvertPtrToU).
     Trunc {

@@ -394,6 +394,30 @@ impl Types {
         self.leaves_at(id, 0, 0, 0, None, out)
     }
 
+    /// `MatrixStride` and `RowMajor` of member `k` of struct `id`, when it has a MatrixStride.
+    pub fn member_matrix_layout(&self, id: u32, k: u32) -> Option<(u32, bool)> {
+        let md = self.members.get(&(id, k))?;
+        Some((md.matrix_stride?, md.row_major))
+    }
+
+    /// Like [`Types::mem_leaves`] for a matrix (or array of matrices) that a pointer reached
+    /// through a struct member with this `MatrixStride` / `RowMajor` (the layout travels with
+    /// the access chain, SPIR-V 2.18.2).
+    pub fn mem_leaves_matrix(
+        &self,
+        id: u32,
+        stride: u32,
+        row_major: bool,
+        out: &mut Vec<MemLeaf>,
+    ) -> Result<(), ExecError> {
+        let md = MemberDec {
+            offset: None,
+            matrix_stride: Some(stride),
+            row_major,
+        };
+        self.leaves_at(id, 0, 0, 0, Some(md), out)
+    }
+
     fn leaves_at(
         &self,
         id: u32,

@@ -1,0 +1,131 @@
+//! GLSL.std.450 Frexp/Modf/packing/Determinant/MatrixInverse, OpArrayLength and buffer reuse
+//! across dispatches, checked against references computed here in Rust.
+
+mod common;
+use common::*;
+use coopmat_exec::{EngineOptions, Pipeline, Resources};
+
+#[test]
+fn frexp_modf_pack_determinant_inverse_arraylength() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer B { float x[8]; float o[8 * 16]; int e[8]; uint pk[8 * 4]; uint len; float extra[]; };
+void main() {
+    uint i = gl_LocalInvocationIndex;
+    float v = x[i];
+    int ex;
+    o[i * 16 + 0] = frexp(v, ex);
+    e[i] = ex;
+    float w;
+    o[i * 16 + 1] = modf(v, w);
+    o[i * 16 + 2] = w;
+    vec4 c = vec4(v, -v, v * 0.25, 0.3);
+    pk[i * 4 + 0] = packUnorm4x8(c);
+    pk[i * 4 + 1] = packSnorm2x16(c.xy);
+    vec4 u = unpackSnorm4x8(pk[i * 4 + 0]);
+    o[i * 16 + 3] = u.x;
+    vec2 h = unpackUnorm2x16(pk[i * 4 + 1]);
+    o[i * 16 + 4] = h.y;
+    mat3 mm = mat3(v, 1.0, 2.0, 0.5, v + 3.0, 1.0, -1.0, 2.0, 4.0);
+    o[i * 16 + 5] = determinant(mm);
+    mat3 inv = inverse(mm);
+    for (int k = 0; k < 9; k++) o[i * 16 + 6 + k] = inv[k / 3][k % 3];
+    if (i == 0u) len = uint(extra.length());
+}"#,
+    ) else {
+        return;
+    };
+    let xs = [1.5f32, -0.375, 10.0, 0.0, -7.25, 0.75, 3.0e-3, -1.0];
+    // Layout: x 32 bytes, o 512, e 32, pk 128, len 4 (then 4 of padding? no: float extra[] aligns to 4).
+    let extra = 5;
+    let size = 32 + 512 + 32 + 128 + 4 + 4 * extra;
+    let mut data = vec![0u8; size];
+    data[..32].copy_from_slice(&bytes_f32(&xs));
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), data);
+    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+    let b = &res.buffers[&(0, 0)];
+    let o = f32s(&b[32..544]);
+    let e = i32s(&b[544..576]);
+    let pk = u32s(&b[576..704]);
+    let len = u32s(&b[704..708])[0];
+    assert_eq!(len, extra as u32);
+    for (i, &v) in xs.iter().enumerate() {
+        let r = &o[i * 16..i * 16 + 16];
+        // frexp: v = m · 2^e with 0.5 <= |m| < 1.
+        if v == 0.0 {
+            assert_eq!((r[0], e[i]), (0.0, 0));
+        } else {
+            assert!((0.5..1.0).contains(&r[0].abs()), "frexp({v}) = {}", r[0]);
+            assert_eq!(r[0] as f64 * 2f64.powi(e[i]), v as f64, "frexp({v})");
+        }
+        assert_eq!(r[1], v.fract(), "modf fract of {v}");
+        assert_eq!(r[2], v.trunc(), "modf whole of {v}");
+        let c = [v, -v, v * 0.25, 0.3];
+        let unorm = |f: f32, s: f32| (f.clamp(0.0, 1.0) * s).round() as u32;
+        let snorm = |f: f32, s: f32| ((f.clamp(-1.0, 1.0) * s).round() as i32) as u32;
+        let want0 = (0..4).fold(0u32, |a, k| a | (unorm(c[k], 255.0) << (8 * k)));
+        let want1 = (snorm(c[0], 32767.0) & 0xffff) | (snorm(c[1], 32767.0) << 16);
+        assert_eq!(pk[i * 4], want0, "packUnorm4x8 {c:?}");
+        assert_eq!(pk[i * 4 + 1], want1, "packSnorm2x16 {c:?}");
+        let sx = ((want0 & 0xff) as u8 as i8 as f32 / 127.0).clamp(-1.0, 1.0);
+        assert_eq!(r[3], sx, "unpackSnorm4x8");
+        assert_eq!(r[4], (want1 >> 16) as f32 / 65535.0, "unpackUnorm2x16");
+        // Determinant and inverse in f64; the engine's f32 results within a few ulps.
+        let a = [
+            [v as f64, 1.0, 2.0],
+            [0.5, v as f64 + 3.0, 1.0],
+            [-1.0, 2.0, 4.0],
+        ]; // a[col][row]
+        let at = |r: usize, c: usize| a[c][r];
+        let minor = |r: usize, c: usize| {
+            let rs: Vec<usize> = (0..3).filter(|&x| x != r).collect();
+            let cs: Vec<usize> = (0..3).filter(|&x| x != c).collect();
+            at(rs[0], cs[0]) * at(rs[1], cs[1]) - at(rs[0], cs[1]) * at(rs[1], cs[0])
+        };
+        let det: f64 = (0..3)
+            .map(|r| at(r, 0) * minor(r, 0) * if r.is_multiple_of(2) { 1.0 } else { -1.0 })
+            .sum();
+        let close = |got: f32, want: f64| (got as f64 - want).abs() <= 1e-5 * want.abs().max(1.0);
+        assert!(close(r[5], det), "determinant {} vs {det}", r[5]);
+        for k in 0..9 {
+            let (col, row) = (k / 3, k % 3);
+            let sign = if (row + col).is_multiple_of(2) { 1.0 } else { -1.0 };
+            let want = sign * minor(col, row) / det;
+            assert!(
+                close(r[6 + k], want),
+                "inverse[{col}][{row}] {} vs {want}",
+                r[6 + k]
+            );
+        }
+    }
+}
+
+#[test]
+fn buffers_survive_repeated_dispatches_of_changing_sizes() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer B { uint v[]; };
+layout(std430, binding = 1) buffer C { uint w[]; };
+void main() { v[0] += 1u; w[w.length() - 1u] = v.length(); }"#,
+    ) else {
+        return;
+    };
+    let p = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
+    for (nv, nw) in [(4usize, 64usize), (64, 4), (9, 9), (1000, 3)] {
+        let mut res = Resources::default();
+        let v: Vec<u8> = (0..nv * 4 + 2).map(|i| i as u8).collect();
+        res.buffers.insert((0, 0), v.clone());
+        res.buffers.insert((0, 1), vec![0xee; nw * 4]);
+        p.dispatch(&mut res, [1, 1, 1]).unwrap();
+        let mut want = v.clone();
+        let first = u32::from_le_bytes(v[..4].try_into().unwrap()) + 1;
+        want[..4].copy_from_slice(&first.to_le_bytes());
+        assert_eq!(res.buffers[&(0, 0)], want, "sizes {nv} {nw}");
+        let w = u32s(&res.buffers[&(0, 1)]);
+        assert_eq!(w[nw - 1], nv as u32);
+        assert!(w[..nw - 1].iter().all(|&x| x == 0xeeeeeeee));
+    }
+}
