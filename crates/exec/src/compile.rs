@@ -2094,6 +2094,10 @@ impl<'m> Cx<'m> {
                     cmp,
                 });
             }
+            o if ext::group_as_non_uniform(o).is_some() => {
+                let nu = ext::group_as_non_uniform(o).unwrap_or(o);
+                self.subgroup(nu, rt, d, a, out)?;
+            }
             o if (op::GroupNonUniformElect..=op::GroupNonUniformQuadSwap).contains(&o)
                 || o == op::GroupNonUniformRotateKHR =>
             {

@@ -89,9 +89,13 @@ void main() {
             .sum();
         let close = |got: f32, want: f64| (got as f64 - want).abs() <= 1e-5 * want.abs().max(1.0);
         assert!(close(r[5], det), "determinant {} vs {det}", r[5]);
-        for k in 0..9 {
+        for k in 0..9usize {
             let (col, row) = (k / 3, k % 3);
-            let sign = if (row + col).is_multiple_of(2) { 1.0 } else { -1.0 };
+            let sign = if (row + col).is_multiple_of(2) {
+                1.0
+            } else {
+                -1.0
+            };
             let want = sign * minor(col, row) / det;
             assert!(
                 close(r[6 + k], want),
@@ -127,5 +131,68 @@ void main() { v[0] += 1u; w[w.length() - 1u] = v.length(); }"#,
         let w = u32s(&res.buffers[&(0, 1)]);
         assert_eq!(w[nw - 1], nv as u32);
         assert!(w[..nw - 1].iter().all(|&x| x == 0xeeeeeeee));
+    }
+}
+
+/// OpGroupIAdd / OpGroupBroadcast / OpGroupAny with Subgroup scope (uniform control flow).
+#[test]
+fn group_ops_with_subgroup_scope() {
+    let Some(m) = spvasm(
+        r#"
+               OpCapability Shader
+               OpCapability Groups
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %lid
+               OpExecutionMode %main LocalSize 64 1 1
+               OpDecorate %lid BuiltIn LocalInvocationIndex
+               OpDecorate %rt ArrayStride 4
+               OpDecorate %S Block
+               OpMemberDecorate %S 0 Offset 0
+               OpDecorate %buf DescriptorSet 0
+               OpDecorate %buf Binding 0
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %bool = OpTypeBool
+       %uint = OpTypeInt 32 0
+         %rt = OpTypeRuntimeArray %uint
+          %S = OpTypeStruct %rt
+       %ptrS = OpTypePointer StorageBuffer %S
+       %ptru = OpTypePointer StorageBuffer %uint
+      %ptrin = OpTypePointer Input %uint
+        %lid = OpVariable %ptrin Input
+        %buf = OpVariable %ptrS StorageBuffer
+       %zero = OpConstant %uint 0
+      %three = OpConstant %uint 3
+        %c50 = OpConstant %uint 50
+         %sg = OpConstant %uint 3
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %l = OpLoad %uint %lid
+          %s = OpGroupIAdd %uint %sg Reduce %l
+          %x = OpIMul %uint %l %l
+          %b = OpGroupBroadcast %uint %sg %x %three
+          %q = OpUGreaterThan %bool %l %c50
+          %y = OpGroupAny %bool %sg %q
+         %ys = OpSelect %uint %y %c50 %zero
+         %t0 = OpIAdd %uint %s %b
+          %t = OpIAdd %uint %t0 %ys
+          %p = OpAccessChain %ptru %buf %zero %l
+               OpStore %p %t
+               OpReturn
+               OpFunctionEnd
+"#,
+    ) else {
+        return;
+    };
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 64 * 4]);
+    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+    let out = u32s(&res.buffers[&(0, 0)]);
+    for (l, &v) in out.iter().enumerate() {
+        let base = l as u32 / 32 * 32;
+        let sum: u32 = (base..base + 32).sum();
+        let bc = (base + 3) * (base + 3);
+        let any = if base + 31 > 50 { 50 } else { 0 };
+        assert_eq!(v, sum + bc + any, "lane {l}");
     }
 }

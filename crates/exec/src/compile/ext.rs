@@ -19,6 +19,27 @@ pub(crate) enum PtrLay {
     Col { elem_stride: u32 },
 }
 
+/// The GroupNonUniform opcode that runs a (uniform-control-flow) OpGroup* instruction: same
+/// operands, and with Subgroup scope the same result when every invocation is active (the
+/// only case OpGroup* allows). Workgroup scope stays unsupported (`subgroup` rejects it).
+pub(crate) fn group_as_non_uniform(o: u16) -> Option<u16> {
+    use coopmat_spirv::grammar::op;
+    Some(match o {
+        op::GroupAll => op::GroupNonUniformAll,
+        op::GroupAny => op::GroupNonUniformAny,
+        op::GroupBroadcast => op::GroupNonUniformBroadcast,
+        op::GroupIAdd => op::GroupNonUniformIAdd,
+        op::GroupFAdd => op::GroupNonUniformFAdd,
+        op::GroupFMin => op::GroupNonUniformFMin,
+        op::GroupUMin => op::GroupNonUniformUMin,
+        op::GroupSMin => op::GroupNonUniformSMin,
+        op::GroupFMax => op::GroupNonUniformFMax,
+        op::GroupUMax => op::GroupNonUniformUMax,
+        op::GroupSMax => op::GroupNonUniformSMax,
+        _ => return None,
+    })
+}
+
 impl Cx<'_> {
     /// A constant column that belongs to no id.
     fn konst(&mut self, v: u64) -> u32 {
