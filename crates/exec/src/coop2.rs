@@ -160,6 +160,38 @@ pub(crate) enum C2 {
         func: u32,
         extras: Box<[(crate::ops::Val, bool)]>,
     },
+    /// OpBitCastArrayQCOM: per lane, `slen` elements of `sbits` to `dlen` of `dbits`.
+    QBitcast {
+        d: u32,
+        a: u32,
+        sbits: u32,
+        slen: u32,
+        dbits: u32,
+        dlen: u32,
+    },
+    /// OpExtractSubArrayQCOM: `d[i] = a[start + i]`, `start` a signed 32-bit column.
+    QSubArray {
+        d: u32,
+        a: u32,
+        slen: u32,
+        dlen: u32,
+        start: u32,
+    },
+    /// OpCompositeConstructCoopMatQCOM: lane i's array (packed uint32 words when
+    /// `packed` holds the component width) becomes row/column i.
+    QConstruct {
+        d: u32,
+        a: u32,
+        alen: u32,
+        packed: Option<u32>,
+    },
+    /// OpCompositeExtractCoopMatQCOM: the inverse.
+    QExtract {
+        d: u32,
+        m: u32,
+        dlen: u32,
+        packed: Option<u32>,
+    },
     /// OpCooperativeMatrixTransposeNV.
     Transpose { d: u32, m: u32 },
     /// OpCooperativeMatrixStoreTensorNV.

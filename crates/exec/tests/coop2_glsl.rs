@@ -163,3 +163,66 @@ fn undefined_clamp_mode_out_of_range_is_reported() {
     let e = run(&spv, &input, 4096).unwrap_err();
     assert!(e.contains("Undefined"), "{e}");
 }
+
+#[test]
+fn qcom_construct_extract_bitcast_subarray() {
+    let Some(spv) = compile(&src("qcom.comp"), &[]) else {
+        return;
+    };
+    // Finite f16 halves and f32 values (no NaN payloads to lose): clear the top exponent bits.
+    let mut st = 0x1234_5678u32;
+    let x: Vec<u32> = (0..1024)
+        .map(|_| {
+            st ^= st << 13;
+            st ^= st >> 17;
+            st ^= st << 5;
+            st & 0x3bff_3bff
+        })
+        .collect();
+    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    let p = Pipeline::compile(&m, "", &Default::default(), &EngineOptions::default()).unwrap();
+    let mut r = Resources::default();
+    r.buffers
+        .insert((0, 0), x.iter().flat_map(|v| v.to_le_bytes()).collect());
+    r.buffers.insert((0, 1), vec![0; 4096 * 4]);
+    p.dispatch(&mut r, [1, 1, 1]).unwrap();
+    let out: Vec<u32> = r.buffers[&(0, 1)]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let half = |w: u32, j: usize| (w >> (16 * (j % 2))) & 0xffff;
+    for i in 0..16 {
+        // A: invocation i's 8 packed words are row i (little-endian halves), stored row-major.
+        for k in 0..8 {
+            assert_eq!(out[i * 8 + k], x[i * 8 + k], "A row {i} word {k}");
+        }
+        // Extract, bitcast to f16[16], sub-array 8..16, bitcast back: words 4..8 of row i.
+        for k in 0..4 {
+            assert_eq!(out[256 + i * 4 + k], x[i * 8 + 4 + k], "sub-array {i}/{k}");
+        }
+        // B: invocation i's array is column i.
+        for k in 0..16 {
+            let got = half(out[512 + k * 8 + i / 2], i);
+            assert_eq!(got, x[k * 16 + i] & 0xffff, "B ({k},{i})");
+        }
+        // Accumulator f32: invocation i's array is row i.
+        for k in 0..16 {
+            assert_eq!(out[1024 + i * 16 + k], x[i * 16 + k], "C ({i},{k})");
+        }
+    }
+}
+
+#[test]
+fn qcom_partial_subgroup_is_an_error() {
+    // 24 invocations with the default subgroup size 32: one partial subgroup of 24 lanes.
+    let Some(spv) = compile(&src("qcom.comp"), &["LOCAL=24".to_string()]) else {
+        return;
+    };
+    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    let p = Pipeline::compile(&m, "", &Default::default(), &EngineOptions::default()).unwrap();
+    let mut r = Resources::default();
+    r.buffers.insert((0, 0), vec![0; 4096]);
+    r.buffers.insert((0, 1), vec![0; 4096 * 4]);
+    let e = p.dispatch(&mut r, [1, 1, 1]).unwrap_err().to_string();
+    assert!(e.contains("power of two"), "{e}");
+}

@@ -24,6 +24,10 @@ pub(super) fn handles(opcode: u16) -> bool {
             | op::CooperativeMatrixReduceNV
             | op::CooperativeMatrixPerElementOpNV
             | op::CooperativeMatrixTransposeNV
+            | op::BitCastArrayQCOM
+            | op::ExtractSubArrayQCOM
+            | op::CompositeConstructCoopMatQCOM
+            | op::CompositeExtractCoopMatQCOM
     )
 }
 
@@ -264,10 +268,85 @@ impl Cx<'_> {
                 d: d.mat,
                 m: self.val(arg(0)?)?.mat,
             },
+            op::BitCastArrayQCOM => {
+                let (sn, sl) = self.qcom_array(self.ty_of(arg(0)?)?)?;
+                let (dn, dl) = self.qcom_array(rt)?;
+                C2::QBitcast {
+                    d: d.col,
+                    a: self.col(arg(0)?)?,
+                    sbits: sn.bits(),
+                    slen: sl,
+                    dbits: dn.bits(),
+                    dlen: dl,
+                }
+            }
+            op::ExtractSubArrayQCOM => {
+                let (_, sl) = self.qcom_array(self.ty_of(arg(0)?)?)?;
+                let (_, dl) = self.qcom_array(rt)?;
+                C2::QSubArray {
+                    d: d.col,
+                    a: self.col(arg(0)?)?,
+                    slen: sl,
+                    dlen: dl,
+                    start: self.col(arg(1)?)?,
+                }
+            }
+            op::CompositeConstructCoopMatQCOM => {
+                let cm = self.t.coopmat(rt).ok_or_else(|| {
+                    ExecError::new("OpCompositeConstructCoopMatQCOM: result is not a matrix")
+                })?;
+                let (an, al) = self.qcom_array(self.ty_of(arg(0)?)?)?;
+                C2::QConstruct {
+                    d: d.mat,
+                    a: self.col(arg(0)?)?,
+                    alen: al,
+                    packed: self.qcom_packed(&cm, an, al)?,
+                }
+            }
+            op::CompositeExtractCoopMatQCOM => {
+                let src = arg(0)?;
+                let cm = self.t.coopmat(self.ty_of(src)?).ok_or_else(|| {
+                    ExecError::new("OpCompositeExtractCoopMatQCOM: operand is not a matrix")
+                })?;
+                let (an, al) = self.qcom_array(rt)?;
+                C2::QExtract {
+                    d: d.col,
+                    m: self.val(src)?.mat,
+                    dlen: al,
+                    packed: self.qcom_packed(&cm, an, al)?,
+                }
+            }
             _ => return bad("not a tensor-addressing instruction"),
         };
         out.push(Op::Coop2(Box::new(c2)));
         Ok(())
+    }
+
+    /// Element kind and length of a one-dimensional array type (QCOM operands).
+    fn qcom_array(&self, ty: u32) -> Result<(Num, u32), ExecError> {
+        match self.t.get(ty)? {
+            Ty::Array { elem, len } => Ok((self.t.num(*elem)?, *len)),
+            _ => bad(format!("%{ty} is not a one-dimensional array type")),
+        }
+    }
+
+    /// Whether a QCOM array holds the matrix's components packed in uint32 words (array of
+    /// 32-bit integers, components narrower than 32 bits); checks the length
+    /// (`coopmat_tensor::qcom::source_len`).
+    fn qcom_packed(&self, cm: &CmType, an: Num, al: u32) -> Result<Option<u32>, ExecError> {
+        let bits = cm.num.bits();
+        let packed = an.bits() == 32 && !an.is_float() && bits < 32;
+        let use_ = coopmat_tensor::ops::MatrixUse::from_raw(cm.use_)
+            .ok_or_else(|| ExecError::new("QCOM conversion of an NV matrix without a Use"))?;
+        let want = coopmat_tensor::qcom::source_len(use_, cm.rows, cm.cols, bits, packed)
+            .map_err(|e| ExecError::new(e.to_string()))?;
+        if want != al {
+            return bad(format!(
+                "QCOM conversion: array length {al}, the matrix needs {want}{}",
+                if packed { " packed words" } else { "" }
+            ));
+        }
+        Ok(packed.then_some(bits))
     }
 
     /// sizeof(pointee) of a decode function's first parameter.

@@ -110,6 +110,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                 layout,
                 view,
             } => self.store_tensor(*ptr, *m, *layout, *view, mask)?,
+            C2::QBitcast { .. } | C2::QSubArray { .. } => self.qcom_array_op(c, mask)?,
+            C2::QConstruct { .. } | C2::QExtract { .. } => self.qcom_matrix(c, mask)?,
             C2::Reduce { d, m, mode, func } => self.reduce(*d, *m, *mode, *func, mask)?,
             C2::PerElement { d, m, func, extras } => {
                 self.per_element(*d, *m, *func, extras, mask)?
@@ -429,7 +431,9 @@ impl<'p, 'a> Batch<'p, 'a> {
         let t0 = Instant::now();
         let p = self.p;
         let Some(fi) = p.funcs.iter().position(|f| f.id == fid) else {
-            return fault(format!("function %{fid} (called by the engine) was not compiled"));
+            return fault(format!(
+                "function %{fid} (called by the engine) was not compiled"
+            ));
         };
         let f = &p.funcs[fi];
         if f.params.len() != args.len() {
@@ -533,9 +537,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         mask: &Mask,
     ) -> Result<(), Fault> {
         let (sd, sm) = (self.p.mats[d as usize].cm, self.p.mats[m as usize].cm);
-        let sources =
-            coopmat_tensor::ops::reduce_sources(mode, sm.rows, sm.cols, sd.rows, sd.cols)
-                .map_err(tfault)?;
+        let sources = coopmat_tensor::ops::reduce_sources(mode, sm.rows, sm.cols, sd.rows, sd.cols)
+            .map_err(tfault)?;
         let mut uniq: Vec<&Vec<(u32, u32)>> = Vec::new();
         let mut which = Vec::with_capacity(sources.len());
         let mut index: std::collections::HashMap<&Vec<(u32, u32)>, usize> = Default::default();
@@ -609,6 +612,144 @@ impl<'p, 'a> Batch<'p, 'a> {
             let r = self.call_sub(func, &args, n, l0)?;
             for (e, &x) in r.iter().enumerate().take(n) {
                 self.mat_set(d, i, e, x);
+            }
+        }
+        Ok(())
+    }
+
+    /// OpBitCastArrayQCOM / OpExtractSubArrayQCOM, per lane (coopmat_tensor::qcom).
+    fn qcom_array_op(&mut self, c: &C2, mask: &Mask) -> Result<(), Fault> {
+        let lanes = self.lanes;
+        for l in mask_lanes(mask) {
+            let get = |b: &Self, col: u32, n: u32| -> Vec<u32> {
+                (0..n as usize)
+                    .map(|k| b.cols[(col as usize + k) * lanes + l] as u32)
+                    .collect()
+            };
+            let (d, out) = match *c {
+                C2::QBitcast {
+                    d,
+                    a,
+                    sbits,
+                    slen,
+                    dbits,
+                    dlen,
+                } => (
+                    d,
+                    coopmat_tensor::qcom::bitcast_array(
+                        sbits,
+                        &get(self, a, slen),
+                        dbits,
+                        dlen as usize,
+                    ),
+                ),
+                C2::QSubArray {
+                    d,
+                    a,
+                    slen,
+                    dlen,
+                    start,
+                } => {
+                    let st = self.cols[start as usize * lanes + l] as u32 as i32;
+                    (
+                        d,
+                        coopmat_tensor::qcom::extract_sub_array(
+                            &get(self, a, slen),
+                            st,
+                            dlen as usize,
+                        ),
+                    )
+                }
+                _ => return Ok(()),
+            };
+            let out = out.map_err(|e| Fault {
+                what: e.to_string(),
+                lane: Some(l),
+            })?;
+            for (k, x) in out.into_iter().enumerate() {
+                self.cols[(d as usize + k) * lanes + l] = x as u64;
+            }
+        }
+        Ok(())
+    }
+
+    /// OpCompositeConstructCoopMatQCOM / OpCompositeExtractCoopMatQCOM: invocation i of the
+    /// subgroup holds row i (A, Accumulator) or column i (B); packed arrays hold the components
+    /// little-endian in uint32 words (coopmat_tensor::qcom). The subgroup must have a power of
+    /// two invocations (a partial last subgroup does not).
+    fn qcom_matrix(&mut self, c: &C2, mask: &Mask) -> Result<(), Fault> {
+        let m = match *c {
+            C2::QConstruct { d, .. } => d,
+            C2::QExtract { m, .. } => m,
+            _ => return Ok(()),
+        };
+        let s = self.p.mats[m as usize];
+        let cm = s.cm;
+        let use_ = coopmat_tensor::ops::MatrixUse::from_raw(cm.use_)
+            .ok_or_else(|| tfault("QCOM conversion of a matrix without a Use"))?;
+        let scope = s.scope as usize;
+        let lanes = self.lanes;
+        for (i, l0) in self.instances(m, mask) {
+            let lo = i * scope;
+            let hi = ((i + 1) * scope).min(lanes);
+            if !(hi - lo).is_power_of_two() {
+                return Err(Fault {
+                    what: format!(
+                        "QCOM cooperative matrix conversion in a subgroup of {} invocations: the subgroup size must be a power of two (undefined behaviour)",
+                        hi - lo
+                    ),
+                    lane: Some(l0),
+                });
+            }
+            match *c {
+                C2::QConstruct { d, a, alen, packed } => {
+                    let mut arrays = Vec::with_capacity(hi - lo);
+                    for l in lo..hi {
+                        let v: Vec<u32> = (0..alen as usize)
+                            .map(|k| self.cols[(a as usize + k) * lanes + l] as u32)
+                            .collect();
+                        arrays.push(match packed {
+                            Some(bits) => {
+                                coopmat_tensor::qcom::unpack_words(bits, &v).map_err(tfault)?
+                            }
+                            None => v,
+                        });
+                    }
+                    let mat = coopmat_tensor::qcom::construct(use_, cm.rows, cm.cols, &arrays)
+                        .map_err(tfault)?;
+                    for (e, x) in mat.into_iter().enumerate() {
+                        self.mat_set(d, i, e, x as u64);
+                    }
+                }
+                C2::QExtract { d, m, dlen, packed } => {
+                    let mat: Vec<u32> = (0..cm.elems())
+                        .map(|e| self.mat_get(m, i, e) as u32)
+                        .collect();
+                    for l in lo..hi {
+                        let arr = coopmat_tensor::qcom::extract(
+                            use_,
+                            cm.rows,
+                            cm.cols,
+                            &mat,
+                            (l - lo) as u32,
+                        )
+                        .map_err(tfault)?;
+                        let words = match (arr, packed) {
+                            (Some(v), Some(bits)) => {
+                                coopmat_tensor::qcom::pack_words(bits, &v).map_err(tfault)?
+                            }
+                            (Some(v), None) => v,
+                            (None, _) => vec![0; dlen as usize],
+                        };
+                        if mask[l / 64] >> (l % 64) & 1 == 0 {
+                            continue;
+                        }
+                        for (k, &x) in words.iter().enumerate().take(dlen as usize) {
+                            self.cols[(d as usize + k) * lanes + l] = x as u64;
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         Ok(())
