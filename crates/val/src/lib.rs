@@ -172,3 +172,53 @@ pub fn validate_bytes(bytes: &[u8], options: &ValidateOptions) -> Vec<Diagnostic
 pub fn has_errors(diags: &[Diagnostic]) -> bool {
     diags.iter().any(|d| d.severity == Severity::Error)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_envs_parse_as_spirv_val_names_them() {
+        assert_eq!(TargetEnv::parse("vulkan1.3"), Some(TargetEnv::Vulkan(3)));
+        assert_eq!(TargetEnv::parse("spv1.0"), Some(TargetEnv::Spv(0)));
+        assert_eq!(TargetEnv::parse("vulkan1.5"), None);
+        assert_eq!(TargetEnv::parse("spv1.7"), None);
+        // Vulkan 1.1 accepts SPIR-V up to 1.3, 1.2 up to 1.5, 1.3 and 1.4 up to 1.6.
+        assert_eq!(TargetEnv::Vulkan(1).max_spirv(), (1, 3));
+        assert_eq!(TargetEnv::Vulkan(2).max_spirv(), (1, 5));
+        assert_eq!(TargetEnv::Vulkan(4).max_spirv(), (1, 6));
+    }
+
+    #[test]
+    fn rule_ids_are_unique_and_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for r in rules::ALL {
+            assert!(seen.insert(r.id), "duplicate rule id {}", r.id);
+            assert!(r.id.split('-').count() >= 2, "{}", r.id);
+            assert!(
+                r.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
+                "{}",
+                r.id
+            );
+            assert!(!r.spec.is_empty() && !r.summary.is_empty(), "{}", r.id);
+            assert_eq!(rules::by_id(r.id).map(|x| x.id), Some(r.id));
+        }
+    }
+
+    #[test]
+    fn builtin_profiles_parse() {
+        for name in Profile::builtin_names() {
+            let p = Profile::builtin(name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!(&p.name, name);
+            assert!(
+                p.subgroup_size > 0 && !p.cooperative_matrix.is_empty() && !p.source.is_empty()
+            );
+        }
+        let h = Profile::builtin("nvidia-h100-580").unwrap();
+        assert_eq!(h.subgroup_size, 32);
+        assert_eq!(h.features.workgroup_scope, 1);
+        let l = Profile::builtin("lavapipe-26").unwrap();
+        assert_eq!(l.subgroup_size, 8);
+        assert_eq!(l.features.workgroup_scope, 0);
+    }
+}

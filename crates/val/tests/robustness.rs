@@ -5,9 +5,10 @@
 use coopmat_spirv::Module;
 use coopmat_spirv::asm::{self, AsmOptions};
 use coopmat_val::{Profile, TargetEnv, ValidateOptions, validate};
+use std::path::PathBuf;
 
 fn positive_modules() -> Vec<Vec<u32>> {
-    let dir = coopmat_testkit::repo_root().join("tests/val/positive");
+    let dir = repo_root().join("tests/val/positive");
     let mut out = Vec::new();
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
@@ -77,4 +78,9 @@ fn mutated_modules_never_panic() {
         }
     }
     assert!(validated > 1000, "only {validated} mutated modules parsed");
+}
+
+/// The repository root, from this crate's own manifest directory (crates/val).
+fn repo_root() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

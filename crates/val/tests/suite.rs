@@ -20,7 +20,7 @@ struct Case {
 }
 
 fn cases(kind: &str) -> Vec<Case> {
-    let dir = coopmat_testkit::repo_root().join("tests/val").join(kind);
+    let dir = repo_root().join("tests/val").join(kind);
     let mut out = Vec::new();
     let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -250,7 +250,7 @@ fn glsl_cases_compiled_with_glslang() {
     let Some(glslang) = tool("glslangValidator") else {
         return;
     };
-    let dir = coopmat_testkit::repo_root().join("tests/val/glsl");
+    let dir = repo_root().join("tests/val/glsl");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -301,4 +301,9 @@ fn glsl_cases_compiled_with_glslang() {
             );
         }
     }
+}
+
+/// The repository root, from this crate's own manifest directory (crates/val).
+fn repo_root() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
