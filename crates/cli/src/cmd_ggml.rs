@@ -194,7 +194,7 @@ pub fn run(a: Args) -> Result<u8> {
             reference.push(r);
             out.push(v);
             let rel = (v - r).abs() / scale.max(f64::MIN_POSITIVE);
-            if !(rel <= max_rel) {
+            if rel.is_nan() || rel > max_rel {
                 max_rel = rel;
                 worst = (ni, mi);
             }

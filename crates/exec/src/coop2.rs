@@ -65,7 +65,7 @@ impl DecodePolicy {
         match self {
             DecodePolicy::Scalar => false,
             DecodePolicy::Vector => true,
-            DecodePolicy::Mixed => g % 2 == 0,
+            DecodePolicy::Mixed => g.is_multiple_of(2),
             DecodePolicy::Random(seed) => {
                 // splitmix64 of (seed, salt, group)
                 let mut z = seed

@@ -156,11 +156,12 @@ fn flash_attn_f32_f16_cm2_small() {
         reference[at]
     );
     // Outputs are convex combinations of V values in [-1, 1]; P is rounded to f16 before the
-    // PV product (2^-11 relative), softmax in f32: 2e-3 absolute is a generous bound.
+    // PV product (2^-11 relative per weight, so <= 4.9e-4 absolute as the weights sum to 1 and
+    // |V| <= 1), softmax and accumulation in f32: 1e-3 absolute.
     eprintln!(
-        "flash_attn_f32_f16_cm2: max abs error {worst:.3e} (tolerance 2e-3); out[0..4] {:?} ref {:?}",
+        "flash_attn_f32_f16_cm2: max abs error {worst:.3e} (tolerance 1e-3); out[0..4] {:?} ref {:?}",
         &out[..4],
         &reference[..4]
     );
-    assert!(worst <= 2e-3, "max abs error {worst:e}");
+    assert!(worst <= 1e-3, "max abs error {worst:e}");
 }

@@ -132,7 +132,7 @@ fn max_rel_error(p: &Problem, out: &[u8], m: usize, n: usize, k: usize) -> f64 {
             let o = (ni * p.stride_d + mi) * 4;
             let v = f32::from_le_bytes(out[o..o + 4].try_into().unwrap()) as f64;
             let e = (v - r).abs() / s.max(f64::MIN_POSITIVE);
-            if !(e <= worst) {
+            if e.is_nan() || e > worst {
                 worst = e;
             }
         }
