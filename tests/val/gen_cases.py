@@ -442,6 +442,7 @@ pos("reduce-row-column-2x2", K, {T: "%matC8 = OpTypeCooperativeMatrixKHR %half %
 pos("per-element-optional-operands", K, {T: "%pf5 = OpTypeFunction %half %uint %uint %half %half %uint", B: "%x = OpCooperativeMatrixPerElementOpNV %matC %d %pe5 %d %u1", F: "%pe5 = OpFunction %half None %pf5\n%q0 = OpFunctionParameter %uint\n%q1 = OpFunctionParameter %uint\n%q2 = OpFunctionParameter %half\n%q3 = OpFunctionParameter %half\n%q4 = OpFunctionParameter %uint\n%ql = OpLabel\n%qs = OpFAdd %half %q2 %q3\nOpReturnValue %qs\nOpFunctionEnd"}, note="per-element op with a matrix and a scalar optional operand")
 pos("qcom-construct-extract-each-use", Q, note="QCOM construct/extract for Use A, B and Accumulator, sub-array, bitcast-array")
 pos("qcom-construct-packed-uint", Q, {T: "%pu8 = OpTypePointer Function %arru8", V: "%uv = OpVariable %pu8 Function", B: "%ua = OpLoad %arru8 %uv\n%pa = OpCompositeConstructCoopMatQCOM %matA %ua\n%pb = OpCompositeConstructCoopMatQCOM %matB %ua\n%pc = OpCompositeConstructCoopMatQCOM %matC %ua"}, note="QCOM construct from packed uint32 arrays (A, B, Accumulator)")
+pos("spec-constant-op-length", K, {T: "%lenA = OpSpecConstantOp %uint CooperativeMatrixLengthKHR %matA"}, note="OpCooperativeMatrixLengthKHR inside OpSpecConstantOp takes a type operand")
 pos("nv1-base", N, note="SPV_NV_cooperative_matrix load/muladd/length/store")
 pos("coopvec-base", C, note="SPV_NV_cooperative_vector load/matmul/store/outer product/reduce-sum")
 pos("profile-h100-supported", K, note="the base module under the H100 profile", profile=H)

@@ -602,7 +602,13 @@ fn ids(cx: &mut Ctx, cfg: &Cfg) {
                 | op::SizeOf
         ) || matches!(
             class,
-            "Type-Declaration" | "Annotation" | "Debug" | "Extension" | "Mode-Setting" | "Reserved"
+            "Type-Declaration"
+                | "Constant-Creation"
+                | "Annotation"
+                | "Debug"
+                | "Extension"
+                | "Mode-Setting"
+                | "Reserved"
         );
         if !takes_type {
             for k in inst.first_arg()..inst.operands.len() {
