@@ -104,7 +104,7 @@ fn run(
     p: &Problem,
     policy: DecodePolicy,
     check: bool,
-) -> Result<Vec<u8>, String> {
+) -> Result<(Vec<u8>, u64), String> {
     let opts = EngineOptions {
         threads: 1,
         decode_policy: policy,
@@ -113,9 +113,10 @@ fn run(
     };
     let pipe = Pipeline::compile(m, "", &p.spec, &opts).map_err(|e| e.to_string())?;
     let mut res = p.res.clone();
-    pipe.dispatch(&mut res, p.groups)
+    let st = pipe
+        .dispatch(&mut res, p.groups)
         .map_err(|e| e.to_string())?;
-    Ok(res.buffers[&p.d_key].clone())
+    Ok((res.buffers[&p.d_key].clone(), st.lane_instructions))
 }
 
 /// Max over outputs of |out - ref| / Σ_k |a·b| (the f64 reference computed here).
@@ -146,7 +147,7 @@ fn check_shader(name: &str, shapes: &[(u32, u32, u32)]) {
     coopmat_lower::strip_decode_vector(&mut stripped).unwrap();
     for &(m, n, k) in shapes {
         let p = problem(name, m, n, k, 0x5eed ^ (m as u64) << 20 ^ k as u64);
-        let base = run(&module, &p, DecodePolicy::Scalar, false).unwrap();
+        let (base, li_scalar) = run(&module, &p, DecodePolicy::Scalar, false).unwrap();
         let err = max_rel_error(&p, &base, m as usize, n as usize, k as usize);
         // A rounded to f16 by the decode (2^-11) unless already f16, f32 accumulation.
         let u = if name == "matmul_f16_cm2" {
@@ -162,13 +163,21 @@ fn check_shader(name: &str, shapes: &[(u32, u32, u32)]) {
             DecodePolicy::Mixed,
             DecodePolicy::Random(3),
         ] {
-            let o = run(&module, &p, policy, true).unwrap();
+            let (o, li) = run(&module, &p, policy, true).unwrap();
             assert!(
                 o == base,
                 "{name} {m}x{n}x{k}: {policy:?} differs from scalar"
             );
+            // DecodeVectorFunc really ran: with check_decode every vector group adds a vector
+            // call and its scalar check, so the lane-instruction count differs from scalar.
+            if name != "matmul_f16_cm2" {
+                assert_ne!(
+                    li, li_scalar,
+                    "{name}: {policy:?} made no vector decode call"
+                );
+            }
         }
-        let o = run(&stripped, &p, DecodePolicy::Scalar, false).unwrap();
+        let (o, _) = run(&stripped, &p, DecodePolicy::Scalar, false).unwrap();
         assert!(o == base, "{name}: strip_decode_vector changed the output");
     }
 }
