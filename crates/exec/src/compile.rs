@@ -1205,6 +1205,14 @@ impl<'m> Cx<'m> {
                 });
                 return Ok(());
             }
+            if opcode == op::CooperativeMatrixConvertUseEXT
+                && self
+                    .m
+                    .decoration_param(rid, decoration::CooperativeMatrixTransposeEXT)
+                    .is_some()
+            {
+                return self.coop2_inst(opcode, rt, d, a, out);
+            }
             if let Some(k) = cvt(opcode) {
                 let src = self.val(arg(0)?)?;
                 let k = if opcode == op::CooperativeMatrixConvertUseEXT || (opcode == op::Bitcast) {

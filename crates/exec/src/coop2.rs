@@ -192,6 +192,8 @@ pub(crate) enum C2 {
         dlen: u32,
         packed: Option<u32>,
     },
+    /// OpCooperativeMatrixGetCoordinateEXT: (row, column) of component `idx` of each lane.
+    GetCoord { d: u32, m: u32, idx: u32 },
     /// OpCooperativeMatrixTransposeNV.
     Transpose { d: u32, m: u32 },
     /// OpCooperativeMatrixStoreTensorNV.

@@ -28,6 +28,7 @@ pub(super) fn handles(opcode: u16) -> bool {
             | op::ExtractSubArrayQCOM
             | op::CompositeConstructCoopMatQCOM
             | op::CompositeExtractCoopMatQCOM
+            | op::CooperativeMatrixGetCoordinateEXT
     )
 }
 
@@ -314,6 +315,42 @@ impl Cx<'_> {
                     m: self.val(src)?.mat,
                     dlen: al,
                     packed: self.qcom_packed(&cm, an, al)?,
+                }
+            }
+            op::CooperativeMatrixConvertUseEXT => {
+                // With the CooperativeMatrixTransposeEXT decoration (maintenance1): the
+                // Accumulator's element (r, c) becomes element (c, r); rules checked by
+                // coopmat_tensor::ops::check_convert_use.
+                let src = self.val(arg(0)?)?;
+                let (sm, dm) = (self.mats[src.mat as usize], self.mats[d.mat as usize]);
+                let u = |x: u32| {
+                    coopmat_tensor::ops::MatrixUse::from_raw(x)
+                        .ok_or_else(|| ExecError::new("ConvertUseEXT of a matrix without a Use"))
+                };
+                let from = u(sm.use_)?;
+                coopmat_tensor::ops::check_convert_use(
+                    coopmat_tensor::ops::ConvertRules::Ext,
+                    from,
+                    u(dm.use_)?,
+                )
+                .map_err(|e| ExecError::new(e.to_string()))?;
+                if from != coopmat_tensor::ops::MatrixUse::Accumulator {
+                    return bad("CooperativeMatrixTransposeEXT needs an Accumulator operand");
+                }
+                if sm.num != dm.num || sm.rows != dm.cols || sm.cols != dm.rows {
+                    return bad("transposing ConvertUseEXT: component type or shape mismatch");
+                }
+                C2::Transpose {
+                    d: d.mat,
+                    m: src.mat,
+                }
+            }
+            op::CooperativeMatrixGetCoordinateEXT => {
+                let mv = self.val(arg(0)?)?;
+                C2::GetCoord {
+                    d: d.col,
+                    m: mv.mat,
+                    idx: self.col(arg(1)?)?,
                 }
             }
             _ => return bad("not a tensor-addressing instruction"),

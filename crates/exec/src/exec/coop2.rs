@@ -112,6 +112,19 @@ impl<'p, 'a> Batch<'p, 'a> {
             } => self.store_tensor(*ptr, *m, *layout, *view, mask)?,
             C2::QBitcast { .. } | C2::QSubArray { .. } => self.qcom_array_op(c, mask)?,
             C2::QConstruct { .. } | C2::QExtract { .. } => self.qcom_matrix(c, mask)?,
+            C2::GetCoord { d, m, idx } => {
+                // The engine's mapping (DESIGN.md): lane l of its scope instance, component i
+                // is row-major element l + i·scope.
+                let s = self.p.mats[*m as usize];
+                let (scope, ncols) = (s.scope as u64, s.cm.cols as u64);
+                let lanes = self.lanes;
+                for l in mask_lanes(mask) {
+                    let i = self.cols[*idx as usize * lanes + l] & 0xffff_ffff;
+                    let e = (l as u64 % scope) + i * scope;
+                    self.cols[*d as usize * lanes + l] = (e / ncols) & 0xffff_ffff;
+                    self.cols[(*d as usize + 1) * lanes + l] = e % ncols;
+                }
+            }
             C2::Reduce { d, m, mode, func } => self.reduce(*d, *m, *mode, *func, mask)?,
             C2::PerElement { d, m, func, extras } => {
                 self.per_element(*d, *m, *func, extras, mask)?
