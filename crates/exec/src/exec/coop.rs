@@ -28,6 +28,46 @@ fn split_dst<'v, T>(
 }
 
 impl Batch<'_, '_> {
+    /// Row-major f16 tile load with one bounds check for the whole tile and one vector
+    /// conversion (the per-row path costs a resolve and a kernel call per 16 elements);
+    /// false when the tile is not word-aligned or not in bounds (the caller then goes row by
+    /// row and reports the faulting row).
+    fn load_f16_tile(
+        &mut self,
+        addr: u64,
+        lane: usize,
+        row_bytes: u64,
+        rows: usize,
+        cols: usize,
+        toff: usize,
+    ) -> bool {
+        let run = cols as u64 * 2;
+        let Some(extent) = (rows as u64 - 1)
+            .checked_mul(row_bytes)
+            .and_then(|x| x.checked_add(run))
+        else {
+            return false;
+        };
+        let Ok((sh, idx, b)) = self.mem.resolve(addr, lane, extent, false) else {
+            return false;
+        };
+        if b % 4 != 0 || row_bytes % 4 != 0 {
+            return false;
+        }
+        let words = self.mem.words(sh, idx);
+        let (w0, wstride, nw) = (b / 4, row_bytes as usize / 4, cols / 2);
+        let mut tmp = [0u32; 512];
+        for r in 0..rows {
+            let src = &words[w0 + r * wstride..w0 + r * wstride + nw];
+            for (t, w) in tmp[r * nw..(r + 1) * nw].iter_mut().zip(src) {
+                *t = w.load(Relaxed);
+            }
+        }
+        let n = rows * nw;
+        kernels::f16_words_to_f32(&tmp[..n], &mut self.mf[toff..toff + 2 * n]);
+        true
+    }
+
     pub(super) fn cm_mem(&mut self, o: &Op, mask: &Mask) -> Result<(), Fault> {
         let (m, ptr, stride, col_major, pbytes, store) = match *o {
             Op::CmLoad {
@@ -71,6 +111,15 @@ impl Batch<'_, '_> {
                 (rows, cols)
             };
             let toff = s.off + i * n_el;
+            if !store
+                && cm.num == Num::F16
+                && !col_major
+                && inner % 2 == 0
+                && n_el <= 1024
+                && self.load_f16_tile(addr, l0, st * pbytes as u64, outer, inner, toff)
+            {
+                continue;
+            }
             for oi in 0..outer {
                 let base = addr.wrapping_add(oi as u64 * st * pbytes as u64);
                 let run = inner as u64 * cb;
