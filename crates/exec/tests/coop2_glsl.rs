@@ -226,3 +226,83 @@ fn qcom_partial_subgroup_is_an_error() {
     let e = p.dispatch(&mut r, [1, 1, 1]).unwrap_err().to_string();
     assert!(e.contains("power of two"), "{e}");
 }
+
+fn run_opts(
+    spv: &[u8],
+    input: &[u32],
+    out_words: usize,
+    opts: &EngineOptions,
+) -> Result<Vec<f32>, String> {
+    let m = coopmat_spirv::Module::from_bytes(spv).unwrap();
+    let p = Pipeline::compile(&m, "", &Default::default(), opts).map_err(|e| e.to_string())?;
+    let mut r = Resources::default();
+    r.buffers
+        .insert((0, 0), input.iter().flat_map(|x| x.to_le_bytes()).collect());
+    r.buffers.insert((0, 1), vec![0; out_words * 4]);
+    p.dispatch(&mut r, [1, 1, 1]).map_err(|e| e.to_string())?;
+    Ok(r.buffers[&(0, 1)]
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect())
+}
+
+/// DecodeFunc / DecodeVectorFunc with V = 2, 4, 8 over a 16x32 tensor in 1x8 blocks, 16x16
+/// slice at column 8: every policy gives the spec's value (DecodeFunc gets Pointer + block
+/// index · 32 bytes, blockCoord and coordInBlock); check_decode finds no disagreement.
+#[test]
+fn decode_vector_v2_v4_v8_all_policies() {
+    use coopmat_exec::DecodePolicy;
+    let input: Vec<u32> = (0..1024u32).map(|i| (i * 7 + 3) % 251).collect();
+    for v in [2, 4, 8] {
+        let Some(spv) = compile(&src("decode.comp"), &[format!("V={v}"), "BS=8".into()]) else {
+            return;
+        };
+        for policy in [
+            DecodePolicy::Scalar,
+            DecodePolicy::Vector,
+            DecodePolicy::Mixed,
+            DecodePolicy::Random(9),
+        ] {
+            let opts = EngineOptions {
+                decode_policy: policy,
+                check_decode: true,
+                ..Default::default()
+            };
+            let out = run_opts(&spv, &input, 256, &opts).unwrap();
+            for r in 0..16 {
+                for c in 0..16 {
+                    // Block (r, x/8) at index r*4 + x/8 (4 blocks per row), element x%8.
+                    let x = 8 + c;
+                    let want = input[(r * 4 + x / 8) * 8 + x % 8] as f32 + r as f32 * 0.5;
+                    assert_eq!(out[r * 16 + c], want, "V={v} {policy:?} ({r},{c})");
+                }
+            }
+        }
+    }
+}
+
+/// blockSize[LDim-1] = 6 is not a multiple of V = 4: fine for DecodeFunc, an error naming the
+/// rule when the engine uses DecodeVectorFunc.
+#[test]
+fn decode_vector_block_size_not_multiple_of_v() {
+    use coopmat_exec::DecodePolicy;
+    let input: Vec<u32> = (0..1024u32).map(|i| (i * 5 + 1) % 241).collect();
+    let Some(spv) = compile(&src("decode.comp"), &["V=4".into(), "BS=6".into()]) else {
+        return;
+    };
+    let out = run_opts(&spv, &input, 256, &EngineOptions::default()).unwrap();
+    for r in 0..16 {
+        for c in 0..16 {
+            // 6 blocks per row (ceil(32/6)), block (r, x/6), element x%6.
+            let x = 8 + c;
+            let want = input[(r * 6 + x / 6) * 6 + x % 6] as f32 + r as f32 * 0.5;
+            assert_eq!(out[r * 16 + c], want, "({r},{c})");
+        }
+    }
+    let opts = EngineOptions {
+        decode_policy: DecodePolicy::Vector,
+        ..Default::default()
+    };
+    let e = run_opts(&spv, &input, 256, &opts).unwrap_err();
+    assert!(e.contains("not a multiple"), "{e}");
+}
