@@ -306,3 +306,33 @@ fn decode_vector_block_size_not_multiple_of_v() {
     let e = run_opts(&spv, &input, 256, &opts).unwrap_err();
     assert!(e.contains("not a multiple"), "{e}");
 }
+
+/// 1-, 3-, 4- and 5-D layouts and a 3-D permuting view with dimensions; expected indices worked
+/// out by hand from the spec pseudo-code (matrixCoordToLinear → linearToSpanCoord (innermost
+/// dimension last) → + offset → Σ coord·stride).
+#[test]
+fn layouts_of_one_to_five_dimensions_and_3d_view() {
+    let Some(spv) = compile(&src("dims.comp"), &[]) else {
+        return;
+    };
+    let input: Vec<f32> = (0..4096).map(|i| i as f32).collect();
+    let out = run(&spv, &input, 1280).unwrap();
+    for r in 0..16usize {
+        for c in 0..16usize {
+            let at = |base: usize| out[base + r * 16 + c];
+            // 1-D: span 256 at offset 100.
+            assert_eq!(at(0), (100 + r * 16 + c) as f32, "1-D ({r},{c})");
+            // 3-D (2,16,16), offset (1,0,0): strides (256,16,1).
+            assert_eq!(at(256), (256 + r * 16 + c) as f32, "3-D ({r},{c})");
+            // 4-D (2,4,8,16), offsets (1,2,0,0), spans (1,2,8,16): coords (1, 2+r/8, r%8, c),
+            // strides (512,128,16,1).
+            let i4 = 512 + (2 + r / 8) * 128 + (r % 8) * 16 + c;
+            assert_eq!(at(512), i4 as f32, "4-D ({r},{c})");
+            // 5-D (2,2,2,16,16), offsets (1,1,0,0,0): strides (1024,512,256,16,1).
+            assert_eq!(at(768), (1024 + 512 + r * 16 + c) as f32, "5-D ({r},{c})");
+            // View dims (1,16,16), permutation (2,0,1): viewCoord = (0, c, r), view linear
+            // c*16 + r, span (16,16,1) coords (c, r, 0) + offset (0,0,3), strides (64,4,1).
+            assert_eq!(at(1024), (c * 64 + r * 4 + 3) as f32, "3-D view ({r},{c})");
+        }
+    }
+}
