@@ -778,6 +778,8 @@ struct Batch<'p, 'a> {
     /// Time in decode calls and MulAdds (coop2 statistics).
     t_decode: std::time::Duration,
     t_muladd: std::time::Duration,
+    /// Tensor-load element sources by offset-free layout (coop2).
+    src_cache: coop2::SourceCache,
 }
 
 impl<'p, 'a> Batch<'p, 'a> {
@@ -838,6 +840,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             sub: None,
             t_decode: std::time::Duration::ZERO,
             t_muladd: std::time::Duration::ZERO,
+            src_cache: Default::default(),
         };
         for &(m, v) in &p.const_mats {
             b.fill_mat(m, v);

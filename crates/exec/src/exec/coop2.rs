@@ -24,6 +24,34 @@ fn mask_lanes(mask: &Mask) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
+/// Element sources of tensor loads/stores for layouts with their offset set to zero, keyed by
+/// (offset-free layout encoding, view encoding, rows, cols, store).
+///
+/// Why this is exact (SPV_NV_cooperative_matrix2 "matrixCoordToTensorElement"): the offset only
+/// enters at `c = spanCoord + offset`; everything before (clip, view, linearToSpanCoord) ignores
+/// it. If for every dimension `0 <= offset`, `offset % blockSize == 0` and
+/// `offset + span <= layoutDimension`, no coordinate is out of range (spanCoord < span), so no
+/// clamp applies, and `blockCoord = blockCoord₀ + offset/blockSize`, `coordInBlock` is
+/// unchanged and `index = index₀ + Σ (offset/blockSize)·stride`: the sources are those of the
+/// offset-free layout, shifted. Otherwise the sources are computed in full.
+#[derive(Default)]
+pub(super) struct SourceCache {
+    map: std::collections::HashMap<Vec<u64>, std::rc::Rc<Vec<ElementSource>>>,
+}
+
+/// What to add to an offset-free source: (index delta, blockCoord delta, tensorCoord delta).
+type Shift = (u64, coopmat_tensor::Coord, coopmat_tensor::Coord);
+
+fn shifted(te: &TensorElement, sh: &Shift) -> TensorElement {
+    let mut t = *te;
+    t.index = t.index.wrapping_add(sh.0);
+    for k in 0..t.dims as usize {
+        t.block_coord[k] = t.block_coord[k].wrapping_add(sh.1[k]);
+        t.tensor_coord[k] = t.tensor_coord[k].wrapping_add(sh.2[k]);
+    }
+    t
+}
+
 fn tfault(e: impl std::fmt::Display) -> Fault {
     Fault {
         what: e.to_string(),
@@ -197,6 +225,74 @@ impl<'p, 'a> Batch<'p, 'a> {
         Ok(())
     }
 
+    /// The element sources of a tile: from the offset-free cache and a shift when the
+    /// condition of [`SourceCache`] holds, else computed in full (shift zero).
+    fn tile_sources(
+        &mut self,
+        lcols: &[u64],
+        vcols: Option<&[u64]>,
+        rows: u32,
+        cols: u32,
+        store: bool,
+    ) -> Result<(std::rc::Rc<Vec<ElementSource>>, Shift), Fault> {
+        let lay = layout_from(lcols).map_err(|e| tfault(e.what))?;
+        let vw = match vcols {
+            Some(v) => Some(view_from(v).map_err(|e| tfault(e.what))?),
+            None => None,
+        };
+        let dims = lay.dims();
+        let mut shift: Shift = (0, [0; 5], [0; 5]);
+        let mut ok = true;
+        for k in 0..dims {
+            let (o, bs, sp, d) = (
+                lay.offset()[k] as i64,
+                lay.block_size()[k] as i64,
+                lay.span()[k] as i64,
+                lay.layout_dimension()[k] as i64,
+            );
+            if o < 0 || bs == 0 || o % bs != 0 || o + sp > d {
+                ok = false;
+                break;
+            }
+            let b = (o / bs) as u64;
+            shift.0 = shift.0.wrapping_add(b.wrapping_mul(lay.stride()[k] as u64));
+            shift.1[k] = b as u32;
+            shift.2[k] = o as u32;
+        }
+        let full = |lay: &coopmat_tensor::TensorLayout| {
+            if store {
+                coopmat_tensor::store_sources(lay, vw.as_ref(), rows, cols)
+            } else {
+                coopmat_tensor::load_sources(lay, vw.as_ref(), rows, cols)
+            }
+            .map_err(tfault)
+        };
+        if !ok {
+            return Ok((std::rc::Rc::new(full(&lay)?), (0, [0; 5], [0; 5])));
+        }
+        let mut key: Vec<u64> = lcols.to_vec();
+        for x in &mut key[17..22] {
+            *x = 0;
+        }
+        key.extend(vcols.unwrap_or(&[]));
+        key.extend([
+            rows as u64,
+            cols as u64,
+            store as u64,
+            vcols.is_some() as u64,
+        ]);
+        if let Some(s) = self.src_cache.map.get(&key) {
+            return Ok((s.clone(), shift));
+        }
+        let base = layout_from(&key[..LAYOUT_COLS as usize]).map_err(|e| tfault(e.what))?;
+        let srcs = std::rc::Rc::new(full(&base)?);
+        if self.src_cache.map.len() >= 8 {
+            self.src_cache.map.clear();
+        }
+        self.src_cache.map.insert(key, srcs.clone());
+        Ok((srcs, shift))
+    }
+
     fn lane_vals(&self, c: u32, n: u32, l: usize) -> Vec<u64> {
         (0..n as usize)
             .map(|k| self.cols[(c as usize + k) * self.lanes + l])
@@ -228,13 +324,11 @@ impl<'p, 'a> Batch<'p, 'a> {
                 what: e.what,
                 lane: Some(l0),
             };
-            let lay = layout_from(&self.lane_vals(layout, LAYOUT_COLS, l0)).map_err(lf)?;
-            let vw = match view {
-                Some(v) => Some(view_from(&self.lane_vals(v, VIEW_COLS, l0)).map_err(lf)?),
-                None => None,
-            };
-            let srcs = coopmat_tensor::load_sources(&lay, vw.as_ref(), cm.rows, cm.cols)
-                .map_err(tfault)?;
+            let lcols = self.lane_vals(layout, LAYOUT_COLS, l0);
+            let lay = layout_from(&lcols).map_err(lf)?;
+            let vcols = view.map(|v| self.lane_vals(v, VIEW_COLS, l0));
+            let (srcs, shift) =
+                self.tile_sources(&lcols, vcols.as_deref(), cm.rows, cm.cols, false)?;
             if obj != d {
                 let n = cm.elems();
                 let so = self.p.mats[obj as usize];
@@ -256,12 +350,13 @@ impl<'p, 'a> Batch<'p, 'a> {
                 match src {
                     ElementSource::Memory(te) => {
                         if decode.is_some() {
-                            mem_elems.push((e, *te));
+                            mem_elems.push((e, shifted(te, &shift)));
                         } else {
+                            let index = te.index.wrapping_add(shift.0);
                             // Fast path: inside the pointer's object, no re-resolving.
                             if let Some((sh, idx, b0, avail)) = fast {
-                                let off = te.index.wrapping_mul(cb);
-                                if te.index < avail / cb.max(1) && off + cb <= avail {
+                                let off = index.wrapping_mul(cb);
+                                if index < avail / cb.max(1) && off + cb <= avail {
                                     let x = memory::read_bytes(
                                         self.mem.words(sh, idx),
                                         b0 + off as usize,
@@ -278,7 +373,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                                     continue;
                                 }
                             }
-                            let a = base.wrapping_add(te.index.wrapping_mul(cb));
+                            let a = base.wrapping_add(index.wrapping_mul(cb));
                             let x = match self.mem.read(a, l0, cb as u32) {
                                 Ok(x) => x,
                                 Err(_) if self.p.options.robust => 0,
@@ -313,7 +408,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 }
             }
             if let Some(dec) = decode {
-                self.decode_elems(d, i, l0, base, &lay, &srcs, &mem_elems, dec, salt)?;
+                self.decode_elems(d, i, l0, base, &lay, &srcs, &shift, &mem_elems, dec, salt)?;
             }
         }
         Ok(())
@@ -330,6 +425,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         base: u64,
         lay: &coopmat_tensor::TensorLayout,
         srcs: &[ElementSource],
+        shift: &Shift,
         mem_elems: &[(usize, TensorElement)],
         dec: &Decode,
         salt: u32,
@@ -345,14 +441,17 @@ impl<'p, 'a> Batch<'p, 'a> {
                 what: e.to_string(),
                 lane: Some(l0),
             })?;
-            for (g, grp) in groups.into_iter().enumerate() {
+            for (g, mut grp) in groups.into_iter().enumerate() {
                 let salt = (salt as u64) << 20 ^ i as u64;
                 if policy.vector_for(g, salt) {
+                    // Groups of the offset-free sources, shifted (a uniform blockCoord shift
+                    // does not change the grouping).
+                    grp.call = shifted(&grp.call, shift);
                     vgroups.push(grp);
                 } else {
                     for m in grp.members.iter().flatten() {
-                        if let ElementSource::Memory(te) = srcs[*m] {
-                            scalar.push((*m, te));
+                        if let ElementSource::Memory(te) = &srcs[*m] {
+                            scalar.push((*m, shifted(te, shift)));
                         }
                     }
                 }
@@ -400,8 +499,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                     .enumerate()
                     .flat_map(|(gi, g)| {
                         g.members.iter().enumerate().flat_map(move |(k, mem)| {
-                            mem.iter().filter_map(move |&e| match srcs[e] {
-                                ElementSource::Memory(te) => Some((gi, k, e, te)),
+                            mem.iter().filter_map(move |&e| match &srcs[e] {
+                                ElementSource::Memory(te) => Some((gi, k, e, shifted(te, shift))),
                                 _ => None,
                             })
                         })
@@ -784,13 +883,11 @@ impl<'p, 'a> Batch<'p, 'a> {
                 what: e.what,
                 lane: Some(l0),
             };
-            let lay = layout_from(&self.lane_vals(layout, LAYOUT_COLS, l0)).map_err(lf)?;
-            let vw = match view {
-                Some(v) => Some(view_from(&self.lane_vals(v, VIEW_COLS, l0)).map_err(lf)?),
-                None => None,
-            };
-            let srcs = coopmat_tensor::store_sources(&lay, vw.as_ref(), cm.rows, cm.cols)
-                .map_err(tfault)?;
+            let lcols = self.lane_vals(layout, LAYOUT_COLS, l0);
+            layout_from(&lcols).map_err(lf)?;
+            let vcols = view.map(|v| self.lane_vals(v, VIEW_COLS, l0));
+            let (srcs, shift) =
+                self.tile_sources(&lcols, vcols.as_deref(), cm.rows, cm.cols, true)?;
             let base = self.cols[ptr as usize * self.lanes + l0];
             let fast = match self.mem.resolve(base, l0, 0, true) {
                 Ok((sh, idx, b0)) => self.mem.bytes_from(base).map(|a| (sh, idx, b0, a)),
@@ -800,9 +897,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                 match src {
                     ElementSource::Memory(te) => {
                         let x = self.mat_get(m, i, e);
+                        let index = te.index.wrapping_add(shift.0);
                         if let Some((sh, idx, b0, avail)) = fast {
-                            let off = te.index.wrapping_mul(cb);
-                            if te.index < avail / cb.max(1) && off + cb <= avail {
+                            let off = index.wrapping_mul(cb);
+                            if index < avail / cb.max(1) && off + cb <= avail {
                                 memory::write_bytes(
                                     self.mem.words(sh, idx),
                                     b0 + off as usize,
@@ -813,7 +911,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                                 continue;
                             }
                         }
-                        let a = base.wrapping_add(te.index.wrapping_mul(cb));
+                        let a = base.wrapping_add(index.wrapping_mul(cb));
                         if let Err(err) = self.mem.write(a, l0, cb as u32, x)
                             && !self.p.options.robust
                         {
