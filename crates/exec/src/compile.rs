@@ -495,6 +495,9 @@ impl<'m> Cx<'m> {
                 }
             }
         }
+        for &fid in &order {
+            self.coalesce_phis(fid, &du)?;
+        }
         let mut funcs = Vec::new();
         for (fi, &fid) in order.iter().enumerate() {
             let blocks = self.function(fid)?;
@@ -1070,7 +1073,10 @@ impl<'m> Cx<'m> {
                 while k + 1 < inst.operands.len() {
                     if inst.word(k + 1) == Some(from) {
                         let src = inst.word(k).unwrap_or(0);
-                        if let Ok(v) = self.val(src) {
+                        // A value coalesced with the phi (`coalesce_phis`) needs no copy.
+                        if let Ok(v) = self.val(src)
+                            && v != dst
+                        {
                             phis.push((dst, v));
                         }
                     }

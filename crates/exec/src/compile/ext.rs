@@ -455,3 +455,101 @@ impl Cx<'_> {
         }
     }
 }
+
+impl Cx<'_> {
+    /// Gives a matrix phi's incoming value the phi's own slot where that is safe, so the back
+    /// edge of a loop (`acc = MulAdd(a, b, acc)`) copies no tiles. The incoming value `v`
+    /// (defined in the edge's source block `B`) qualifies when: it is a matrix-only value
+    /// computed by an instruction, its one use is this phi operand; the phi is not read by any
+    /// phi, is read in `B` only before `v` is defined (so never by `v`'s own instruction, and
+    /// no op's result aliases an operand), and is read by no block reachable from `B` without
+    /// passing through the phi's block (there the old value would be gone).
+    pub(super) fn coalesce_phis(
+        &mut self,
+        fid: u32,
+        du: &coopmat_spirv::module::DefUse,
+    ) -> Result<(), ExecError> {
+        use coopmat_spirv::grammar::op;
+        let m = self.m;
+        let Some(f) = m.function(fid) else {
+            return Ok(());
+        };
+        let block_of = |i: usize| f.blocks.iter().position(|b| b.body.contains(&i));
+        for hb in &f.blocks {
+            for pi in hb.body.clone() {
+                let phi = &m.instructions[pi];
+                if phi.opcode != op::Phi {
+                    continue;
+                }
+                let Some(pid) = phi.result_id else { continue };
+                let Some(&pv) = self.vals.get(&pid) else {
+                    continue;
+                };
+                if pv.ncols != 0 || pv.nmats != 1 {
+                    continue;
+                }
+                let puses = du.uses(pid);
+                if puses
+                    .iter()
+                    .any(|&(u, _)| m.instructions[u].opcode == op::Phi)
+                {
+                    continue;
+                }
+                let mut k = 2;
+                while k + 1 < phi.operands.len() {
+                    let (Some(src), Some(pred)) = (phi.word(k), phi.word(k + 1)) else {
+                        break;
+                    };
+                    k += 2;
+                    if self.const_ids.contains(&src) || du.uses(src).len() != 1 {
+                        continue;
+                    }
+                    let Some(bi) = f.blocks.iter().position(|b| b.id == pred) else {
+                        continue;
+                    };
+                    let b = &f.blocks[bi];
+                    let Some(def) = b
+                        .body
+                        .clone()
+                        .find(|&i| m.instructions[i].result_id == Some(src))
+                    else {
+                        continue;
+                    };
+                    if !matches!(self.vals.get(&src), Some(v) if v.ncols == 0 && v.nmats == 1) {
+                        continue;
+                    }
+                    // Reads of the phi in B must come before the def.
+                    if puses.iter().any(|&(u, _)| b.body.contains(&u) && u >= def) {
+                        continue;
+                    }
+                    // Blocks reachable from B without passing the phi's block must not read it.
+                    let mut seen = vec![false; f.blocks.len()];
+                    let mut stack: Vec<usize> = super::block_succs(m, b)
+                        .into_iter()
+                        .filter_map(|id| f.blocks.iter().position(|x| x.id == id))
+                        .collect();
+                    let mut bad = false;
+                    while let Some(x) = stack.pop() {
+                        if f.blocks[x].id == hb.id || seen[x] {
+                            continue;
+                        }
+                        seen[x] = true;
+                        if puses.iter().any(|&(u, _)| block_of(u) == Some(x)) {
+                            bad = true;
+                            break;
+                        }
+                        stack.extend(
+                            super::block_succs(m, &f.blocks[x])
+                                .into_iter()
+                                .filter_map(|id| f.blocks.iter().position(|y| y.id == id)),
+                        );
+                    }
+                    if !bad {
+                        self.vals.insert(src, pv);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
