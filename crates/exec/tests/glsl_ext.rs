@@ -196,3 +196,43 @@ fn group_ops_with_subgroup_scope() {
         assert_eq!(v, sum + bc + any, "lane {l}");
     }
 }
+
+/// Loop-carried cooperative matrices: the back-edge value takes the phi's slot only where the
+/// old value is dead (here it is still stored after the new one is computed).
+#[test]
+fn loop_carried_matrices_keep_old_values_alive_where_read() {
+    let Some(m) = glsl_opt(
+        r#"#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer B { float o[]; };
+void main() {
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc =
+        coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(1.0);
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> two =
+        coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(2.0);
+    for (uint i = 0; i < 4u; i++) {
+        coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> next = acc * two;
+        coopMatStore(acc, o, i * 256u, 16u, gl_CooperativeMatrixLayoutRowMajor);
+        acc = next;
+    }
+    coopMatStore(acc, o, 4u * 256u, 16u, gl_CooperativeMatrixLayoutRowMajor);
+}"#,
+        true,
+    ) else {
+        return;
+    };
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 5 * 256 * 4]);
+    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+    let o = f32s(&res.buffers[&(0, 0)]);
+    for i in 0..4 {
+        let want = 2f32.powi(i as i32);
+        assert!(
+            o[i * 256..(i + 1) * 256].iter().all(|&x| x == want),
+            "iteration {i}"
+        );
+    }
+    assert!(o[1024..].iter().all(|&x| x == 16.0), "{:?}", &o[1024..1028]);
+}
