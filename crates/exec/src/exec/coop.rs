@@ -6,20 +6,21 @@
 use super::*;
 
 /// Splits `v` into the destination range and shared views of the source ranges.
-fn split_dst<'v, T>(
+fn split_dst<'v, T, const N: usize>(
     v: &'v mut [T],
     d: (usize, usize),
-    srcs: &[(usize, usize)],
-) -> Option<(&'v mut [T], Vec<&'v [T]>)> {
+    srcs: &[(usize, usize); N],
+) -> Option<(&'v mut [T], [&'v [T]; N])> {
     let (lo, rest) = v.split_at_mut(d.0);
     let (dm, hi) = rest.split_at_mut(d.1);
     let (lo, hi): (&[T], &[T]) = (lo, hi);
-    let mut out = Vec::with_capacity(srcs.len());
-    for &(o, n) in srcs {
+    // A fixed array, not a Vec: this runs once per MulAdd tile.
+    let mut out: [&[T]; N] = [&[]; N];
+    for (slot, &(o, n)) in out.iter_mut().zip(srcs) {
         if o + n <= d.0 {
-            out.push(&lo[o..o + n]);
+            *slot = &lo[o..o + n];
         } else if o >= d.0 + d.1 {
-            out.push(&hi[o - d.0 - d.1..o - d.0 - d.1 + n]);
+            *slot = &hi[o - d.0 - d.1..o - d.0 - d.1 + n];
         } else {
             return None;
         }
@@ -56,7 +57,15 @@ impl Batch<'_, '_> {
         }
         let words = self.mem.words(sh, idx);
         let (w0, wstride, nw) = (b / 4, row_bytes as usize / 4, cols / 2);
-        let mut tmp = [0u32; 512];
+        // A 16×16 f16 tile is 128 words: keep the zeroed stack buffer that small when possible.
+        let mut small = [0u32; 128];
+        let mut big;
+        let tmp: &mut [u32] = if rows * nw <= small.len() {
+            &mut small
+        } else {
+            big = vec![0u32; rows * nw];
+            &mut big
+        };
         for r in 0..rows {
             let src = &words[w0 + r * wstride..w0 + r * wstride + nw];
             for (t, w) in tmp[r * nw..(r + 1) * nw].iter_mut().zip(src) {
