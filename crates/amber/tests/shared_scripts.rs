@@ -121,11 +121,7 @@ const ALLOWED_SKIPS: &[&str] = &[
 
 /// Scripts that fail for reasons written down in `crates/amber/README.md`; they may fail, any other failure fails
 /// the test, and so does a listed script that passes (the list must be kept current).
-const KNOWN_ENGINE_FAILURES: &[&str] = &[
-    // Expects 5140 ± 4 for matrix 5; the exact determinant of its f16-rounded inputs is 5150.1 (f16: 5152), which
-    // the engine returns.
-    "cts/builtin/precision/square_matrix/determinant_compute_fp16_mat_3x3.amber",
-];
+const KNOWN_ENGINE_FAILURES: &[&str] = &[];
 
 /// Runs every shared script on `coopmat-exec`: each passes or is skipped for an allowed reason.
 #[test]
