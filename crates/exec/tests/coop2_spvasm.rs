@@ -129,7 +129,7 @@ fn get_coordinate_and_transposing_convert_use() {
     for l in 0..32usize {
         for i in 0..4usize {
             let (row, col) = (co[(l * 4 + i) * 2], co[(l * 4 + i) * 2 + 1]);
-            assert!(row >= 0.0 && row < 16.0 && col >= 0.0 && col < 8.0);
+            assert!((0.0..16.0).contains(&row) && (0.0..8.0).contains(&col));
             let e = row as usize * 8 + col as usize;
             assert!(!seen[e], "element {e} named twice");
             seen[e] = true;
