@@ -129,6 +129,11 @@ fn tensor_load_clamp_modes_views_reduce_per_element() {
                     t(r, c) + 1.0,
                     "per-element side effect"
                 );
+                assert_eq!(
+                    out[2304 + r * 16 + c],
+                    t(r, c) - 1.0,
+                    "per-element shared store"
+                );
             }
         }
         // Clipped store (view without dimensions, clip rows 2..6, cols 3..10): element
@@ -316,7 +321,7 @@ fn layouts_of_one_to_five_dimensions_and_3d_view() {
         return;
     };
     let input: Vec<f32> = (0..4096).map(|i| i as f32).collect();
-    let out = run(&spv, &input, 1280).unwrap();
+    let out = run(&spv, &input, 1536).unwrap();
     for r in 0..16usize {
         for c in 0..16usize {
             let at = |base: usize| out[base + r * 16 + c];
@@ -333,6 +338,13 @@ fn layouts_of_one_to_five_dimensions_and_3d_view() {
             // View dims (1,16,16), permutation (2,0,1): viewCoord = (0, c, r), view linear
             // c*16 + r, span (16,16,1) coords (c, r, 0) + offset (0,0,3), strides (64,4,1).
             assert_eq!(at(1024), (c * 64 + r * 4 + 3) as f32, "3-D view ({r},{c})");
+            // Block size (1, 4), dims (16, 64): stride (ceil(64/4) = 16, 1) in blocks, so
+            // element (r, c) at column 8 + c reads index r*16 + (8 + c)/4.
+            assert_eq!(
+                at(1280),
+                (r * 16 + (8 + c) / 4) as f32,
+                "block 1x4 ({r},{c})"
+            );
         }
     }
 }

@@ -36,4 +36,11 @@ void main() {
   l3b = sliceTensorLayoutNV(l3b, 0, 16, 0, 16, 3, 1);
   coopMatLoadTensorNV(m, inb.x, 0, l3b, v3);
   coopMatStore(m, outb.y, 1024, 16, gl_CooperativeMatrixLayoutRowMajor);
+  // Block size 1x4 without a decode function: the 4 elements of a block read the same index.
+  tensorLayoutNV<2> lb = createTensorLayoutNV(2);
+  lb = setTensorLayoutBlockSizeNV(lb, 1, 4);
+  lb = setTensorLayoutDimensionNV(lb, 16, 64);
+  lb = sliceTensorLayoutNV(lb, 0, 16, 8, 16);
+  coopMatLoadTensorNV(m, inb.x, 0, lb);
+  coopMatStore(m, outb.y, 1280, 16, gl_CooperativeMatrixLayoutRowMajor);
 }

@@ -7,8 +7,10 @@ layout(local_size_x = 32) in;
 layout(set=0, binding=0) buffer In { float x[]; } inb;
 layout(set=0, binding=1) buffer Out { float y[]; } outb;
 float add(const in float a, const in float b) { return a + b; }
+shared float shv[256];
 float pe(const in uint r, const in uint c, const in float e, const in float s) {
   outb.y[2048 + r*16 + c] = e + 1.0;
+  shv[r*16 + c] = e - 1.0;
   return e * s + float(r*100 + c);
 }
 void main() {
@@ -38,6 +40,9 @@ void main() {
   coopMatStore(q, outb.y, 1280, 8, gl_CooperativeMatrixLayoutRowMajor);
   coopMatPerElementNV(r, t, pe, 2.0);
   coopMatStore(r, outb.y, 1536, 16, gl_CooperativeMatrixLayoutRowMajor);
+  // The per-element function's shared-memory stores are visible to the workgroup.
+  barrier();
+  for (uint k = 0; k < 8; k++) outb.y[2304 + gl_LocalInvocationIndex * 8 + k] = shv[gl_LocalInvocationIndex * 8 + k];
   // store through a clipped view: only rows 2..5, cols 3..9 written, at offset 1792
   tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> l3 = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
   l3 = setTensorLayoutDimensionNV(l3, 16, 16);
