@@ -52,7 +52,7 @@ impl Batch<'_, '_> {
         let Ok((sh, idx, b)) = self.mem.resolve(addr, lane, extent, false) else {
             return false;
         };
-        if b % 4 != 0 || row_bytes % 4 != 0 {
+        if !b.is_multiple_of(4) || !row_bytes.is_multiple_of(4) {
             return false;
         }
         let words = self.mem.words(sh, idx);
