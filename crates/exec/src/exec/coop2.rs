@@ -37,6 +37,8 @@ fn mask_lanes(mask: &Mask) -> impl Iterator<Item = usize> + '_ {
 #[derive(Default)]
 pub(super) struct SourceCache {
     map: std::collections::HashMap<Vec<u64>, std::rc::Rc<Vec<ElementSource>>>,
+    /// Scratch list of a tile's memory elements (decode loads).
+    elems: Vec<(usize, TensorElement)>,
 }
 
 /// What to add to an offset-free source: (index delta, blockCoord delta, tensorCoord delta).
@@ -345,7 +347,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 Ok((sh, idx, b0)) => self.mem.bytes_from(base).map(|a| (sh, idx, b0, a)),
                 Err(_) => None,
             };
-            let mut mem_elems: Vec<(usize, TensorElement)> = Vec::new();
+            // Reused between loads (large tiles would otherwise mmap/munmap every time).
+            let mut mem_elems = std::mem::take(&mut self.src_cache.elems);
+            mem_elems.clear();
             for (e, src) in srcs.iter().enumerate() {
                 match src {
                     ElementSource::Memory(te) => {
@@ -408,7 +412,12 @@ impl<'p, 'a> Batch<'p, 'a> {
                 }
             }
             if let Some(dec) = decode {
-                self.decode_elems(d, i, l0, base, &lay, &srcs, &shift, &mem_elems, dec, salt)?;
+                let r =
+                    self.decode_elems(d, i, l0, base, &lay, &srcs, &shift, &mem_elems, dec, salt);
+                self.src_cache.elems = mem_elems;
+                r?;
+            } else {
+                self.src_cache.elems = mem_elems;
             }
         }
         Ok(())
@@ -456,11 +465,12 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 }
             }
-        } else {
-            scalar = mem_elems.to_vec();
         }
+        // Without vector groups every memory element is decoded by DecodeFunc.
+        let scalar: &[(usize, TensorElement)] = if use_vec { &scalar } else { mem_elems };
         let dims = lay.dims();
         let mk_args = |els: &mut dyn Iterator<Item = TensorElement>, n: usize| {
+            // Filled completely below (every lane, every dimension).
             let mut pa = vec![0u64; n];
             let mut bc = vec![0u64; dims * n];
             let mut ib = vec![0u64; dims * n];
