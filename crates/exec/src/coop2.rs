@@ -262,16 +262,14 @@ pub(crate) fn view_from(c: &[u64]) -> Result<TensorView, ExecError> {
         )));
     }
     let f = |base: usize| -> Vec<u32> { (0..dims).map(|i| w(base + i)).collect() };
+    // set_dimension also recomputes the strides; set_stride then restores the stored ones.
     Ok(TensorView::create(dims as u32, w(1) != 0, &f(2))
+        .map_err(te)?
+        .set_dimension(&f(7))
         .map_err(te)?
         .set_stride(&f(12))
         .map_err(te)?
         .set_clip(w(17), w(18), w(19), w(20)))
-    .map(|v| {
-        // set_dimension recomputes strides; restore both.
-        let v2 = v.set_dimension(&f(7)).unwrap_or(v.clone());
-        v2.set_stride(&f(12)).unwrap_or(v2.clone())
-    })
 }
 
 /// The encoding of a view.
