@@ -9,12 +9,12 @@ dir=${1:-${COOPMAT_CORPUS_DIR:-corpus-cache/cyllama-vulkan-0.7.0/spv}}
 peers=${COOPMAT_PEERS_BIN:-/opt/coopmat-peers/bin}
 [ -d "$dir" ] || { echo "no corpus at $dir (run cargo xtask corpus)"; exit 1; }
 n=$(ls "$dir"/*.spv | wc -l)
-cargo build --release -q -p coopmat -p coopmat-val --example bench
+cargo build --release -q -p coopmat -p coopmat-val --example val_bench
 echo "corpus: $n modules in $dir; nproc $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== coopmat val, one process (parse + validate), release"
 /usr/bin/time -f "coopmat val: user %U s, sys %S s, wall %e s" target/release/coopmat val -q --target-env vulkan1.3 "$dir" > /tmp/coopmat-val-bench.txt || true
 echo "coopmat: $(grep -c ': valid' /tmp/coopmat-val-bench.txt)/$n valid"
-target/release/examples/bench "$dir"
+target/release/examples/val_bench "$dir"
 if [ -x "$peers/spirv-val" ]; then
   echo "== spirv-val, one process per module"
   start=$(date +%s.%N); ok=0
