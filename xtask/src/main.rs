@@ -7,7 +7,10 @@ mod corpus;
 mod grammar;
 
 fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the repo").to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the repo")
+        .to_path_buf()
 }
 
 fn main() -> Result<()> {
@@ -33,7 +36,9 @@ fn main() -> Result<()> {
             Ok(())
         }
         Some("test") => test(&repo, &args[1..]),
-        _ => bail!("usage: cargo xtask grammar [--check] | cargo xtask corpus | cargo xtask test [CARGO TEST ARGS]"),
+        _ => bail!(
+            "usage: cargo xtask grammar [--check] | cargo xtask corpus | cargo xtask test [CARGO TEST ARGS]"
+        ),
     }
 }
 
@@ -45,11 +50,12 @@ fn test(repo: &std::path::Path, extra: &[String]) -> Result<()> {
         Ok((dir, n)) => println!("corpus: {n} modules in {}", dir.display()),
         Err(e) => println!("corpus unavailable ({e:#}); corpus tests will be skipped"),
     }
-    let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(repo)
-        .args(["test", "--workspace", "--release"])
-        .args(extra)
-        .status()?;
+    let status =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(repo)
+            .args(["test", "--workspace", "--release"])
+            .args(extra)
+            .status()?;
     if !status.success() {
         bail!("cargo test failed ({status})");
     }

@@ -25,9 +25,10 @@ pub struct Args {
 
 /// Runs `coopmat lower`; returns the exit status.
 pub fn run(args: Args) -> Result<u8> {
-    let bytes = std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
-    let mut module =
-        coopmat_spirv::Module::from_bytes(&bytes).with_context(|| format!("{}", args.input.display()))?;
+    let bytes =
+        std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let mut module = coopmat_spirv::Module::from_bytes(&bytes)
+        .with_context(|| format!("{}", args.input.display()))?;
     for pass in &args.passes {
         match pass {
             Pass::StripDecodeVector => {

@@ -27,13 +27,15 @@ pub fn strip_decode_vector(module: &mut Module) -> Result<RewriteReport, ModuleE
     let mut report = RewriteReport::default();
     let before = module.instructions.len();
     module.instructions.retain(|inst| {
-        !(inst.opcode == op::Capability && inst.word(0) == Some(capability::CooperativeMatrixDecodeVectorNV)
+        !(inst.opcode == op::Capability
+            && inst.word(0) == Some(capability::CooperativeMatrixDecodeVectorNV)
             || inst.opcode == op::Extension
                 && decode_string(&inst.words[1..]).0 == "SPV_NV_cooperative_matrix_decode_vector")
     });
     report.removed = before - module.instructions.len();
     for inst in &mut module.instructions {
-        if inst.opcode == op::CooperativeMatrixLoadTensorNV && drop_mask_bit(inst, tensor_addressing_operands::DecodeVectorFunc)
+        if inst.opcode == op::CooperativeMatrixLoadTensorNV
+            && drop_mask_bit(inst, tensor_addressing_operands::DecodeVectorFunc)
         {
             report.rewritten += 1;
         }
@@ -48,7 +50,10 @@ pub fn strip_decode_vector(module: &mut Module) -> Result<RewriteReport, ModuleE
 /// id parameter. Parameters follow the mask in ascending bit order (SPIR-V 2.2.2, "Instructions":
 /// operands of enabled mask bits appear in bit order).
 fn drop_mask_bit(inst: &mut Instruction, bit: u32) -> bool {
-    let Some(mask_index) = inst.operands.iter().position(|o| o.kind == Some(OperandKind::TensorAddressingOperands))
+    let Some(mask_index) = inst
+        .operands
+        .iter()
+        .position(|o| o.kind == Some(OperandKind::TensorAddressingOperands))
     else {
         return false;
     };
@@ -73,7 +78,19 @@ mod tests {
     #[test]
     fn drops_the_bit_and_its_parameter() {
         // OpCooperativeMatrixLoadTensorNV %t %r %p %o %l None TensorView|DecodeFunc|DecodeVectorFunc %v %d %dv
-        let words = vec![(11 << 16) | op::CooperativeMatrixLoadTensorNV as u32, 1, 2, 3, 4, 5, 0, 7, 10, 11, 12];
+        let words = vec![
+            (11 << 16) | op::CooperativeMatrixLoadTensorNV as u32,
+            1,
+            2,
+            3,
+            4,
+            5,
+            0,
+            7,
+            10,
+            11,
+            12,
+        ];
         let mut inst = Instruction {
             opcode: op::CooperativeMatrixLoadTensorNV,
             words,
@@ -87,7 +104,24 @@ mod tests {
             result_id: Some(2),
             offset: 0,
         };
-        assert!(drop_mask_bit(&mut inst, tensor_addressing_operands::DecodeVectorFunc));
-        assert_eq!(inst.words, vec![(10 << 16) | op::CooperativeMatrixLoadTensorNV as u32, 1, 2, 3, 4, 5, 0, 3, 10, 11]);
+        assert!(drop_mask_bit(
+            &mut inst,
+            tensor_addressing_operands::DecodeVectorFunc
+        ));
+        assert_eq!(
+            inst.words,
+            vec![
+                (10 << 16) | op::CooperativeMatrixLoadTensorNV as u32,
+                1,
+                2,
+                3,
+                4,
+                5,
+                0,
+                3,
+                10,
+                11
+            ]
+        );
     }
 }
