@@ -465,6 +465,15 @@ fn bin_u32(
 ) -> bool {
     macro_rules! go {
         (|$x:ident, $y:ident| $e:expr) => {{
+            // All lanes and a result column distinct from both operands: plain slices, so the
+            // loop has no bounds checks and vectorizes.
+            if dense && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes) {
+                for ((d, &$x), &$y) in dd.iter_mut().zip(aa).zip(bb) {
+                    let ($x, $y) = ($x as u32, $y as u32);
+                    *d = ($e) as u64;
+                }
+                return true;
+            }
             each_lane!(mask, lanes, dense, |l| {
                 let $x = c[ac + l] as u32;
                 let $y = c[bc + l] as u32;
@@ -472,6 +481,24 @@ fn bin_u32(
             });
             true
         }};
+    }
+    // Shifts by an amount the same in every lane (usually a constant): a scalar shift count
+    // lets the loop vectorize (SSE2 has no per-lane variable shifts).
+    if dense
+        && matches!(op, BinOp::Shl | BinOp::ShrL | BinOp::ShrA)
+        && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes)
+        && let Some(&y0) = bb.first()
+        && bb.iter().all(|&y| y as u32 == y0 as u32)
+    {
+        let y = y0 as u32;
+        let it = dd.iter_mut().zip(aa);
+        match op {
+            BinOp::Shl if y < 32 => it.for_each(|(d, &x)| *d = ((x as u32) << y) as u64),
+            BinOp::ShrL if y < 32 => it.for_each(|(d, &x)| *d = ((x as u32) >> y) as u64),
+            BinOp::ShrA => it.for_each(|(d, &x)| *d = ((x as i32) >> y.min(31)) as u32 as u64),
+            _ => it.for_each(|(d, _)| *d = 0),
+        }
+        return true;
     }
     match op {
         BinOp::IAdd => go!(|x, y| x.wrapping_add(y)),
@@ -501,6 +528,31 @@ fn bin_u32(
         BinOp::SMax => go!(|x, y| (x as i32).max(y as i32) as u32),
         _ => false,
     }
+}
+
+/// Column `d` (mutable) and columns `a`, `b` (shared) of the register file, or None when `d` is
+/// one of them. Columns start at multiples of `lanes`, so distinct ones never overlap.
+fn cols3(
+    c: &mut [u64],
+    d: usize,
+    a: usize,
+    b: usize,
+    lanes: usize,
+) -> Option<(&mut [u64], &[u64], &[u64])> {
+    if d == a || d == b || d + lanes > c.len() {
+        return None;
+    }
+    let (lo, hi) = c.split_at_mut(d);
+    let (dst, hi) = hi.split_at_mut(lanes);
+    let (lo, hi): (&[u64], &[u64]) = (lo, hi);
+    let pick = |x: usize| {
+        if x < d {
+            lo.get(x..x + lanes)
+        } else {
+            x.checked_sub(d + lanes).and_then(|o| hi.get(o..o + lanes))
+        }
+    };
+    Some((dst, pick(a)?, pick(b)?))
 }
 
 /// Runs pure column ops on a one-lane register image (OpSpecConstantOp).
@@ -1427,9 +1479,13 @@ impl<'p, 'a> Batch<'p, 'a> {
                 // Column at a time: copy the base, then add each step to every active lane.
                 let (dc, bc) = (col(*d), col(*base));
                 let c = &mut self.cols;
-                each_lane!(mask, lanes, dense, |l| {
-                    c[dc + l] = c[bc + l];
-                });
+                if dense {
+                    c.copy_within(bc..bc + lanes, dc);
+                } else {
+                    each_lane!(mask, lanes, dense, |l| {
+                        c[dc + l] = c[bc + l];
+                    });
+                }
                 for s in steps.iter() {
                     match *s {
                         Step::Const(x) => each_lane!(mask, lanes, dense, |l| {
@@ -1437,6 +1493,15 @@ impl<'p, 'a> Batch<'p, 'a> {
                         }),
                         Step::Dyn { idx, bits, stride } => {
                             let ic = col(idx);
+                            if dense && let Some((dd, ii, _)) = cols3(c, dc, ic, ic, lanes) {
+                                // Slices: no bounds checks, vectorizable.
+                                let s = 64 - bits as u32;
+                                for (d, &i) in dd.iter_mut().zip(ii) {
+                                    let i = ((i << s) as i64) >> s;
+                                    *d = d.wrapping_add(i.wrapping_mul(stride) as u64);
+                                }
+                                continue;
+                            }
                             each_lane!(mask, lanes, dense, |l| {
                                 let i = sext(c[ic + l], bits as u32);
                                 c[dc + l] = c[dc + l].wrapping_add(i.wrapping_mul(stride) as u64);
@@ -1699,6 +1764,16 @@ fn load_words_fast(
     mask: &Mask,
     dense: bool,
 ) -> bool {
+    /// How many lanes ahead to prefetch.
+    const PF: usize = 32;
+    if dense && let Some(ws) = contiguous(mem, &cols[pc..pc + lanes], n, false) {
+        for (l, lw) in ws.chunks_exact(n).enumerate() {
+            for (k, w) in lw.iter().enumerate() {
+                cols[(dcol + k) * lanes + l] = w.load(Relaxed) as u64;
+            }
+        }
+        return true;
+    }
     let (mut cur, mut words, mut size, mut per_lane): (u64, &[AtomicU32], u64, u64) =
         (u64::MAX, &[], 0, 0);
     each_lane!(mask, lanes, dense, |l| {
@@ -1716,11 +1791,49 @@ fn load_words_fast(
             return false;
         }
         let w0 = ((per_lane * l as u64 + off) / 4) as usize;
+        // Prefetch the lane PF ahead when it reads the same object (scattered buffer rows
+        // miss the cache; this keeps several misses in flight).
+        if let Some(&a2) = cols.get(pc + l + PF).filter(|_| l + PF < lanes)
+            && a2 >> memory::OBJ_SHIFT == cur
+        {
+            let off2 = a2 & ((1u64 << memory::OBJ_SHIFT) - 1);
+            if let Some(w) = words.get(((per_lane * (l + PF) as u64 + off2) / 4) as usize) {
+                crate::kernels::prefetch(w);
+            }
+        }
         for (k, w) in words[w0..w0 + n].iter().enumerate() {
             cols[(dcol + k) * lanes + l] = w.load(Relaxed) as u64;
         }
     });
     true
+}
+
+/// When every lane is active and lane `l` addresses `n` words at `addr0 + 4·n·l` of one
+/// shared-copy object (the staging pattern `shared[base + lid] = global[base2 + lid]`), the
+/// words of all lanes in lane order, checked once for bounds and alignment.
+fn contiguous<'m>(mem: &'m Mem, addrs: &[u64], n: usize, write: bool) -> Option<&'m [AtomicU32]> {
+    let a0 = *addrs.first()?;
+    let step = 4 * n as u64;
+    let mut next = a0;
+    // No early exit: the compare loop vectorizes and a mismatch is usually found late anyway.
+    let mut same = true;
+    for &a in addrs {
+        same &= a == next;
+        next = next.wrapping_add(step);
+    }
+    let oi = a0 >> memory::OBJ_SHIFT;
+    let o = mem.objs.get(oi as usize)?;
+    let off = a0 & ((1u64 << memory::OBJ_SHIFT) - 1);
+    let end = off.checked_add(step * addrs.len() as u64)?;
+    if !same || oi == 0 || o.per_lane != 0 || (write && !o.writable) || !off.is_multiple_of(4) {
+        return None;
+    }
+    // `end` is in the same object: the last lane's address is `a0 + step·(lanes − 1)` exactly.
+    if end > o.size || (end - step) >> memory::OBJ_SHIFT != 0 {
+        return None;
+    }
+    mem.words(o.shared, o.idx)
+        .get((off / 4) as usize..(end / 4) as usize)
 }
 
 /// Store counterpart of [`load_words_fast`].
@@ -1735,6 +1848,14 @@ fn store_words_fast(
     mask: &Mask,
     dense: bool,
 ) -> bool {
+    if dense && let Some(ws) = contiguous(mem, &cols[pc..pc + lanes], n, true) {
+        for (l, lw) in ws.chunks_exact(n).enumerate() {
+            for (k, w) in lw.iter().enumerate() {
+                w.store(cols[(vcol + k) * lanes + l] as u32, Relaxed);
+            }
+        }
+        return true;
+    }
     let (mut cur, mut words, mut size, mut per_lane): (u64, &[AtomicU32], u64, u64) =
         (u64::MAX, &[], 0, 0);
     each_lane!(mask, lanes, dense, |l| {

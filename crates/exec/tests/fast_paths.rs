@@ -1,0 +1,122 @@
+//! Whole-batch fast paths of the executor (contiguous per-lane loads/stores, column ops on
+//! plain slices, shifts by a lane-uniform amount), checked against references computed here and
+//! against the general per-lane path (partial masks, out-of-bounds lanes).
+
+mod common;
+use common::*;
+use coopmat_exec::{EngineOptions, Resources};
+
+/// Staging copy global → shared → global with lane-consecutive uvec4 addresses, a permuted
+/// (non-contiguous) read, and shifts by uniform and per-lane amounts.
+#[test]
+fn contiguous_staging_and_uniform_shifts() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer A { uvec4 a[]; };
+layout(std430, binding = 1) buffer B { uvec4 b[]; };
+layout(std430, binding = 2) buffer C { uint c[]; };
+layout(push_constant) uniform P { uint sh; };
+shared uvec4 s[128];
+void main() {
+    uint t = gl_LocalInvocationID.x, base = gl_WorkGroupID.x * 128u;
+    s[t] = a[base + t];
+    s[t + 64u] = a[base + (t ^ 1u) + 64u];
+    barrier();
+    b[base + t] = s[t] + uvec4(1u);
+    b[base + t + 64u] = s[127u - t];
+    uint g = gl_GlobalInvocationID.x;
+    if (t % 3u != 0u) {
+        c[g * 4u] = a[g].x << sh;
+        c[g * 4u + 1u] = a[g].y >> 5u;
+        c[g * 4u + 2u] = uint(int(a[g].z) >> int(sh + 2u));
+        c[g * 4u + 3u] = a[g].w >> (t & 7u);
+    }
+}"#,
+    ) else {
+        return;
+    };
+    let groups = 3u32;
+    let n = (groups * 128) as usize;
+    let src: Vec<u32> = (0..4 * n as u32)
+        .map(|i| i.wrapping_mul(2654435761) ^ 0x8000_0000)
+        .collect();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), bytes_u32(&src));
+    res.buffers.insert((0, 1), vec![0; 16 * n]);
+    res.buffers
+        .insert((0, 2), vec![0; 16 * 64 * groups as usize]);
+    res.push_constants = 3u32.to_le_bytes().to_vec();
+    run(&m, &mut res, [groups, 1, 1], &EngineOptions::default());
+    let (b, c) = (u32s(&res.buffers[&(0, 1)]), u32s(&res.buffers[&(0, 2)]));
+    let vec4 = |i: usize| &src[4 * i..4 * i + 4];
+    for g in 0..groups as usize {
+        let base = g * 128;
+        let mut s = vec![[0u32; 4]; 128];
+        for t in 0..64 {
+            s[t].copy_from_slice(vec4(base + t));
+            s[t + 64].copy_from_slice(vec4(base + (t ^ 1) + 64));
+        }
+        for t in 0..64 {
+            let want0: Vec<u32> = s[t].iter().map(|x| x.wrapping_add(1)).collect();
+            assert_eq!(
+                &b[4 * (base + t)..4 * (base + t) + 4],
+                &want0[..],
+                "b[{}]",
+                base + t
+            );
+            let i = base + t + 64;
+            assert_eq!(&b[4 * i..4 * i + 4], &s[127 - t][..], "b[{i}]");
+        }
+    }
+    for gi in 0..(64 * groups) as usize {
+        let t = gi % 64;
+        let v = vec4(gi);
+        let want = if t % 3 == 0 {
+            [0; 4]
+        } else {
+            [
+                v[0] << 3,
+                v[1] >> 5,
+                ((v[2] as i32) >> 5) as u32,
+                v[3] >> (t & 7),
+            ]
+        };
+        assert_eq!(&c[4 * gi..4 * gi + 4], &want[..], "c[{gi}]");
+    }
+}
+
+/// A contiguous store running past the end of its buffer is still an error naming the first
+/// lane out of bounds; with `robust` the in-bounds lanes are written.
+#[test]
+fn contiguous_store_out_of_bounds_names_the_lane() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer B { uvec2 v[]; };
+void main() { v[gl_LocalInvocationID.x + 1u] = uvec2(gl_LocalInvocationID.x + 7u, 5u); }"#,
+    ) else {
+        return;
+    };
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &Default::default())
+        .unwrap();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 8 * 8]);
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err().to_string();
+    assert!(
+        e.contains("out-of-bounds") && e.contains("local invocation (7, 0, 0)"),
+        "{e}"
+    );
+    let robust = EngineOptions {
+        robust: true,
+        ..Default::default()
+    };
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &robust).unwrap();
+    res.buffers.insert((0, 0), vec![0; 8 * 8]);
+    p.dispatch(&mut res, [1, 1, 1]).unwrap();
+    let mut want = vec![0u32, 0];
+    for t in 0..7 {
+        want.extend([t + 7, 5]);
+    }
+    assert_eq!(u32s(&res.buffers[&(0, 0)]), want);
+}
