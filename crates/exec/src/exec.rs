@@ -488,7 +488,7 @@ fn bin_u32(
         && matches!(op, BinOp::Shl | BinOp::ShrL | BinOp::ShrA)
         && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes)
         && let Some(&y0) = bb.first()
-        && bb.iter().all(|&y| y as u32 == y0 as u32)
+        && bb.iter().fold(0, |acc, &y| acc | (y ^ y0)) as u32 == 0
     {
         let y = y0 as u32;
         let it = dd.iter_mut().zip(aa);
@@ -1764,8 +1764,6 @@ fn load_words_fast(
     mask: &Mask,
     dense: bool,
 ) -> bool {
-    /// How many lanes ahead to prefetch.
-    const PF: usize = 32;
     if dense && let Some(ws) = contiguous(mem, &cols[pc..pc + lanes], n, false) {
         for (l, lw) in ws.chunks_exact(n).enumerate() {
             for (k, w) in lw.iter().enumerate() {
@@ -1773,6 +1771,23 @@ fn load_words_fast(
             }
         }
         return true;
+    }
+    // Scattered rows of a shared buffer miss the cache: prefetch every lane's words of the
+    // first lane's object first, so that the misses overlap instead of queueing one by one.
+    if dense
+        && let Some(&a0) = cols.get(pc)
+        && let Some(o) = mem.objs.get((a0 >> memory::OBJ_SHIFT) as usize)
+        && o.shared
+        && o.per_lane == 0
+    {
+        let words = mem.words(o.shared, o.idx);
+        for &a in &cols[pc..pc + lanes] {
+            if (a ^ a0) >> memory::OBJ_SHIFT == 0
+                && let Some(w) = words.get(((a & ((1u64 << memory::OBJ_SHIFT) - 1)) / 4) as usize)
+            {
+                crate::kernels::prefetch(w);
+            }
+        }
     }
     let (mut cur, mut words, mut size, mut per_lane): (u64, &[AtomicU32], u64, u64) =
         (u64::MAX, &[], 0, 0);
@@ -1791,16 +1806,6 @@ fn load_words_fast(
             return false;
         }
         let w0 = ((per_lane * l as u64 + off) / 4) as usize;
-        // Prefetch the lane PF ahead when it reads the same object (scattered buffer rows
-        // miss the cache; this keeps several misses in flight).
-        if let Some(&a2) = cols.get(pc + l + PF).filter(|_| l + PF < lanes)
-            && a2 >> memory::OBJ_SHIFT == cur
-        {
-            let off2 = a2 & ((1u64 << memory::OBJ_SHIFT) - 1);
-            if let Some(w) = words.get(((per_lane * (l + PF) as u64 + off2) / 4) as usize) {
-                crate::kernels::prefetch(w);
-            }
-        }
         for (k, w) in words[w0..w0 + n].iter().enumerate() {
             cols[(dcol + k) * lanes + l] = w.load(Relaxed) as u64;
         }

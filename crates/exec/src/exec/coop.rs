@@ -55,7 +55,6 @@ impl Batch<'_, '_> {
         if !b.is_multiple_of(4) || !row_bytes.is_multiple_of(4) {
             return false;
         }
-        let words = self.mem.words(sh, idx);
         let (w0, wstride, nw) = (b / 4, row_bytes as usize / 4, cols / 2);
         // A 16×16 f16 tile is 128 words: keep the zeroed stack buffer that small when possible.
         let mut small = [0u32; 128];
@@ -66,10 +65,23 @@ impl Batch<'_, '_> {
             big = vec![0u32; rows * nw];
             &mut big
         };
-        for r in 0..rows {
-            let src = &words[w0 + r * wstride..w0 + r * wstride + nw];
-            for (t, w) in tmp[r * nw..(r + 1) * nw].iter_mut().zip(src) {
-                *t = w.load(Relaxed);
+        if sh {
+            let words = self.mem.words(sh, idx);
+            for r in 0..rows {
+                let src = &words[w0 + r * wstride..w0 + r * wstride + nw];
+                for (t, w) in tmp[r * nw..(r + 1) * nw].iter_mut().zip(src) {
+                    *t = w.load(Relaxed);
+                }
+            }
+        } else {
+            // Batch-owned memory (Workgroup staging): exclusive access, so plain reads through
+            // `get_mut`, which vectorize (atomic loads do not).
+            let words = &mut self.mem.local[idx as usize];
+            for r in 0..rows {
+                let src = &mut words[w0 + r * wstride..w0 + r * wstride + nw];
+                for (t, w) in tmp[r * nw..(r + 1) * nw].iter_mut().zip(src) {
+                    *t = *w.get_mut();
+                }
             }
         }
         let n = rows * nw;
