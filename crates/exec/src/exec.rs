@@ -530,6 +530,60 @@ fn bin_u32(
     }
 }
 
+/// All-lanes access chain on plain slices: constant steps fold into one offset and the first
+/// dynamic step reads the base column directly (no copy pass). False, with nothing written,
+/// when a column is out of range or an index column is the result column.
+fn access_chain_dense(c: &mut [u64], dc: usize, bc: usize, steps: &[Step], lanes: usize) -> bool {
+    let fits = |x: usize| x + lanes <= c.len();
+    let dyn_ok = steps.iter().all(|s| match *s {
+        Step::Dyn { idx, bits, .. } => {
+            let ic = idx as usize * lanes;
+            ic != dc && fits(ic) && (1..=64).contains(&bits)
+        }
+        Step::Const(_) => true,
+    });
+    if !dyn_ok || !fits(dc) || !fits(bc) {
+        return false;
+    }
+    let k = steps.iter().fold(0u64, |a, s| match *s {
+        Step::Const(x) => a.wrapping_add(x as u64),
+        Step::Dyn { .. } => a,
+    });
+    let mut dyns = steps.iter().filter_map(|s| match *s {
+        Step::Dyn { idx, bits, stride } => Some((idx as usize * lanes, 64 - bits as u32, stride)),
+        Step::Const(_) => None,
+    });
+    let mut first = dyns.next();
+    if let Some((ic, s, stride)) = first
+        && let Some((dd, bb, ii)) = cols3(c, dc, bc, ic, lanes)
+    {
+        for ((d, &b), &i) in dd.iter_mut().zip(bb).zip(ii) {
+            let i = ((i << s) as i64) >> s;
+            *d = b
+                .wrapping_add(k)
+                .wrapping_add(i.wrapping_mul(stride) as u64);
+        }
+        first = None;
+    } else {
+        c.copy_within(bc..bc + lanes, dc);
+        if k != 0 {
+            c[dc..dc + lanes]
+                .iter_mut()
+                .for_each(|d| *d = d.wrapping_add(k));
+        }
+    }
+    for (ic, s, stride) in first.into_iter().chain(dyns) {
+        let Some((dd, ii, _)) = cols3(c, dc, ic, ic, lanes) else {
+            unreachable!("checked above: index columns are in range and not the result");
+        };
+        for (d, &i) in dd.iter_mut().zip(ii) {
+            let i = ((i << s) as i64) >> s;
+            *d = d.wrapping_add(i.wrapping_mul(stride) as u64);
+        }
+    }
+    true
+}
+
 /// Column `d` (mutable) and columns `a`, `b` (shared) of the register file, or None when `d` is
 /// one of them. Columns start at multiples of `lanes`, so distinct ones never overlap.
 fn cols3(
@@ -1479,13 +1533,12 @@ impl<'p, 'a> Batch<'p, 'a> {
                 // Column at a time: copy the base, then add each step to every active lane.
                 let (dc, bc) = (col(*d), col(*base));
                 let c = &mut self.cols;
-                if dense {
-                    c.copy_within(bc..bc + lanes, dc);
-                } else {
-                    each_lane!(mask, lanes, dense, |l| {
-                        c[dc + l] = c[bc + l];
-                    });
+                if dense && access_chain_dense(c, dc, bc, steps, lanes) {
+                    return Ok(());
                 }
+                each_lane!(mask, lanes, dense, |l| {
+                    c[dc + l] = c[bc + l];
+                });
                 for s in steps.iter() {
                     match *s {
                         Step::Const(x) => each_lane!(mask, lanes, dense, |l| {
@@ -1493,15 +1546,6 @@ impl<'p, 'a> Batch<'p, 'a> {
                         }),
                         Step::Dyn { idx, bits, stride } => {
                             let ic = col(idx);
-                            if dense && let Some((dd, ii, _)) = cols3(c, dc, ic, ic, lanes) {
-                                // Slices: no bounds checks, vectorizable.
-                                let s = 64 - bits as u32;
-                                for (d, &i) in dd.iter_mut().zip(ii) {
-                                    let i = ((i << s) as i64) >> s;
-                                    *d = d.wrapping_add(i.wrapping_mul(stride) as u64);
-                                }
-                                continue;
-                            }
                             each_lane!(mask, lanes, dense, |l| {
                                 let i = sext(c[ic + l], bits as u32);
                                 c[dc + l] = c[dc + l].wrapping_add(i.wrapping_mul(stride) as u64);
