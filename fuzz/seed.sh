@@ -1,6 +1,7 @@
 #!/bin/sh
 # Seeds the fuzz corpora from the real-shader corpus (run `cargo xtask corpus` first).
 #   read_binary: every module under 8 KiB plus the ten smallest KHR and NV cooperative ones.
+#   validate:    the same binaries as read_binary.
 #   assemble:    spirv-dis text (friendly names, and --raw-id with the preserve-ids flag byte)
 #                of the 80 smallest modules and 20 smallest cooperative ones, under 60 KB each.
 set -eu
@@ -22,4 +23,7 @@ for f in $(ls -S | tail -80) $coop; do
     done
 done
 rm -f /tmp/coopmat-seed.txt
+# validate: the same binaries as read_binary.
+mkdir -p "$here/corpus/validate"
+cp "$here"/corpus/read_binary/* "$here/corpus/validate/"
 echo "seeds: $(ls "$here/corpus/read_binary" | wc -l) binaries, $(ls "$here/corpus/assemble" | wc -l) texts"
