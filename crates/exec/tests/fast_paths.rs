@@ -120,3 +120,42 @@ void main() { v[gl_LocalInvocationID.x + 1u] = uvec2(gl_LocalInvocationID.x + 7u
     }
     assert_eq!(u32s(&res.buffers[&(0, 0)]), want);
 }
+
+/// Loads in runs of consecutive lanes (4 lanes a row) match a reference; a run reaching past
+/// the end of the buffer is an error naming the first lane out of bounds.
+#[test]
+fn run_loads_and_out_of_bounds_run() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) readonly buffer A { uvec4 a[]; };
+layout(std430, binding = 1) buffer B { uvec4 b[]; };
+layout(push_constant) uniform P { uint rowlen; };
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    b[t] = a[(t / 4u) * rowlen + t % 4u];
+}"#,
+    ) else {
+        return;
+    };
+    let src: Vec<u32> = (0..4 * 80u32).map(|i| i * 7 + 1).collect();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), bytes_u32(&src));
+    res.buffers.insert((0, 1), vec![0; 16 * 32]);
+    res.push_constants = 9u32.to_le_bytes().to_vec();
+    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+    let b = u32s(&res.buffers[&(0, 1)]);
+    for t in 0..32 {
+        let i = (t / 4) * 9 + t % 4;
+        assert_eq!(&b[4 * t..4 * t + 4], &src[4 * i..4 * i + 4], "b[{t}]");
+    }
+    // Row 7 starts at element 7·11 = 77: lanes 31 (element 80) and up are out of bounds.
+    res.push_constants = 11u32.to_le_bytes().to_vec();
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &Default::default())
+        .unwrap();
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err().to_string();
+    assert!(
+        e.contains("out-of-bounds") && e.contains("local invocation (31, 0, 0)"),
+        "{e}"
+    );
+}
