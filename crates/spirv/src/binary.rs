@@ -263,8 +263,9 @@ struct NumType {
     signed: bool,
 }
 
-/// Id-indexed side tables kept while parsing (dense for sane bounds, hashed beyond).
-struct IdTable<T: Copy> {
+/// An id-indexed table: dense for sane ids, hashed beyond (so a huge id in malformed input
+/// costs no huge allocation). Shared by the reader and the assembler.
+pub(crate) struct IdTable<T: Copy> {
     dense: Vec<Option<T>>,
     sparse: HashMap<u32, T>,
 }
@@ -279,14 +280,14 @@ impl<T: Copy> Default for IdTable<T> {
 }
 
 impl<T: Copy> IdTable<T> {
-    fn get(&self, id: u32) -> Option<T> {
+    pub(crate) fn get(&self, id: u32) -> Option<T> {
         if id < DENSE_ID_LIMIT {
             self.dense.get(id as usize).copied().flatten()
         } else {
             self.sparse.get(&id).copied()
         }
     }
-    fn set(&mut self, id: u32, v: T) {
+    pub(crate) fn set(&mut self, id: u32, v: T) {
         if id < DENSE_ID_LIMIT {
             if self.dense.len() <= id as usize {
                 self.dense.resize(id as usize + 1, None);

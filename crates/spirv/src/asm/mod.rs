@@ -262,8 +262,8 @@ pub fn assemble_bytes(
         preserved: HashSet::default(),
         next_id: 1,
         bound: 1,
-        types: IdMap::default(),
-        value_types: IdMap::default(),
+        types: IdTable::default(),
+        value_types: IdTable::default(),
         ext_sets: HashMap::default(),
     };
     if options.preserve_numeric_ids {
@@ -345,45 +345,10 @@ impl Hasher for Fnv {
     }
 }
 
+use crate::binary::IdTable;
+
 type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
 type FastSet<K> = HashSet<K, BuildHasherDefault<Fnv>>;
-
-/// An id-indexed table: dense for small ids, hashed beyond.
-struct IdMap<T: Copy> {
-    dense: Vec<Option<T>>,
-    sparse: FastMap<u32, T>,
-}
-
-impl<T: Copy> Default for IdMap<T> {
-    fn default() -> Self {
-        IdMap {
-            dense: Vec::new(),
-            sparse: FastMap::default(),
-        }
-    }
-}
-
-const DENSE_LIMIT: u32 = 1 << 20;
-
-impl<T: Copy> IdMap<T> {
-    fn get(&self, id: u32) -> Option<T> {
-        if id < DENSE_LIMIT {
-            self.dense.get(id as usize).copied().flatten()
-        } else {
-            self.sparse.get(&id).copied()
-        }
-    }
-    fn set(&mut self, id: u32, v: T) {
-        if id < DENSE_LIMIT {
-            if self.dense.len() <= id as usize {
-                self.dense.resize(id as usize + 1, None);
-            }
-            self.dense[id as usize] = Some(v);
-        } else {
-            self.sparse.insert(id, v);
-        }
-    }
-}
 
 /// What the assembler knows about a type id.
 #[derive(Clone, Copy, Debug)]
@@ -521,8 +486,8 @@ struct Asm<'a> {
     preserved: FastSet<u32>,
     next_id: u32,
     bound: u32,
-    types: IdMap<TypeInfo>,
-    value_types: IdMap<u32>,
+    types: IdTable<TypeInfo>,
+    value_types: IdTable<u32>,
     ext_sets: FastMap<u32, ExtSet>,
 }
 
