@@ -824,29 +824,29 @@ fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result
 /// Counters of one chunk of workgroups, or the first error with its workgroup index.
 type ChunkResult = Result<(u64, u64, u64, Duration, Duration), (u64, ExecError)>;
 
-/// Scope instances with an active lane: (instance, first active lane), without allocating.
-struct Insts {
+/// Scope instances with an active lane: (instance, first active lane), found lazily (no
+/// per-call array to fill: this runs once per MulAdd and cooperative load/store).
+struct Insts<'m> {
+    mask: &'m Mask,
+    scope: usize,
+    lanes: usize,
+    i: usize,
     n: usize,
-    v: [(u16, u16); MAX_LANES / 8],
 }
 
-impl Insts {
-    fn len(&self) -> usize {
-        self.n
-    }
-}
-
-impl IntoIterator for Insts {
+impl Iterator for Insts<'_> {
     type Item = (usize, usize);
-    type IntoIter = std::iter::Map<
-        std::iter::Take<std::array::IntoIter<(u16, u16), { MAX_LANES / 8 }>>,
-        fn((u16, u16)) -> (usize, usize),
-    >;
-    fn into_iter(self) -> Self::IntoIter {
-        self.v
-            .into_iter()
-            .take(self.n)
-            .map(|(a, b)| (a as usize, b as usize))
+    fn next(&mut self) -> Option<(usize, usize)> {
+        while self.i < self.n {
+            let i = self.i;
+            self.i += 1;
+            let lo = i * self.scope;
+            let hi = ((i + 1) * self.scope).min(self.lanes);
+            if let Some(l) = (lo..hi).find(|&l| self.mask[l / 64] >> (l % 64) & 1 != 0) {
+                return Some((i, l));
+            }
+        }
+        None
     }
 }
 
@@ -1227,22 +1227,15 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// Scope instances of a matrix slot with at least one active lane.
-    fn instances(&self, m: u32, mask: &Mask) -> Insts {
+    fn instances<'m>(&self, m: u32, mask: &'m Mask) -> Insts<'m> {
         let s = self.p.mats[m as usize];
-        let scope = s.scope as usize;
-        let mut out = Insts {
-            n: 0,
-            v: [(0, 0); MAX_LANES / 8],
-        };
-        for i in 0..s.inst as usize {
-            let lo = i * scope;
-            let hi = ((i + 1) * scope).min(self.lanes);
-            if let Some(l) = (lo..hi).find(|&l| mask[l / 64] >> (l % 64) & 1 != 0) {
-                out.v[out.n] = (i as u16, l as u16);
-                out.n += 1;
-            }
+        Insts {
+            mask,
+            scope: s.scope as usize,
+            lanes: self.lanes,
+            i: 0,
+            n: s.inst as usize,
         }
-        out
     }
 
     fn mat_copy(&mut self, d: u32, a: u32, mask: &Mask) {

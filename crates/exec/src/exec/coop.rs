@@ -270,9 +270,8 @@ impl Batch<'_, '_> {
             sa.cm.cols as usize,
         );
         let all_f32 = [sd, sa, sb, sc].iter().all(|s| s.cm.is_f32_arena());
-        let insts = self.instances(d, mask);
-        self.flops += (2 * m * n * k * insts.len()) as u64;
-        for (i, _) in insts {
+        for (i, _) in self.instances(d, mask) {
+            self.flops += (2 * m * n * k) as u64;
             if all_f32 {
                 let dr = (sd.off + i * m * n, m * n);
                 let srcs = [
