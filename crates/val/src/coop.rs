@@ -536,6 +536,37 @@ fn operand_of_kind(inst: &Instruction, kind: OperandKind, from: usize) -> Option
     (from..inst.operands.len()).find(|&k| inst.operands[k].kind == Some(kind))
 }
 
+/// Checks the `Pointer` operand of a cooperative-matrix load or store: a pointer whose pointee
+/// is a scalar or vector (KHR and NV alike). Returns the storage class of a typed pointer,
+/// `Ok(None)` for an untyped one, `Err` when it is no pointer (already reported).
+fn coop_pointer(cx: &mut Ctx, i: usize, ptr: u32, rule: &'static Rule) -> Result<Option<u32>, ()> {
+    match pointer_of(cx, ptr) {
+        Err(()) => {
+            cx.err(
+                rule,
+                i,
+                format!("Pointer {} is not a pointer", cx.name(ptr)),
+            );
+            Err(())
+        }
+        Ok(Some((storage, pointee))) => {
+            if !matches!(
+                cx.ty(pointee),
+                Ty::Int { .. } | Ty::Float { .. } | Ty::Vector { .. }
+            ) {
+                cx.err(
+                    rule,
+                    i,
+                    "Pointer's pointee type must be a scalar or vector type",
+                )
+                .rel_id(cx.vty(ptr), "pointer type");
+            }
+            Ok(Some(storage))
+        }
+        Ok(None) => Ok(None),
+    }
+}
+
 fn load_store_khr(cx: &mut Ctx, i: usize, inst: &Instruction) {
     let load = inst.opcode == op::CooperativeMatrixLoadKHR;
     let (ptr, obj_ty, layout_k) = if load {
@@ -553,33 +584,14 @@ fn load_store_khr(cx: &mut Ctx, i: usize, inst: &Instruction) {
         )
         .rel_id(obj_ty, "type");
     }
-    match pointer_of(cx, ptr) {
-        Err(()) => {
-            cx.err(
-                &KHR_LOAD_POINTER,
-                i,
-                format!("Pointer {} is not a pointer", cx.name(ptr)),
-            );
-        }
-        Ok(Some((storage, pointee))) => {
-            if !matches!(
-                cx.ty(pointee),
-                Ty::Int { .. } | Ty::Float { .. } | Ty::Vector { .. }
-            ) {
-                cx.err(
-                    &KHR_LOAD_POINTER,
-                    i,
-                    "Pointer's pointee type must be a scalar or vector type",
-                )
-                .rel_id(cx.vty(ptr), "pointer type");
-            }
-            pointer_storage(cx, i, storage, &KHR_LOAD_STORAGE);
-        }
+    match coop_pointer(cx, i, ptr, &KHR_LOAD_POINTER) {
+        Ok(Some(storage)) => pointer_storage(cx, i, storage, &KHR_LOAD_STORAGE),
         Ok(None) => {
             if let Some(s) = cx.storage_of(ptr) {
                 pointer_storage(cx, i, s, &KHR_LOAD_STORAGE);
             }
         }
+        Err(()) => {}
     }
     let lay = cx.op_word(inst, layout_k);
     let mut layout_value = None;
@@ -678,37 +690,17 @@ fn load_store_nv(cx: &mut Ctx, i: usize, inst: &Instruction) {
             "the loaded or stored object must be an OpTypeCooperativeMatrixNV",
         );
     }
-    match pointer_of(cx, ptr) {
-        Err(()) => {
-            cx.err(
-                &NV_LOAD,
-                i,
-                format!("Pointer {} is not a pointer", cx.name(ptr)),
-            );
-        }
-        Ok(Some((storage, pointee))) => {
-            if !matches!(
-                cx.ty(pointee),
-                Ty::Int { .. } | Ty::Float { .. } | Ty::Vector { .. }
-            ) {
-                cx.err(
-                    &NV_LOAD,
-                    i,
-                    "Pointer's pointee type must be a scalar or vector type",
-                );
-            }
-            if !matches!(
-                storage,
-                sc::Workgroup | sc::StorageBuffer | sc::PhysicalStorageBuffer
-            ) {
-                cx.err(
-                    &NV_LOAD,
-                    i,
-                    "Pointer must be in Workgroup, StorageBuffer or PhysicalStorageBuffer storage",
-                );
-            }
-        }
-        Ok(None) => {}
+    if let Ok(Some(storage)) = coop_pointer(cx, i, ptr, &NV_LOAD)
+        && !matches!(
+            storage,
+            sc::Workgroup | sc::StorageBuffer | sc::PhysicalStorageBuffer
+        )
+    {
+        cx.err(
+            &NV_LOAD,
+            i,
+            "Pointer must be in Workgroup, StorageBuffer or PhysicalStorageBuffer storage",
+        );
     }
     let stride = cx.op_word(inst, k);
     if !cx.is_int(cx.vty(stride)) {
