@@ -2118,42 +2118,22 @@ impl<'m> Cx<'m> {
                 self.subgroup(o, rt, d, a, out)?;
             }
             op::CooperativeMatrixLoadKHR | op::CooperativeMatrixLoadNV => {
-                let ptr = arg(0)?;
-                let (stride, col_major) = if opcode == op::CooperativeMatrixLoadKHR {
-                    let layout = self.const_u64(arg(1)?)? as u32;
-                    (a.get(2).copied(), self.layout(layout)?)
-                } else {
-                    (Some(arg(1)?), self.const_u64(arg(2)?)? != 0)
-                };
-                let pbytes = self.pointee_bytes(ptr)?;
-                let stride = match stride {
-                    Some(s) => self.col(s)?,
-                    None => u32::MAX,
-                };
+                let (ptr, stride, col_major, pbytes) =
+                    self.cm_access(opcode == op::CooperativeMatrixLoadKHR, a, 1)?;
                 out.push(Op::CmLoad {
                     d: d.mat,
-                    ptr: self.col(ptr)?,
+                    ptr,
                     stride,
                     col_major,
                     pbytes,
                 });
             }
             op::CooperativeMatrixStoreKHR | op::CooperativeMatrixStoreNV => {
-                let ptr = arg(0)?;
                 let obj = self.val(arg(1)?)?;
-                let (stride, col_major) = if opcode == op::CooperativeMatrixStoreKHR {
-                    let layout = self.const_u64(arg(2)?)? as u32;
-                    (a.get(3).copied(), self.layout(layout)?)
-                } else {
-                    (Some(arg(2)?), self.const_u64(arg(3)?)? != 0)
-                };
-                let pbytes = self.pointee_bytes(ptr)?;
-                let stride = match stride {
-                    Some(s) => self.col(s)?,
-                    None => u32::MAX,
-                };
+                let (ptr, stride, col_major, pbytes) =
+                    self.cm_access(opcode == op::CooperativeMatrixStoreKHR, a, 2)?;
                 out.push(Op::CmStore {
-                    ptr: self.col(ptr)?,
+                    ptr,
                     m: obj.mat,
                     stride,
                     col_major,
@@ -2233,6 +2213,34 @@ impl<'m> Cx<'m> {
             _ => return bad(format!("{} is not supported by the engine", name())),
         }
         Ok(())
+    }
+
+    /// Pointer column, stride column (`u32::MAX` when absent), column-major flag and pointee size
+    /// of a KHR or NV cooperative-matrix load (layout operands from `a[1]`) or store (from `a[2]`).
+    fn cm_access(
+        &self,
+        khr: bool,
+        a: &[u32],
+        first: usize,
+    ) -> Result<(u32, u32, bool, u32), ExecError> {
+        let arg = |i: usize| -> Result<u32, ExecError> {
+            a.get(i)
+                .copied()
+                .ok_or_else(|| ExecError::new(format!("missing operand {i}")))
+        };
+        let ptr = arg(0)?;
+        let (stride, col_major) = if khr {
+            let layout = self.const_u64(arg(first)?)? as u32;
+            (a.get(first + 1).copied(), self.layout(layout)?)
+        } else {
+            (Some(arg(first)?), self.const_u64(arg(first + 1)?)? != 0)
+        };
+        let pbytes = self.pointee_bytes(ptr)?;
+        let stride = match stride {
+            Some(s) => self.col(s)?,
+            None => u32::MAX,
+        };
+        Ok((self.col(ptr)?, stride, col_major, pbytes))
     }
 
     fn layout(&self, layout: u32) -> Result<bool, ExecError> {
