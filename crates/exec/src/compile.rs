@@ -84,6 +84,13 @@ pub struct Pipeline {
     pub(crate) scratch: std::sync::Mutex<Vec<Vec<std::sync::atomic::AtomicU32>>>,
 }
 
+/// Operand word `i` of an instruction's operands after result type and id, or an error naming it.
+pub(super) fn operand(a: &[u32], i: usize) -> Result<u32, ExecError> {
+    a.get(i)
+        .copied()
+        .ok_or_else(|| ExecError::new(format!("missing operand {i}")))
+}
+
 impl Pipeline {
     /// Compiles `entry_point` ("" = the first GLCompute entry point) of `module`.
     pub fn compile(
@@ -1144,11 +1151,7 @@ impl<'m> Cx<'m> {
         a: &[u32],
         out: &mut Vec<Op>,
     ) -> Result<(), ExecError> {
-        let arg = |i: usize| -> Result<u32, ExecError> {
-            a.get(i)
-                .copied()
-                .ok_or_else(|| ExecError::new(format!("missing operand {i}")))
-        };
+        let arg = |i: usize| operand(a, i);
         let name = || grammar::instruction(opcode).map(|d| d.name).unwrap_or("?");
         let d = if rid != 0 {
             self.vals.get(&rid).copied().unwrap_or_default()
@@ -2223,11 +2226,7 @@ impl<'m> Cx<'m> {
         a: &[u32],
         first: usize,
     ) -> Result<(u32, u32, bool, u32), ExecError> {
-        let arg = |i: usize| -> Result<u32, ExecError> {
-            a.get(i)
-                .copied()
-                .ok_or_else(|| ExecError::new(format!("missing operand {i}")))
-        };
+        let arg = |i: usize| operand(a, i);
         let ptr = arg(0)?;
         let (stride, col_major) = if khr {
             let layout = self.const_u64(arg(first)?)? as u32;
@@ -2316,11 +2315,7 @@ impl<'m> Cx<'m> {
         out: &mut Vec<Op>,
     ) -> Result<(), ExecError> {
         use grammar::group_operation as g;
-        let arg = |i: usize| -> Result<u32, ExecError> {
-            a.get(i)
-                .copied()
-                .ok_or_else(|| ExecError::new(format!("missing operand {i}")))
-        };
+        let arg = |i: usize| operand(a, i);
         let scope = self.const_u64(arg(0)?)? as u32;
         if scope != grammar::scope::Subgroup {
             return bad("GroupNonUniform operations are supported with Subgroup scope only");

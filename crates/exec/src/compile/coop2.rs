@@ -89,11 +89,7 @@ impl Cx<'_> {
         a: &[u32],
         out: &mut Vec<Op>,
     ) -> Result<(), ExecError> {
-        let arg = |i: usize| -> Result<u32, ExecError> {
-            a.get(i)
-                .copied()
-                .ok_or_else(|| ExecError::new(format!("missing operand {i}")))
-        };
+        let arg = |i: usize| operand(a, i);
         let cols = |cx: &Self, ids: &[u32]| -> Result<Box<[u32]>, ExecError> {
             ids.iter().map(|&i| cx.col(i)).collect()
         };

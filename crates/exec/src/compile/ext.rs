@@ -1,7 +1,7 @@
 //! GLSL.std.450 instructions expanded into column ops (matrix determinant and inverse,
 //! Frexp/Modf, packing), Ldexp's exponent width, and matrix layouts carried by pointers.
 
-use super::{Cx, bad};
+use super::{Cx, bad, operand};
 use crate::ExecError;
 use crate::floats::{self, Num};
 use crate::ops::*;
@@ -147,11 +147,7 @@ impl Cx<'_> {
         args: &[u32],
         out: &mut Vec<Op>,
     ) -> Result<bool, ExecError> {
-        let arg = |i: usize| -> Result<u32, ExecError> {
-            args.get(i)
-                .copied()
-                .ok_or_else(|| ExecError::new(format!("missing operand {i}")))
-        };
+        let arg = |i: usize| operand(args, i);
         match inst {
             g::Determinant | g::MatrixInverse => {
                 let x = arg(0)?;
