@@ -7,47 +7,18 @@
 
 use coopmat_spirv::binary;
 use coopmat_spirv::dis::{self, Options};
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::Path;
 
-fn spirv_dis(tool: &PathBuf, flags: &[String], bytes: &[u8]) -> Vec<u8> {
-    let mut child = Command::new(tool)
-        .args(flags)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn spirv-dis");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = bytes.to_vec();
-    // Feed stdin from a thread so a large output cannot deadlock the pipe.
-    let feeder = std::thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap().unwrap();
-    assert!(
-        out.status.success(),
-        "spirv-dis failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+fn spirv_dis(tool: &Path, flags: &[String], bytes: &[u8]) -> Vec<u8> {
+    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
+    args.push("-");
+    coopmat_testkit::run_tool(tool, &args, bytes)
 }
 
 fn options(flags: &[String]) -> Options {
     let mut o = Options::default();
     for f in flags {
-        match f.as_str() {
-            "--no-header" => o.header = false,
-            "--no-indent" => o.indent = false,
-            "--raw-id" => o.raw_id = true,
-            "--offsets" => o.offsets = true,
-            "--color" => o.color = true,
-            "--comment" => o.comment = true,
-            "--nested-indent" => o.nested_indent = true,
-            "--reorder-blocks" => o.reorder_blocks = true,
-            _ => panic!("unsupported flag {f}"),
-        }
+        assert!(o.set_spirv_dis_flag(f), "unsupported flag {f}");
     }
     o
 }

@@ -7,9 +7,7 @@
 use coopmat_spirv::binary::{self, encode_string};
 use coopmat_spirv::dis::{self, Options};
 use coopmat_spirv::grammar::{capability, fp_encoding, op};
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
 
 fn tool(name: &str, test: &str) -> Option<PathBuf> {
     let t = coopmat_testkit::peer_tool(name);
@@ -21,26 +19,11 @@ fn tool(name: &str, test: &str) -> Option<PathBuf> {
 
 /// Runs a peer tool with `input` on stdin; returns stdout (panics on failure: the inputs here
 /// are valid).
-fn run(tool: &PathBuf, args: &[&str], input: &[u8]) -> Vec<u8> {
-    let mut child = Command::new(tool)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn peer tool");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{} {args:?} failed: {}",
-        tool.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+fn run(tool: &Path, args: &[&str], input: &[u8]) -> Vec<u8> {
+    coopmat_testkit::run_tool(tool, args, input)
 }
 
-fn assemble(spirv_as: &PathBuf, text: &str) -> Vec<u8> {
+fn assemble(spirv_as: &Path, text: &str) -> Vec<u8> {
     run(
         spirv_as,
         &["--target-env", "spv1.6", "-o", "-", "-"],
@@ -56,25 +39,14 @@ fn words_to_bytes(words: &[u32]) -> Vec<u8> {
 fn options(flags: &[&str]) -> Options {
     let mut o = Options::default();
     for f in flags {
-        match *f {
-            "--no-header" => o.header = false,
-            "--no-indent" => o.indent = false,
-            "--raw-id" => o.raw_id = true,
-            "--offsets" => o.offsets = true,
-            "--color" => o.color = true,
-            "--comment" => o.comment = true,
-            "--nested-indent" => o.nested_indent = true,
-            "--reorder-blocks" => o.reorder_blocks = true,
-            "--handle-unknown-opcodes" => o.handle_unknown_opcodes = true,
-            _ => panic!("unknown flag {f}"),
-        }
+        assert!(o.set_spirv_dis_flag(f), "unknown flag {f}");
     }
     o
 }
 
 /// Compares our text with spirv-dis for a binary and flag set; on mismatch, reports the first
 /// differing line.
-fn compare(spirv_dis: &PathBuf, bytes: &[u8], flags: &[&str]) {
+fn compare(spirv_dis: &Path, bytes: &[u8], flags: &[&str]) {
     let mut args: Vec<&str> = flags.to_vec();
     args.push("-");
     let expected = run(spirv_dis, &args, bytes);

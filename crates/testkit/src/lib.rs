@@ -79,6 +79,36 @@ pub fn corpus_or_notice(test: &str) -> Vec<(String, Vec<u8>)> {
     mods
 }
 
+/// Runs a peer tool with `input` on its standard input and returns its standard output;
+/// panics (failing the test) when it cannot start or exits unsuccessfully. Stdin is fed from a
+/// thread so that a large output cannot deadlock the pipes.
+pub fn run_tool(tool: &Path, args: &[&str], input: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(tool)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawning {}: {e}", tool.display()));
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("waiting for the peer tool");
+    feeder
+        .join()
+        .expect("stdin feeder")
+        .expect("writing the peer tool's stdin");
+    assert!(
+        out.status.success(),
+        "{} {args:?} failed: {}",
+        tool.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// Finds a peer tool (e.g. `spirv-dis`): in `COOPMAT_PEERS_BIN` if set, else in
 /// `/opt/coopmat-peers/bin`, else on `PATH`.
 pub fn peer_tool(name: &str) -> Option<PathBuf> {

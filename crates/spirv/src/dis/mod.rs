@@ -57,6 +57,26 @@ impl Default for Options {
     }
 }
 
+impl Options {
+    /// Sets the option that a `spirv-dis` command-line flag (e.g. `--raw-id`) stands for;
+    /// returns false for a flag that selects no option here.
+    pub fn set_spirv_dis_flag(&mut self, flag: &str) -> bool {
+        match flag {
+            "--no-header" => self.header = false,
+            "--no-indent" => self.indent = false,
+            "--raw-id" => self.raw_id = true,
+            "--offsets" => self.offsets = true,
+            "--color" => self.color = true,
+            "--comment" => self.comment = true,
+            "--nested-indent" => self.nested_indent = true,
+            "--reorder-blocks" => self.reorder_blocks = true,
+            "--handle-unknown-opcodes" => self.handle_unknown_opcodes = true,
+            _ => return false,
+        }
+        true
+    }
+}
+
 /// Column where opcodes start when indenting (`%id = ` is right-aligned before it).
 const INDENT: usize = 15;
 /// Comments start at or after this column.
