@@ -11,18 +11,9 @@ pub struct Args {
     /// Scripts (`*.amber`) or directories searched recursively for them.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Subgroup size (power of two, 8..=128); `SUBGROUP REQUIRED_SIZE` overrides it per pipeline.
-    #[arg(long, default_value_t = 32)]
-    pub subgroup_size: u32,
-    /// Threads for independent workgroups (0: all cores).
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
-    /// Robust buffer access (out-of-bounds loads read 0, stores are dropped) instead of errors.
-    #[arg(long)]
-    pub robust: bool,
-    /// Lane-instructions a workgroup may run before it is stopped (0: no limit).
-    #[arg(long, default_value_t = 0)]
-    pub budget: u64,
+    /// Engine options.
+    #[command(flatten)]
+    pub engine: crate::engine_args::EngineArgs,
     /// Print only failures and the summary.
     #[arg(short, long)]
     pub quiet: bool,
@@ -33,17 +24,8 @@ pub struct Args {
 
 /// Runs `coopmat amber`; returns 1 if any script failed.
 pub fn run(args: Args) -> Result<u8> {
-    if !args.subgroup_size.is_power_of_two() || !(8..=128).contains(&args.subgroup_size) {
-        anyhow::bail!(
-            "--subgroup-size must be a power of two in 8..=128, not {}",
-            args.subgroup_size
-        );
-    }
     let mut engine = ExecEngine::default();
-    engine.options.subgroup_size = args.subgroup_size;
-    engine.options.threads = args.threads;
-    engine.options.robust = args.robust;
-    engine.options.instruction_budget = args.budget;
+    engine.options = args.engine.options();
     let files = coopmat_amber::collect_scripts(&args.files)?;
     let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
     for f in &files {

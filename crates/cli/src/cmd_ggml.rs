@@ -2,7 +2,7 @@
 //! ggml-vulkan dispatches it, and compare with the f64 reference.
 
 use anyhow::{Context, Result, anyhow, bail};
-use coopmat_exec::{DecodePolicy, EngineOptions, Pipeline, Resources, SpecConstants};
+use coopmat_exec::{DecodePolicy, Pipeline, Resources, SpecConstants};
 use coopmat_ggml::dispatch::{BindingRole, MatmulParams, cm2_matmul_dispatch};
 use coopmat_ggml::f16::{f16_to_f32, f32_to_f16};
 use coopmat_ggml::{GgmlType, matmul};
@@ -30,21 +30,12 @@ pub struct Args {
     /// Seed of the generated weights and activations.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// scalar | vector | mixed | random[:SEED].
-    #[arg(long, default_value = "scalar")]
-    decode_policy: String,
-    /// Run DecodeFunc and DecodeVectorFunc for every group and fail on a disagreement.
-    #[arg(long)]
-    check_decode: bool,
-    /// Worker threads (0 = all cores).
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
     /// Rows of D checked against the f64 reference when M·N·K > 2^31 (evenly spaced).
     #[arg(long, default_value_t = 16)]
     check_rows: usize,
-    /// Subgroup size.
-    #[arg(long, default_value_t = 32)]
-    subgroup_size: u32,
+    /// Engine options.
+    #[command(flatten)]
+    engine: crate::engine_args::EngineArgs,
 }
 
 /// Where `NAME.spv` is looked up.
@@ -90,9 +81,9 @@ pub fn run(a: Args) -> Result<u8> {
     let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
     let module = coopmat_spirv::Module::from_bytes(&bytes)
         .with_context(|| format!("parsing {}", path.display()))?;
-    let policy: DecodePolicy = a.decode_policy.parse().map_err(|e: String| anyhow!(e))?;
+    let policy: DecodePolicy = a.engine.decode_policy;
     let mut params = MatmulParams::new(a.m, a.n, a.k);
-    params.subgroup_size = a.subgroup_size;
+    params.subgroup_size = a.engine.subgroup_size;
     if a.ty != "auto" {
         params.quant_type = Some(
             GgmlType::from_shader_name(&a.ty).ok_or_else(|| anyhow!("unknown type {:?}", a.ty))?,
@@ -154,13 +145,7 @@ pub fn run(a: Args) -> Result<u8> {
     }
     res.push_constants = d.push_constants.clone();
     let spec: SpecConstants = d.spec.iter().map(|(&k, &v)| (k, v)).collect();
-    let opts = EngineOptions {
-        subgroup_size: a.subgroup_size,
-        threads: a.threads,
-        decode_policy: policy,
-        check_decode: a.check_decode,
-        ..Default::default()
-    };
+    let opts = a.engine.options();
     let pipe = Pipeline::compile(&module, "", &spec, &opts).map_err(|e| anyhow!("{e}"))?;
     let cpu0 = process_cpu_seconds();
     let stats = pipe
@@ -218,7 +203,11 @@ pub fn run(a: Args) -> Result<u8> {
         d.tile,
         d.groups,
         d.local_size,
-        if a.check_decode { " check-decode" } else { "" }
+        if a.engine.check_decode {
+            " check-decode"
+        } else {
+            ""
+        }
     );
     println!(
         "max error relative to sum|a*b|: {max_rel:.3e} at (n={}, m={}) (tolerance {tol:.3e}); NMSE {nmse:.3e}",
@@ -226,12 +215,12 @@ pub fn run(a: Args) -> Result<u8> {
     );
     let td = stats.decode_time.as_secs_f64();
     let tm = stats.muladd_time.as_secs_f64();
-    let threads_used = if a.threads == 0 {
+    let threads_used = if a.engine.threads == 0 {
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
     } else {
-        a.threads
+        a.engine.threads
     };
     let busy = secs * threads_used as f64;
     println!(

@@ -1,7 +1,7 @@
 //! `coopmat run`: execute a compute shader on the CPU engine.
 
 use anyhow::{Context, Result, anyhow, bail};
-use coopmat_exec::{EngineOptions, Pipeline, Resources, SpecConstants};
+use coopmat_exec::{Pipeline, Resources, SpecConstants};
 use std::path::PathBuf;
 
 /// Run a compute shader on the CPU (SIMT engine) and write buffers back out.
@@ -29,27 +29,9 @@ pub struct Args {
     /// or FILE.bin (raw bytes).
     #[arg(long = "out")]
     pub outs: Vec<String>,
-    /// Subgroup size (power of two, 8..=128).
-    #[arg(long, default_value_t = 32)]
-    pub subgroup_size: u32,
-    /// Worker threads (0 = all cores).
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
-    /// Robust buffer access (OOB loads read 0, OOB stores are dropped) instead of errors.
-    #[arg(long)]
-    pub robust: bool,
-    /// Lane-instruction budget per workgroup (0 = unlimited).
-    #[arg(long, default_value_t = 0)]
-    pub budget: u64,
-    /// Do not print NonSemantic.DebugPrintf output.
-    #[arg(long)]
-    pub no_printf: bool,
-    /// Tensor-load decode calls: scalar | vector | mixed | random[:SEED].
-    #[arg(long, default_value = "scalar")]
-    pub decode_policy: String,
-    /// Run DecodeFunc and DecodeVectorFunc for every V-group; a disagreement is an error.
-    #[arg(long)]
-    pub check_decode: bool,
+    /// Engine options.
+    #[command(flatten)]
+    pub engine: crate::engine_args::EngineArgs,
 }
 
 fn parse_binding(s: &str) -> Result<((u32, u32), &str)> {
@@ -172,15 +154,7 @@ pub fn run(a: Args) -> Result<u8> {
         };
         spec.insert(id.trim().parse()?, v);
     }
-    let opts = EngineOptions {
-        subgroup_size: a.subgroup_size,
-        threads: a.threads,
-        robust: a.robust,
-        instruction_budget: a.budget,
-        printf: !a.no_printf,
-        decode_policy: a.decode_policy.parse().map_err(|e: String| anyhow!(e))?,
-        check_decode: a.check_decode,
-    };
+    let opts = a.engine.options();
     let pipe = Pipeline::compile(&module, a.entry.as_deref().unwrap_or(""), &spec, &opts)?;
     let g: Vec<u32> = a
         .groups

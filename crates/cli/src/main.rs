@@ -11,6 +11,7 @@ mod cmd_info;
 mod cmd_lower;
 mod cmd_run;
 mod cmd_val;
+mod engine_args;
 
 /// coopmat: SPIR-V cooperative-matrix toolkit.
 #[derive(Parser)]

@@ -2,16 +2,48 @@
 //! materialized (spec constants included, OpSpecConstantOp evaluated by running the op on a
 //! one-lane register image), blocks in structured order.
 
-use crate::floats::{self, Num};
-use crate::ops::*;
-use crate::types::{CmType, Ty, Types};
-use crate::{BindingInfo, BindingKind, EngineOptions, ExecError, SpecConstants, err};
+use crate::eval;
+use crate::floats;
+use crate::program::*;
+use crate::types::{Ty, Types};
+use crate::{ExecError, err};
 use coopmat_spirv::Module;
 use coopmat_spirv::grammar::{self, built_in, decoration, execution_mode, op, storage_class};
+use coopmat_spirv::scalar_ops::{ScalarOp, ScalarOpRow};
+use coopmat_spirv::types::Type as SpirvType;
 use std::collections::{HashMap, HashSet};
 
+mod arith;
+mod atomic;
+mod composite;
+mod control;
 mod coop2;
-mod ext;
+mod coopmat;
+mod glsl;
+mod memory;
+mod subgroup;
+
+/// A family's compiler: compiles `opcode` into `out` and answers true, or answers false when
+/// the instruction is not of its family.
+type Family<'m> = fn(&mut Cx<'m>, &Inst, &mut Vec<Op>) -> Compiled;
+
+/// What a family compiler answers: whether the instruction was of its family.
+type Compiled = Result<bool, ExecError>;
+
+/// One instruction as the family compilers see it.
+#[derive(Clone, Copy)]
+struct Inst<'a> {
+    /// Its opcode.
+    opcode: u16,
+    /// Result type id (0 when none).
+    rt: u32,
+    /// Result id (0 when none).
+    rid: u32,
+    /// The result's registers.
+    d: Val,
+    /// Operand words after the result type and result id.
+    a: &'a [u32],
+}
 
 /// Slot-sharing classes (see the value pre-pass in `compile`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -20,75 +52,11 @@ enum PoolKey {
     Mat(CmType),
 }
 
-/// Where a variable's pointer points.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum VarAddr {
-    /// A descriptor binding (set, binding).
-    Binding(u32, u32),
-    /// The push-constant block.
-    Push,
-    /// An engine-owned object (index into `locals`).
-    Local(u32),
-}
-
-/// An engine-owned memory object.
-#[derive(Clone, Debug)]
-pub(crate) struct LocalDef {
-    /// Bytes (per lane when `per_lane`).
-    pub bytes: u64,
-    /// One copy per lane (Function, Private, Input) or per batch (Workgroup).
-    pub per_lane: bool,
-}
-
-/// A built-in input to fill at the start of each workgroup.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BuiltinFill {
-    /// The local object.
-    pub local: u32,
-    /// Byte offset in it.
-    pub off: u32,
-    /// Which built-in.
-    pub builtin: u32,
-    /// Bytes per component (4 or 8).
-    pub comp_bytes: u32,
-}
-
-/// The compiled program.
-pub(crate) struct Program {
-    pub funcs: Vec<Func>,
-    pub entry: u32,
-    pub ncols: usize,
-    pub mats: Vec<MatSlot>,
-    pub mf_len: usize,
-    pub mw_len: usize,
-    pub const_cols: Vec<(u32, u64)>,
-    pub const_mats: Vec<(u32, u64)>,
-    pub var_cols: Vec<(u32, VarAddr)>,
-    pub locals: Vec<LocalDef>,
-    pub builtins: Vec<BuiltinFill>,
-    pub private_init: Vec<(Op, u32)>,
-    pub descs: Vec<String>,
-    pub bindings: Vec<BindingInfo>,
-    pub push_size: usize,
-    pub local_size: [u32; 3],
-    pub sg: u32,
-    pub lanes: u32,
-    pub options: EngineOptions,
-}
-
-/// A compiled, immutable pipeline: one entry point of one module with its specialization.
-pub struct Pipeline {
-    pub(crate) p: Program,
-    /// Word vectors of earlier dispatches, reused for the buffers of the next ones: a fresh
-    /// allocation per dispatch costs a page fault per 4 KiB (0.15–0.3 s for 64 MiB).
-    pub(crate) scratch: std::sync::Mutex<Vec<Vec<std::sync::atomic::AtomicU32>>>,
-}
-
 /// Operand word `i` of an instruction's operands after result type and id, or an error naming it.
 pub(super) fn operand(a: &[u32], i: usize) -> Result<u32, ExecError> {
     a.get(i)
         .copied()
-        .ok_or_else(|| ExecError::new(format!("missing operand {i}")))
+        .ok_or_else(|| ExecError::invalid(format!("missing operand {i}")))
 }
 
 impl Pipeline {
@@ -169,10 +137,14 @@ struct Cx<'m> {
     /// Constant columns that belong to no id (lengths, literals of expansions).
     const_len: Vec<(u32, u64)>,
     /// Matrix layouts that pointers carry from the struct member they were reached through.
-    ptr_lay: HashMap<u32, ext::PtrLay>,
+    ptr_lay: HashMap<u32, glsl::PtrLay>,
     /// The local object all Block-decorated Workgroup variables share (they alias from
     /// offset 0, SPV_KHR_workgroup_memory_explicit_layout).
     wg_block: Option<u32>,
+}
+
+fn unsupported<T>(what: impl Into<String>) -> Result<T, ExecError> {
+    crate::fail(crate::ErrorKind::Unsupported, what)
 }
 
 fn bad<T>(what: impl Into<String>) -> Result<T, ExecError> {
@@ -245,10 +217,9 @@ impl<'m> Cx<'m> {
     }
 
     fn val(&self, id: u32) -> Result<Val, ExecError> {
-        self.vals
-            .get(&id)
-            .copied()
-            .ok_or_else(|| ExecError::new(format!("%{id} has no value (undefined or unsupported)")))
+        self.vals.get(&id).copied().ok_or_else(|| {
+            ExecError::invalid(format!("%{id} has no value (undefined or unsupported)"))
+        })
     }
 
     fn col(&self, id: u32) -> Result<u32, ExecError> {
@@ -258,7 +229,7 @@ impl<'m> Cx<'m> {
     fn ty_of(&self, id: u32) -> Result<u32, ExecError> {
         self.m
             .type_of(id)
-            .ok_or_else(|| ExecError::new(format!("%{id} has no type")))
+            .ok_or_else(|| ExecError::invalid(format!("%{id} has no type")))
     }
 
     /// The value of a constant scalar as compiled so far.
@@ -296,7 +267,10 @@ impl<'m> Cx<'m> {
                     && (entry_name.is_empty() || e.string(2).as_deref() == Some(entry_name))
             })
             .ok_or_else(|| {
-                ExecError::new(format!("no GLCompute entry point named {entry_name:?}"))
+                ExecError::new(
+                    crate::ErrorKind::InvalidArgument,
+                    format!("no GLCompute entry point named {entry_name:?}"),
+                )
             })?;
         let entry_fn = ep.word(1).unwrap_or(0);
         // LocalSize literals first (LocalSizeId / WorkgroupSize constants are read later).
@@ -336,10 +310,10 @@ impl<'m> Cx<'m> {
             }
         }
         let lanes: u32 = local_size.iter().product();
-        if lanes == 0 || lanes > crate::exec::MAX_LANES as u32 {
+        if lanes == 0 || lanes > MAX_LANES as u32 {
             return bad(format!(
                 "workgroup size {local_size:?} is not in 1..={} invocations",
-                crate::exec::MAX_LANES
+                MAX_LANES
             ));
         }
         self.t.wg_size = lanes;
@@ -410,7 +384,7 @@ impl<'m> Cx<'m> {
         while k < order.len() {
             let f = m
                 .function(order[k])
-                .ok_or_else(|| ExecError::new(format!("function %{} not defined", order[k])))?;
+                .ok_or_else(|| ExecError::invalid(format!("function %{} not defined", order[k])))?;
             for b in &f.blocks {
                 for i in b.body.clone() {
                     let inst = &m.instructions[i];
@@ -617,6 +591,13 @@ impl<'m> Cx<'m> {
         let m = self.m;
         let w = |i: usize| inst.word(i).unwrap_or(0);
         let rid = inst.result_id.unwrap_or(0);
+        if inst.opcode == op::TypeForwardPointer {
+            return Ok(());
+        }
+        let view = SpirvType::decode(inst);
+        if view != SpirvType::None {
+            return self.declare_type(inst, rid, view);
+        }
         match inst.opcode {
             op::ExtInstImport => {
                 let name = inst.string(1).unwrap_or_default();
@@ -630,82 +611,6 @@ impl<'m> Cx<'m> {
             }
             op::String => {
                 self.strings.insert(rid, inst.string(1).unwrap_or_default());
-            }
-            op::TypeVoid => self.t.insert(rid, Ty::Void),
-            op::TypeBool => self.t.insert(rid, Ty::Bool),
-            op::TypeInt => self.t.insert(
-                rid,
-                Ty::Int {
-                    w: w(1) as u8,
-                    signed: w(2) != 0,
-                },
-            ),
-            op::TypeFloat => {
-                let n = match (w(1), inst.word(2)) {
-                    (16, Some(grammar::fp_encoding::BFloat16KHR)) => Num::BF16,
-                    (8, Some(grammar::fp_encoding::Float8E4M3EXT)) => Num::E4M3,
-                    (8, Some(grammar::fp_encoding::Float8E5M2EXT)) => Num::E5M2,
-                    (16, None) => Num::F16,
-                    (32, None) => Num::F32,
-                    (64, None) => Num::F64,
-                    (bits, enc) => {
-                        self.t.insert(rid, Ty::Other(inst.opcode));
-                        let _ = (bits, enc);
-                        return Ok(());
-                    }
-                };
-                self.t.insert(rid, Ty::Float(n))
-            }
-            op::TypeVector => self.t.insert(
-                rid,
-                Ty::Vector {
-                    elem: w(1),
-                    n: w(2),
-                },
-            ),
-            op::TypeMatrix => self.t.insert(rid, Ty::Matrix { col: w(1), n: w(2) }),
-            op::TypeArray => {
-                let len = self.const_u64(w(2))? as u32;
-                self.t.insert(rid, Ty::Array { elem: w(1), len })
-            }
-            op::TypeRuntimeArray => self.t.insert(rid, Ty::RuntimeArray { elem: w(1) }),
-            op::TypeStruct => {
-                let ms = (1..inst.operands.len()).map(w).collect();
-                self.t.insert(rid, Ty::Struct(ms))
-            }
-            op::TypePointer | op::TypeUntypedPointerKHR => self.t.insert(
-                rid,
-                Ty::Pointer {
-                    sc: w(1),
-                    pointee: inst.word(2).unwrap_or(0),
-                },
-            ),
-            op::TypeForwardPointer => {}
-            op::TypeFunction => self.t.insert(rid, Ty::Function),
-            op::TypeCooperativeMatrixKHR | op::TypeCooperativeMatrixNV => {
-                let comp = w(1);
-                let num = self.t.num(comp)?;
-                let nv = inst.opcode == op::TypeCooperativeMatrixNV;
-                let cm = CmType {
-                    num,
-                    signed: self.t.signed(comp),
-                    scope: self.const_u64(w(2))? as u32,
-                    rows: self.const_u64(w(3))? as u32,
-                    cols: self.const_u64(w(4))? as u32,
-                    use_: if nv { 2 } else { self.const_u64(w(5))? as u32 },
-                    nv,
-                };
-                if cm.elems() == 0 || cm.elems() > 1 << 20 {
-                    return bad(format!(
-                        "cooperative matrix %{rid} has unsupported size {}x{}",
-                        cm.rows, cm.cols
-                    ));
-                }
-                self.t.insert(rid, Ty::CoopMat(cm))
-            }
-            op::TypeTensorLayoutNV | op::TypeTensorViewNV => self.coop2_type(inst),
-            o if grammar::instruction(o).is_some_and(|d| d.name.starts_with("OpType")) => {
-                self.t.insert(rid, Ty::Other(o))
             }
             op::Constant | op::SpecConstant => {
                 let ty = w(0);
@@ -787,12 +692,100 @@ impl<'m> Cx<'m> {
                 self.vals.insert(rid, v);
                 let mut ops = Vec::new();
                 self.inst(opc, ty, rid, &args, &mut ops)?;
-                crate::exec::eval_const(&ops, &mut self.img)?;
+                eval::eval_const(&ops, &mut self.img)?;
                 self.const_ids.insert(rid);
             }
             op::Variable => self.variable(inst)?,
             _ => {}
         }
+        Ok(())
+    }
+
+    /// Records type `rid` from the shared type view of its declaration, sizes resolved with the
+    /// specialization constants applied.
+    fn declare_type(
+        &mut self,
+        inst: &coopmat_spirv::Instruction,
+        rid: u32,
+        view: SpirvType,
+    ) -> Result<(), ExecError> {
+        let ty = match view {
+            SpirvType::Void => Ty::Void,
+            SpirvType::Bool => Ty::Bool,
+            SpirvType::Int { width, signed } => Ty::Int {
+                w: width as u8,
+                signed,
+            },
+            SpirvType::Float { width, encoding } => match (width, encoding) {
+                (16, Some(grammar::fp_encoding::BFloat16KHR)) => Ty::Float(Num::BF16),
+                (8, Some(grammar::fp_encoding::Float8E4M3EXT)) => Ty::Float(Num::E4M3),
+                (8, Some(grammar::fp_encoding::Float8E5M2EXT)) => Ty::Float(Num::E5M2),
+                (16, None) => Ty::Float(Num::F16),
+                (32, None) => Ty::Float(Num::F32),
+                (64, None) => Ty::Float(Num::F64),
+                _ => Ty::Other(inst.opcode),
+            },
+            SpirvType::Vector { comp, count } => Ty::Vector {
+                elem: comp,
+                n: count,
+            },
+            SpirvType::Matrix { column, count } => Ty::Matrix {
+                col: column,
+                n: count,
+            },
+            SpirvType::Array { elem, len } => Ty::Array {
+                elem,
+                len: self.const_u64(len)? as u32,
+            },
+            SpirvType::RuntimeArray { elem } => Ty::RuntimeArray { elem },
+            SpirvType::Struct => Ty::Struct(
+                (1..inst.operands.len())
+                    .map(|k| inst.word(k).unwrap_or(0))
+                    .collect(),
+            ),
+            SpirvType::Pointer { storage, pointee } => Ty::Pointer {
+                sc: storage,
+                pointee,
+            },
+            SpirvType::OpaquePointer { storage } => Ty::Pointer {
+                sc: storage,
+                pointee: 0,
+            },
+            SpirvType::Function { .. } => Ty::Function,
+            SpirvType::CoopKhr { .. } | SpirvType::CoopNv { .. } => {
+                let Some(ids) = view.coop_matrix() else {
+                    return bad("cooperative matrix type without its operands");
+                };
+                let cm = CmType {
+                    num: self.t.num(ids.comp)?,
+                    signed: self.t.signed(ids.comp),
+                    scope: self.const_u64(ids.scope)? as u32,
+                    rows: self.const_u64(ids.rows)? as u32,
+                    cols: self.const_u64(ids.cols)? as u32,
+                    use_: match ids.usage {
+                        Some(u) => self.const_u64(u)? as u32,
+                        // NV matrices take part in MulAdd as any operand; 2 = accumulator.
+                        None => 2,
+                    },
+                    nv: ids.usage.is_none(),
+                };
+                if cm.elems() == 0 || cm.elems() > 1 << 20 {
+                    return bad(format!(
+                        "cooperative matrix %{rid} has unsupported size {}x{}",
+                        cm.rows, cm.cols
+                    ));
+                }
+                Ty::CoopMat(cm)
+            }
+            SpirvType::Layout { .. } | SpirvType::View { .. } => {
+                self.coop2_type(inst);
+                return Ok(());
+            }
+            SpirvType::CoopVec { .. } | SpirvType::Other | SpirvType::None => {
+                Ty::Other(inst.opcode)
+            }
+        };
+        self.t.insert(rid, ty);
         Ok(())
     }
 
@@ -861,11 +854,11 @@ impl<'m> Cx<'m> {
                 if let (Some(init), false) = (inst.word(3), sc == storage_class::Function) {
                     let mut leaves = Vec::new();
                     self.t.mem_leaves(pointee, &mut leaves)?;
-                    let store = Op::Store {
+                    let store = Op::Store(StoreArgs {
                         ptr: col,
                         v: self.val(init)?,
                         leaves: leaves.into(),
-                    };
+                    });
                     let d = self.desc(op::Variable, id);
                     self.private_init.push((store, d));
                 }
@@ -910,39 +903,26 @@ impl<'m> Cx<'m> {
 
 /// Successors and merge targets of a block, for the structured order.
 fn block_succs(m: &Module, b: &coopmat_spirv::module::Block) -> Vec<u32> {
-    let mut out = Vec::new();
+    use coopmat_spirv::cfg;
     let body: Vec<usize> = b.body.clone().collect();
-    let term = &m.instructions[*body.last().unwrap()];
-    if body.len() >= 2 {
-        let mi = &m.instructions[body[body.len() - 2]];
-        match mi.opcode {
-            op::LoopMerge => {
-                out.push(mi.word(0).unwrap_or(0));
-                out.push(mi.word(1).unwrap_or(0));
-            }
-            op::SelectionMerge => out.push(mi.word(0).unwrap_or(0)),
-            _ => {}
-        }
-    }
-    match term.opcode {
-        op::Branch => out.push(term.word(0).unwrap_or(0)),
-        op::BranchConditional => {
-            // Visit the false side first so that the true side comes first in the order.
-            out.push(term.word(2).unwrap_or(0));
-            out.push(term.word(1).unwrap_or(0));
-        }
-        op::Switch => {
-            let mut cases: Vec<u32> = Vec::new();
-            cases.push(term.word(1).unwrap_or(0));
-            let mut k = 2;
-            while k + 1 < term.operands.len() {
-                cases.push(term.word(k + 1).unwrap_or(0));
-                k += 2;
-            }
-            out.extend(cases.into_iter().rev());
-        }
-        _ => {}
-    }
+    let Some(&last) = body.last() else {
+        return Vec::new();
+    };
+    // Merge block and continue target first: the depth-first order visits them before the
+    // body, so the body comes before them once reversed.
+    let mut out: Vec<u32> = body
+        .len()
+        .checked_sub(2)
+        .and_then(|k| cfg::merge_info(&m.instructions[body[k]]))
+        .map(|mi| {
+            [Some(mi.merge), mi.continue_target]
+                .into_iter()
+                .flatten()
+                .collect()
+        })
+        .unwrap_or_default();
+    // Targets in reverse, so that the true side (and the first case) comes first in the order.
+    out.extend(cfg::successors(&m.instructions[last]).into_iter().rev());
     out
 }
 
@@ -1021,7 +1001,7 @@ impl<'m> Cx<'m> {
                     )
                 };
                 if let Err(e) = r {
-                    out = vec![Op::Unsupported(e.what)];
+                    out = vec![Op::Unsupported(Box::new(e))];
                 }
                 ops.extend(out.into_iter().map(|o| (o, d)));
             }
@@ -1048,11 +1028,11 @@ impl<'m> Cx<'m> {
             };
             let mut leaves = Vec::new();
             self.t.mem_leaves(pointee, &mut leaves)?;
-            out.push(Op::Store {
+            out.push(Op::Store(StoreArgs {
                 ptr: self.col(inst.result_id.unwrap_or(0))?,
                 v: self.val(init)?,
                 leaves: leaves.into(),
-            });
+            }));
         }
         Ok(())
     }
@@ -1067,7 +1047,7 @@ impl<'m> Cx<'m> {
         let m = self.m;
         let target = *pos
             .get(&to)
-            .ok_or_else(|| ExecError::new(format!("branch to unknown block %{to}")))?;
+            .ok_or_else(|| ExecError::invalid(format!("branch to unknown block %{to}")))?;
         let mut phis = Vec::new();
         if let Some(b) = f.blocks.iter().find(|b| b.id == to) {
             for i in b.body.clone() {
@@ -1137,6 +1117,11 @@ impl<'m> Cx<'m> {
         })
     }
 
+    /// Component kind and count of value `id`'s type.
+    fn comps_of(&self, id: u32) -> Result<(Num, u32), ExecError> {
+        self.t.comps(self.ty_of(id)?)
+    }
+
     fn cm_of(&self, id: u32) -> Option<CmType> {
         self.t.coopmat(id)
     }
@@ -1151,1578 +1136,40 @@ impl<'m> Cx<'m> {
         a: &[u32],
         out: &mut Vec<Op>,
     ) -> Result<(), ExecError> {
-        let arg = |i: usize| operand(a, i);
         let name = || grammar::instruction(opcode).map(|d| d.name).unwrap_or("?");
         let d = if rid != 0 {
             self.vals.get(&rid).copied().unwrap_or_default()
         } else {
             Val::default()
         };
-        // Element-wise ops on cooperative matrices.
-        if let Some(cm) = self.cm_of(rt) {
-            let _ = cm;
-            let dm = d.mat;
-            let un = |o| -> Option<UnOp> {
-                Some(match o {
-                    op::FNegate => UnOp::FNeg,
-                    op::SNegate => UnOp::SNeg,
-                    _ => return None,
-                })
-            };
-            let bin = |o| -> Option<BinOp> {
-                Some(match o {
-                    op::FAdd => BinOp::FAdd,
-                    op::FSub => BinOp::FSub,
-                    op::FMul => BinOp::FMul,
-                    op::FDiv => BinOp::FDiv,
-                    op::IAdd => BinOp::IAdd,
-                    op::ISub => BinOp::ISub,
-                    op::IMul => BinOp::IMul,
-                    op::SDiv => BinOp::SDiv,
-                    op::UDiv => BinOp::UDiv,
-                    _ => return None,
-                })
-            };
-            let cvt = |o| -> Option<CvtKind> {
-                Some(match o {
-                    op::ConvertFToU => CvtKind::FToU,
-                    op::ConvertFToS => CvtKind::FToS,
-                    op::ConvertSToF => CvtKind::SToF,
-                    op::ConvertUToF => CvtKind::UToF,
-                    op::UConvert => CvtKind::UConv,
-                    op::SConvert => CvtKind::SConv,
-                    op::FConvert => CvtKind::FConv,
-                    op::Bitcast => CvtKind::UConv,
-                    op::CooperativeMatrixConvertUseEXT => CvtKind::FConv,
-                    _ => return None,
-                })
-            };
-            if let Some(u) = un(opcode) {
-                out.push(Op::CmUn {
-                    op: u,
-                    d: dm,
-                    a: self.val(arg(0)?)?.mat,
-                });
-                return Ok(());
-            }
-            if let Some(b) = bin(opcode) {
-                out.push(Op::CmBin {
-                    op: b,
-                    d: dm,
-                    a: self.val(arg(0)?)?.mat,
-                    b: self.val(arg(1)?)?.mat,
-                });
-                return Ok(());
-            }
-            if opcode == op::CooperativeMatrixConvertUseEXT
-                && self
-                    .m
-                    .decoration_param(rid, decoration::CooperativeMatrixTransposeEXT)
-                    .is_some()
-            {
-                return self.coop2_inst(opcode, rt, d, a, out);
-            }
-            if let Some(k) = cvt(opcode) {
-                let src = self.val(arg(0)?)?;
-                let k = if opcode == op::CooperativeMatrixConvertUseEXT || (opcode == op::Bitcast) {
-                    // Same component kind or same-width integers: a plain element copy.
-                    let scm = self.mats[src.mat as usize];
-                    if scm.num.is_float() {
-                        CvtKind::FConv
-                    } else {
-                        CvtKind::UConv
-                    }
-                } else {
-                    k
-                };
-                out.push(Op::CmCvt {
-                    kind: k,
-                    d: dm,
-                    a: src.mat,
-                });
-                return Ok(());
-            }
-            match opcode {
-                op::MatrixTimesScalar => {
-                    out.push(Op::CmScale {
-                        d: dm,
-                        a: self.val(arg(0)?)?.mat,
-                        s: self.col(arg(1)?)?,
-                    });
-                    return Ok(());
-                }
-                op::CompositeConstruct | op::CompositeConstructReplicateEXT => {
-                    out.push(Op::CmSplat {
-                        d: dm,
-                        v: self.col(arg(0)?)?,
-                    });
-                    return Ok(());
-                }
-                _ => {}
-            }
-        }
-        let comps = |cx: &Self, id: u32| cx.t.comps(cx.ty_of(id)?);
-        // Plain per-component unary and binary ops.
-        let bin_op = match opcode {
-            op::IAdd => Some(BinOp::IAdd),
-            op::ISub => Some(BinOp::ISub),
-            op::IMul => Some(BinOp::IMul),
-            op::UDiv => Some(BinOp::UDiv),
-            op::SDiv => Some(BinOp::SDiv),
-            op::UMod => Some(BinOp::UMod),
-            op::SRem => Some(BinOp::SRem),
-            op::SMod => Some(BinOp::SMod),
-            op::FAdd => Some(BinOp::FAdd),
-            op::FSub => Some(BinOp::FSub),
-            op::FMul => Some(BinOp::FMul),
-            op::FDiv => Some(BinOp::FDiv),
-            op::FRem => Some(BinOp::FRem),
-            op::FMod => Some(BinOp::FMod),
-            op::ShiftLeftLogical => Some(BinOp::Shl),
-            op::ShiftRightLogical => Some(BinOp::ShrL),
-            op::ShiftRightArithmetic => Some(BinOp::ShrA),
-            op::BitwiseAnd => Some(BinOp::And),
-            op::BitwiseOr => Some(BinOp::Or),
-            op::BitwiseXor => Some(BinOp::Xor),
-            op::IEqual => Some(BinOp::IEq),
-            op::INotEqual => Some(BinOp::INe),
-            op::UGreaterThan => Some(BinOp::UGt),
-            op::UGreaterThanEqual => Some(BinOp::UGe),
-            op::ULessThan => Some(BinOp::ULt),
-            op::ULessThanEqual => Some(BinOp::ULe),
-            op::SGreaterThan => Some(BinOp::SGt),
-            op::SGreaterThanEqual => Some(BinOp::SGe),
-            op::SLessThan => Some(BinOp::SLt),
-            op::SLessThanEqual => Some(BinOp::SLe),
-            op::FOrdEqual => Some(BinOp::FOEq),
-            op::FUnordEqual => Some(BinOp::FUEq),
-            op::FOrdNotEqual => Some(BinOp::FONe),
-            op::FUnordNotEqual => Some(BinOp::FUNe),
-            op::FOrdLessThan => Some(BinOp::FOLt),
-            op::FUnordLessThan => Some(BinOp::FULt),
-            op::FOrdGreaterThan => Some(BinOp::FOGt),
-            op::FUnordGreaterThan => Some(BinOp::FUGt),
-            op::FOrdLessThanEqual => Some(BinOp::FOLe),
-            op::FUnordLessThanEqual => Some(BinOp::FULe),
-            op::FOrdGreaterThanEqual => Some(BinOp::FOGe),
-            op::FUnordGreaterThanEqual => Some(BinOp::FUGe),
-            op::Ordered => Some(BinOp::Ordered),
-            op::Unordered => Some(BinOp::Unordered),
-            op::LogicalEqual => Some(BinOp::LEq),
-            op::LogicalNotEqual => Some(BinOp::LNe),
-            op::LogicalAnd => Some(BinOp::LAnd),
-            op::LogicalOr => Some(BinOp::LOr),
-            op::PtrEqual => Some(BinOp::IEq),
-            op::PtrNotEqual => Some(BinOp::INe),
-            _ => None,
-        };
-        if let Some(b) = bin_op {
-            let (num, n) = comps(self, arg(0)?)?;
-            // Unsigned division or remainder by a constant power of two: a shift or a mask.
-            if matches!(b, BinOp::UDiv | BinOp::UMod)
-                && n == 1
-                && !num.is_float()
-                && let Ok(v) = self.const_u64(arg(1)?)
-                && v.is_power_of_two()
-            {
-                let (op2, k) = if b == BinOp::UDiv {
-                    (BinOp::ShrL, v.trailing_zeros() as u64)
-                } else {
-                    (BinOp::And, v - 1)
-                };
-                let kc = self.alloc_cols(1);
-                self.img[kc as usize] = k;
-                self.const_len.push((kc, k));
-                out.push(Op::Bin {
-                    op: op2,
-                    num,
-                    d: d.col,
-                    a: self.col(arg(0)?)?,
-                    b: kc,
-                    n,
-                    bs: false,
-                });
-                return Ok(());
-            }
-            let num = if matches!(opcode, op::PtrEqual | op::PtrNotEqual) {
-                Num::Int(64)
-            } else {
-                num
-            };
-            out.push(Op::Bin {
-                op: b,
-                num,
-                d: d.col,
-                a: self.col(arg(0)?)?,
-                b: self.col(arg(1)?)?,
-                n,
-                bs: false,
-            });
-            return Ok(());
-        }
-        let un_op = match opcode {
-            op::FNegate => Some(UnOp::FNeg),
-            op::SNegate => Some(UnOp::SNeg),
-            op::Not => Some(UnOp::Not),
-            op::LogicalNot => Some(UnOp::LNot),
-            op::IsNan => Some(UnOp::IsNan),
-            op::IsInf => Some(UnOp::IsInf),
-            op::BitCount => Some(UnOp::BitCount),
-            op::BitReverse => Some(UnOp::BitReverse),
-            _ => None,
-        };
-        if let Some(u) = un_op {
-            let (num, n) = comps(self, arg(0)?)?;
-            out.push(Op::Un {
-                op: u,
-                num,
-                d: d.col,
-                a: self.col(arg(0)?)?,
-                n,
-            });
-            return Ok(());
-        }
-        let cvt = match opcode {
-            op::ConvertFToU => Some(CvtKind::FToU),
-            op::ConvertFToS => Some(CvtKind::FToS),
-            op::ConvertSToF => Some(CvtKind::SToF),
-            op::ConvertUToF => Some(CvtKind::UToF),
-            op::UConvert => Some(CvtKind::UConv),
-            op::SConvert => Some(CvtKind::SConv),
-            op::FConvert => Some(CvtKind::FConv),
-            _ => None,
-        };
-        if let Some(k) = cvt {
-            let (from, n) = comps(self, arg(0)?)?;
-            let (to, _) = self.t.comps(rt)?;
-            let k = if k == CvtKind::FConv
-                && self
-                    .m
-                    .has_decoration(rid, decoration::SaturatedToLargestFloat8NormalConversionEXT)
-            {
-                CvtKind::FConvSat
-            } else {
-                k
-            };
-            out.push(Op::Cvt {
-                kind: k,
-                from,
-                to,
-                d: d.col,
-                a: self.col(arg(0)?)?,
-                n,
-            });
-            return Ok(());
-        }
-        match opcode {
-            op::Nop
-            | op::Line
-            | op::NoLine
-            | op::LoopMerge
-            | op::SelectionMerge
-            | op::MemoryBarrier
-            | op::Undef
-            | op::Phi
-            | op::Label => {}
-            op::CopyObject | op::CopyLogical => out.push(Op::Copy {
-                d,
-                a: self.val(arg(0)?)?,
-            }),
-            op::Load => {
-                let mut leaves = Vec::new();
-                self.leaves_through(arg(0)?, rt, &mut leaves)?;
-                out.push(Op::Load {
-                    d,
-                    ptr: self.col(arg(0)?)?,
-                    leaves: leaves.into(),
-                });
-            }
-            op::Store => {
-                let v = self.val(arg(1)?)?;
-                let ty = self.ty_of(arg(1)?)?;
-                let mut leaves = Vec::new();
-                self.leaves_through(arg(0)?, ty, &mut leaves)?;
-                out.push(Op::Store {
-                    ptr: self.col(arg(0)?)?,
-                    v,
-                    leaves: leaves.into(),
-                });
-            }
-            op::CopyMemory | op::CopyMemorySized => {
-                let pty = self.ty_of(arg(1)?)?;
-                let bytes = if opcode == op::CopyMemorySized {
-                    self.const_u64(arg(2)?)? as u32
-                } else {
-                    match self.t.get(pty)? {
-                        Ty::Pointer { pointee, .. } => self.t.size_align(*pointee)?.0,
-                        _ => 0,
-                    }
-                };
-                out.push(Op::CopyMem {
-                    dst: self.col(arg(0)?)?,
-                    src: self.col(arg(1)?)?,
-                    bytes,
-                });
-            }
-            op::AccessChain
-            | op::InBoundsAccessChain
-            | op::PtrAccessChain
-            | op::InBoundsPtrAccessChain => {
-                let base = arg(0)?;
-                let bty = self.ty_of(base)?;
-                let Ty::Pointer { pointee, .. } = self.t.get(bty)?.clone() else {
-                    return bad("access chain base is not a pointer");
-                };
-                let mut steps: Vec<Step> = Vec::new();
-                let mut cur = pointee;
-                let mut idx = &a[1..];
-                let mut lay = self.ptr_lay.get(&base).copied();
-                let push_step = |cx: &Self,
-                                 steps: &mut Vec<Step>,
-                                 id: u32,
-                                 stride: i64|
-                 -> Result<(), ExecError> {
-                    if cx.const_ids.contains(&id) {
-                        let (num, _) = cx.t.comps(cx.ty_of(id)?)?;
-                        let v = floats::sext(cx.const_u64(id)?, num.bits());
-                        steps.push(Step::Const(v * stride));
-                    } else {
-                        let (num, _) = cx.t.comps(cx.ty_of(id)?)?;
-                        steps.push(Step::Dyn {
-                            idx: cx.col(id)?,
-                            bits: num.bits() as u8,
-                            stride,
-                        });
-                    }
-                    Ok(())
-                };
-                if matches!(opcode, op::PtrAccessChain | op::InBoundsPtrAccessChain) {
-                    let stride = match self.m.decoration_param(bty, decoration::ArrayStride) {
-                        Some(Some(s)) => s as i64,
-                        _ => {
-                            let (s, al) = self.t.size_align(pointee)?;
-                            s.next_multiple_of(al.max(1)) as i64
-                        }
-                    };
-                    push_step(self, &mut steps, idx[0], stride)?;
-                    idx = &idx[1..];
-                }
-                for &i in idx {
-                    match self.t.get(cur)?.clone() {
-                        Ty::Struct(_) => {
-                            let k = self.const_u64(i)? as u32;
-                            let (off, mt) = self.t.mem_member(cur, k)?;
-                            steps.push(Step::Const(off as i64));
-                            lay = self
-                                .t
-                                .member_matrix_layout(cur, k)
-                                .map(|(stride, row_major)| ext::PtrLay::Mat { stride, row_major });
-                            cur = mt;
-                        }
-                        Ty::Array { elem, .. } | Ty::RuntimeArray { elem } => {
-                            let s = self.t.stride(cur)? as i64;
-                            push_step(self, &mut steps, i, s)?;
-                            cur = elem;
-                        }
-                        Ty::Vector { elem, .. } => {
-                            let s = match lay.take() {
-                                Some(ext::PtrLay::Col { elem_stride }) => elem_stride as i64,
-                                _ => self.t.size_align(elem)?.0 as i64,
-                            };
-                            push_step(self, &mut steps, i, s)?;
-                            cur = elem;
-                        }
-                        Ty::Matrix { col, .. } => {
-                            let (s, al) = self.t.size_align(col)?;
-                            // A column of a member with MatrixStride: column-major columns
-                            // are `stride` apart; row-major ones are one component apart,
-                            // their components `stride` apart.
-                            let (s, next) = match lay.take() {
-                                Some(ext::PtrLay::Mat {
-                                    stride,
-                                    row_major: false,
-                                }) => (stride as i64, None),
-                                Some(ext::PtrLay::Mat {
-                                    stride,
-                                    row_major: true,
-                                }) => (
-                                    self.t.comps(col)?.0.bytes() as i64,
-                                    Some(ext::PtrLay::Col {
-                                        elem_stride: stride,
-                                    }),
-                                ),
-                                _ => (s.next_multiple_of(al) as i64, None),
-                            };
-                            push_step(self, &mut steps, i, s)?;
-                            lay = next;
-                            cur = col;
-                        }
-                        Ty::CoopMat(cm) => {
-                            push_step(self, &mut steps, i, cm.num.bytes() as i64)?;
-                            cur = 0;
-                        }
-                        t => return bad(format!("cannot index into {t:?}")),
-                    }
-                }
-                // Merge constant steps.
-                let mut merged: Vec<Step> = Vec::new();
-                for s in steps {
-                    match (merged.last_mut(), s) {
-                        (Some(Step::Const(x)), Step::Const(y)) => *x += y,
-                        (_, s) => merged.push(s),
-                    }
-                }
-                if let Some(l) = lay {
-                    self.ptr_lay.insert(rid, l);
-                }
-                out.push(Op::AccessChain {
-                    d: d.col,
-                    base: self.col(base)?,
-                    steps: merged.into(),
-                });
-            }
-            op::CompositeExtract => {
-                let src = self.val(arg(0)?)?;
-                let mut cur = self.ty_of(arg(0)?)?;
-                let (mut c, mut mm) = (src.col, src.mat);
-                for &i in &a[1..] {
-                    if self.t.coopmat(cur).is_some() {
-                        out.push(Op::CmExtract {
-                            d: d.col,
-                            m: mm,
-                            idx: i,
-                        });
-                        return Ok(());
-                    }
-                    let (co, mo, t) = self.t.member(cur, i)?;
-                    c += co;
-                    mm += mo;
-                    cur = t;
-                }
-                let (nc, nm) = self.t.shape(cur)?;
-                out.push(Op::Copy {
-                    d,
-                    a: Val {
-                        col: c,
-                        mat: mm,
-                        ncols: nc,
-                        nmats: nm,
-                    },
-                });
-            }
-            op::CompositeInsert => {
-                let obj = self.val(arg(0)?)?;
-                let src = self.val(arg(1)?)?;
-                out.push(Op::Copy { d, a: src });
-                let mut cur = self.ty_of(arg(1)?)?;
-                let (mut c, mut mm) = (d.col, d.mat);
-                for &i in &a[2..] {
-                    if self.t.coopmat(cur).is_some() {
-                        out.push(Op::CmInsert {
-                            d: mm,
-                            m: mm,
-                            v: obj.col,
-                            idx: i,
-                        });
-                        return Ok(());
-                    }
-                    let (co, mo, t) = self.t.member(cur, i)?;
-                    c += co;
-                    mm += mo;
-                    cur = t;
-                }
-                out.push(Op::Copy {
-                    d: Val {
-                        col: c,
-                        mat: mm,
-                        ..obj
-                    },
-                    a: obj,
-                });
-            }
-            op::CompositeConstruct | op::CompositeConstructReplicateEXT => {
-                let (mut c, mut mm) = (d.col, d.mat);
-                let parts: Vec<u32> = if opcode == op::CompositeConstructReplicateEXT {
-                    let n = match self.t.get(rt)? {
-                        Ty::Vector { n, .. } | Ty::Array { len: n, .. } | Ty::Matrix { n, .. } => {
-                            *n
-                        }
-                        _ => 1,
-                    };
-                    vec![arg(0)?; n as usize]
-                } else {
-                    a.to_vec()
-                };
-                for p in parts {
-                    let v = self.val(p)?;
-                    out.push(Op::Copy {
-                        d: Val {
-                            col: c,
-                            mat: mm,
-                            ..v
-                        },
-                        a: v,
-                    });
-                    c += v.ncols;
-                    mm += v.nmats;
-                }
-            }
-            op::VectorShuffle => {
-                let va = self.val(arg(0)?)?;
-                let vb = self.val(arg(1)?)?;
-                for (k, &s) in a[2..].iter().enumerate() {
-                    if s == u32::MAX {
-                        continue;
-                    }
-                    let src = if s < va.ncols {
-                        va.col + s
-                    } else {
-                        vb.col + s - va.ncols
-                    };
-                    out.push(Op::Copy {
-                        d: Val {
-                            col: d.col + k as u32,
-                            mat: 0,
-                            ncols: 1,
-                            nmats: 0,
-                        },
-                        a: Val {
-                            col: src,
-                            mat: 0,
-                            ncols: 1,
-                            nmats: 0,
-                        },
-                    });
-                }
-            }
-            op::VectorExtractDynamic => {
-                let v = self.val(arg(0)?)?;
-                let (num, _) = comps(self, arg(1)?)?;
-                out.push(Op::ExtractDyn {
-                    d: d.col,
-                    a: v.col,
-                    idx: self.col(arg(1)?)?,
-                    n: v.ncols,
-                    w: num.bits(),
-                });
-            }
-            op::VectorInsertDynamic => {
-                let v = self.val(arg(0)?)?;
-                let (num, _) = comps(self, arg(2)?)?;
-                out.push(Op::InsertDyn {
-                    d: d.col,
-                    a: v.col,
-                    v: self.col(arg(1)?)?,
-                    idx: self.col(arg(2)?)?,
-                    n: v.ncols,
-                    w: num.bits(),
-                });
-            }
-            op::Select => {
-                let c = arg(0)?;
-                let (_, cn) = comps(self, c)?;
-                let va = self.val(arg(1)?)?;
-                let vb = self.val(arg(2)?)?;
-                out.push(Op::Select {
-                    d: d.col,
-                    c: self.col(c)?,
-                    a: va.col,
-                    b: vb.col,
-                    n: d.ncols,
-                    cs: cn == 1 && d.ncols > 1,
-                    nmats: d.nmats,
-                    dm: d.mat,
-                    am: va.mat,
-                    bm: vb.mat,
-                });
-            }
-            op::Bitcast | op::ConvertUToPtr | op::ConvertPtrToU => {
-                let src = arg(0)?;
-                let sty = self.ty_of(src)?;
-                let s_ptr = matches!(self.t.get(sty)?, Ty::Pointer { .. });
-                let d_ptr = matches!(self.t.get(rt)?, Ty::Pointer { .. });
-                let (from, na) = if s_ptr {
-                    (Num::Int(64), 1)
-                } else {
-                    self.t.comps(sty)?
-                };
-                let (to, nd) = if d_ptr {
-                    (Num::Int(64), 1)
-                } else {
-                    self.t.comps(rt)?
-                };
-                if from.bits() * na == to.bits() * nd && !(s_ptr || d_ptr)
-                    || (from == to && na == nd)
-                {
-                    out.push(Op::Bitcast {
-                        d: d.col,
-                        a: self.col(src)?,
-                        from,
-                        na,
-                        to,
-                        nd,
-                    });
-                } else if s_ptr || d_ptr {
-                    // Pointer <-> integer or uvec2: an address is 64 bits.
-                    if nd == 2 && to.bits() == 32 {
-                        out.push(Op::Bitcast {
-                            d: d.col,
-                            a: self.col(src)?,
-                            from: Num::Int(64),
-                            na: 1,
-                            to,
-                            nd,
-                        });
-                    } else if na == 2 && from.bits() == 32 {
-                        out.push(Op::Bitcast {
-                            d: d.col,
-                            a: self.col(src)?,
-                            from,
-                            na,
-                            to: Num::Int(64),
-                            nd: 1,
-                        });
-                    } else {
-                        out.push(Op::Trunc {
-                            d: d.col,
-                            a: self.col(src)?,
-                            bits: to.bits().min(from.bits()) as u8,
-                        });
-                    }
-                } else {
-                    return bad("OpBitcast between types of different sizes");
-                }
-            }
-            op::QuantizeToF16 => {
-                let (num, n) = comps(self, arg(0)?)?;
-                out.push(Op::Cvt {
-                    kind: CvtKind::FConv,
-                    from: num,
-                    to: Num::F16,
-                    d: d.col,
-                    a: self.col(arg(0)?)?,
-                    n,
-                });
-                out.push(Op::Cvt {
-                    kind: CvtKind::FConv,
-                    from: Num::F16,
-                    to: num,
-                    d: d.col,
-                    a: d.col,
-                    n,
-                });
-            }
-            op::Any | op::All => {
-                let v = self.val(arg(0)?)?;
-                let b = if opcode == op::Any {
-                    BinOp::LOr
-                } else {
-                    BinOp::LAnd
-                };
-                out.push(Op::Copy {
-                    d,
-                    a: Val { ncols: 1, ..v },
-                });
-                for k in 1..v.ncols {
-                    out.push(Op::Bin {
-                        op: b,
-                        num: Num::Bool,
-                        d: d.col,
-                        a: d.col,
-                        b: v.col + k,
-                        n: 1,
-                        bs: false,
-                    });
-                }
-            }
-            op::VectorTimesScalar | op::MatrixTimesScalar => {
-                let (num, _) = comps(self, arg(1)?)?;
-                out.push(Op::Bin {
-                    op: BinOp::FMul,
-                    num,
-                    d: d.col,
-                    a: self.col(arg(0)?)?,
-                    b: self.col(arg(1)?)?,
-                    n: d.ncols,
-                    bs: true,
-                });
-            }
-            op::Dot => {
-                let (num, n) = comps(self, arg(0)?)?;
-                self.dot(
-                    num,
-                    d.col,
-                    self.col(arg(0)?)?,
-                    1,
-                    self.col(arg(1)?)?,
-                    1,
-                    n,
-                    out,
-                );
-            }
-            op::MatrixTimesVector => {
-                // M: C columns of R rows; v: C components.
-                let mt = self.ty_of(arg(0)?)?;
-                let Ty::Matrix { col, n: ncol } = self.t.get(mt)?.clone() else {
-                    return bad("not a matrix");
-                };
-                let (num, rows) = self.t.comps(col)?;
-                let (mc, vc) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
-                for r in 0..rows {
-                    self.dot(num, d.col + r, mc + r, rows, vc, 1, ncol, out);
-                }
-            }
-            op::VectorTimesMatrix => {
-                let mt = self.ty_of(arg(1)?)?;
-                let Ty::Matrix { col, n: ncol } = self.t.get(mt)?.clone() else {
-                    return bad("not a matrix");
-                };
-                let (num, rows) = self.t.comps(col)?;
-                let (vc, mc) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
-                for c in 0..ncol {
-                    self.dot(num, d.col + c, vc, 1, mc + c * rows, 1, rows, out);
-                }
-            }
-            op::MatrixTimesMatrix => {
-                let at = self.ty_of(arg(0)?)?;
-                let bt = self.ty_of(arg(1)?)?;
-                let Ty::Matrix { col, n: k } = self.t.get(at)?.clone() else {
-                    return bad("not a matrix");
-                };
-                let Ty::Matrix { n: nc, .. } = self.t.get(bt)?.clone() else {
-                    return bad("not a matrix");
-                };
-                let (num, rows) = self.t.comps(col)?;
-                let (ac, bc) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
-                for j in 0..nc {
-                    for r in 0..rows {
-                        self.dot(
-                            num,
-                            d.col + j * rows + r,
-                            ac + r,
-                            rows,
-                            bc + j * k,
-                            1,
-                            k,
-                            out,
-                        );
-                    }
-                }
-            }
-            op::OuterProduct => {
-                let va = self.val(arg(0)?)?;
-                let vb = self.val(arg(1)?)?;
-                let (num, _) = comps(self, arg(0)?)?;
-                for j in 0..vb.ncols {
-                    out.push(Op::Bin {
-                        op: BinOp::FMul,
-                        num,
-                        d: d.col + j * va.ncols,
-                        a: va.col,
-                        b: vb.col + j,
-                        n: va.ncols,
-                        bs: true,
-                    });
-                }
-            }
-            op::Transpose => {
-                let st = self.ty_of(arg(0)?)?;
-                let Ty::Matrix { col, n: ncol } = self.t.get(st)?.clone() else {
-                    return bad("not a matrix");
-                };
-                let (_, rows) = self.t.comps(col)?;
-                let s = self.col(arg(0)?)?;
-                for c in 0..ncol {
-                    for r in 0..rows {
-                        out.push(Op::Copy {
-                            d: Val {
-                                col: d.col + r * ncol + c,
-                                mat: 0,
-                                ncols: 1,
-                                nmats: 0,
-                            },
-                            a: Val {
-                                col: s + c * rows + r,
-                                mat: 0,
-                                ncols: 1,
-                                nmats: 0,
-                            },
-                        });
-                    }
-                }
-            }
-            op::IAddCarry | op::ISubBorrow | op::UMulExtended | op::SMulExtended => {
-                let (num, n) = comps(self, arg(0)?)?;
-                let (x, y) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
-                let (lo, hi) = match opcode {
-                    op::IAddCarry => (BinOp::IAdd, BinOp::AddCarry),
-                    op::ISubBorrow => (BinOp::ISub, BinOp::SubBorrow),
-                    op::UMulExtended => (BinOp::IMul, BinOp::UMulHi),
-                    _ => (BinOp::IMul, BinOp::SMulHi),
-                };
-                out.push(Op::Bin {
-                    op: lo,
-                    num,
-                    d: d.col,
-                    a: x,
-                    b: y,
-                    n,
-                    bs: false,
-                });
-                out.push(Op::Bin {
-                    op: hi,
-                    num,
-                    d: d.col + n,
-                    a: x,
-                    b: y,
-                    n,
-                    bs: false,
-                });
-            }
-            op::BitFieldInsert => {
-                let (num, n) = comps(self, arg(0)?)?;
-                out.push(Op::BfInsert {
-                    d: d.col,
-                    base: self.col(arg(0)?)?,
-                    ins: self.col(arg(1)?)?,
-                    off: self.col(arg(2)?)?,
-                    cnt: self.col(arg(3)?)?,
-                    n,
-                    bits: num.bits() as u8,
-                });
-            }
-            op::BitFieldSExtract | op::BitFieldUExtract => {
-                let (num, n) = comps(self, arg(0)?)?;
-                let k = if opcode == op::BitFieldSExtract {
-                    TernOp::SExtract
-                } else {
-                    TernOp::UExtract
-                };
-                out.push(Op::Tern {
-                    op: k,
-                    num,
-                    d: d.col,
-                    a: self.col(arg(0)?)?,
-                    b: self.col(arg(1)?)?,
-                    c: self.col(arg(2)?)?,
-                    n,
-                    bs: true,
-                    cs: true,
-                });
-            }
-            op::ExtInst => self.ext_inst(rt, d, a, out)?,
-            op::ArrayLength => {
-                let pty = self.ty_of(arg(0)?)?;
-                let Ty::Pointer { pointee, .. } = self.t.get(pty)?.clone() else {
-                    return bad("OpArrayLength of a non-pointer");
-                };
-                let (off, mt) = self.t.mem_member(pointee, arg(1)?)?;
-                out.push(Op::ArrayLength {
-                    d: d.col,
-                    ptr: self.col(arg(0)?)?,
-                    off,
-                    stride: self.t.stride(mt)?,
-                });
-            }
-            op::FunctionCall => {
-                let callee = arg(0)?;
-                let fi = *self
-                    .func_index
-                    .get(&callee)
-                    .ok_or_else(|| ExecError::new("call to unknown function"))?;
-                let f = self.m.function(callee).unwrap();
-                let mut args = Vec::new();
-                for (k, &pi) in f.params.iter().enumerate() {
-                    let pid = self.m.instructions[pi].result_id.unwrap_or(0);
-                    args.push((self.val(pid)?, self.val(arg(k + 1)?)?));
-                }
-                let ret = if d.ncols + d.nmats > 0 {
-                    let fdef = &self.m.instructions[f.def];
-                    let rty = fdef.result_type.unwrap_or(0);
-                    let _ = rty;
-                    Some((d, Val::default()))
-                } else {
-                    None
-                };
-                out.push(Op::Call {
-                    f: fi,
-                    args: args.into(),
-                    ret,
-                });
-            }
-            op::ControlBarrier => out.push(Op::Barrier),
-            op::AtomicLoad
-            | op::AtomicStore
-            | op::AtomicExchange
-            | op::AtomicCompareExchange
-            | op::AtomicCompareExchangeWeak
-            | op::AtomicIIncrement
-            | op::AtomicIDecrement
-            | op::AtomicIAdd
-            | op::AtomicISub
-            | op::AtomicSMin
-            | op::AtomicUMin
-            | op::AtomicSMax
-            | op::AtomicUMax
-            | op::AtomicAnd
-            | op::AtomicOr
-            | op::AtomicXor
-            | op::AtomicFAddEXT
-            | op::AtomicFMinEXT
-            | op::AtomicFMaxEXT => {
-                let kind = match opcode {
-                    op::AtomicLoad => AtomicOp::Load,
-                    op::AtomicStore => AtomicOp::Store,
-                    op::AtomicExchange => AtomicOp::Exchange,
-                    op::AtomicCompareExchange | op::AtomicCompareExchangeWeak => AtomicOp::CmpXchg,
-                    op::AtomicIIncrement => AtomicOp::IInc,
-                    op::AtomicIDecrement => AtomicOp::IDec,
-                    op::AtomicIAdd => AtomicOp::IAdd,
-                    op::AtomicISub => AtomicOp::ISub,
-                    op::AtomicSMin => AtomicOp::SMin,
-                    op::AtomicUMin => AtomicOp::UMin,
-                    op::AtomicSMax => AtomicOp::SMax,
-                    op::AtomicUMax => AtomicOp::UMax,
-                    op::AtomicAnd => AtomicOp::And,
-                    op::AtomicOr => AtomicOp::Or,
-                    op::AtomicXor => AtomicOp::Xor,
-                    op::AtomicFAddEXT => AtomicOp::FAdd,
-                    op::AtomicFMinEXT => AtomicOp::FMin,
-                    _ => AtomicOp::FMax,
-                };
-                let ptr = arg(0)?;
-                let pty = self.ty_of(ptr)?;
-                let Ty::Pointer { pointee, .. } = self.t.get(pty)?.clone() else {
-                    return bad("atomic on non-pointer");
-                };
-                let num = self.t.num(pointee)?;
-                let (v, cmp) = match kind {
-                    AtomicOp::Store => (self.col(arg(3)?)?, 0),
-                    AtomicOp::Load | AtomicOp::IInc | AtomicOp::IDec => (0, 0),
-                    AtomicOp::CmpXchg => (self.col(arg(4)?)?, self.col(arg(5)?)?),
-                    _ => (self.col(arg(3)?)?, 0),
-                };
-                out.push(Op::Atomic {
-                    op: kind,
-                    num,
-                    d: d.col,
-                    ptr: self.col(ptr)?,
-                    v,
-                    cmp,
-                });
-            }
-            o if ext::group_as_non_uniform(o).is_some() => {
-                let nu = ext::group_as_non_uniform(o).unwrap_or(o);
-                self.subgroup(nu, rt, d, a, out)?;
-            }
-            o if (op::GroupNonUniformElect..=op::GroupNonUniformQuadSwap).contains(&o)
-                || o == op::GroupNonUniformRotateKHR =>
-            {
-                self.subgroup(o, rt, d, a, out)?;
-            }
-            op::CooperativeMatrixLoadKHR | op::CooperativeMatrixLoadNV => {
-                let (ptr, stride, col_major, pbytes) =
-                    self.cm_access(opcode == op::CooperativeMatrixLoadKHR, a, 1)?;
-                out.push(Op::CmLoad {
-                    d: d.mat,
-                    ptr,
-                    stride,
-                    col_major,
-                    pbytes,
-                });
-            }
-            op::CooperativeMatrixStoreKHR | op::CooperativeMatrixStoreNV => {
-                let obj = self.val(arg(1)?)?;
-                let (ptr, stride, col_major, pbytes) =
-                    self.cm_access(opcode == op::CooperativeMatrixStoreKHR, a, 2)?;
-                out.push(Op::CmStore {
-                    ptr,
-                    m: obj.mat,
-                    stride,
-                    col_major,
-                    pbytes,
-                });
-            }
-            op::CooperativeMatrixMulAddKHR | op::CooperativeMatrixMulAddNV => {
-                let (va, vb, vc) = (self.val(arg(0)?)?, self.val(arg(1)?)?, self.val(arg(2)?)?);
-                let mut flags = if opcode == op::CooperativeMatrixMulAddKHR {
-                    a.get(3).copied().unwrap_or(0)
-                } else {
-                    0
-                };
-                if opcode == op::CooperativeMatrixMulAddNV {
-                    // NV: signedness from the component types (SPV_NV_cooperative_matrix).
-                    let s = |cx: &Self, m: u32| cx.mats[m as usize].signed;
-                    use grammar::cooperative_matrix_operands as f;
-                    if s(self, va.mat) {
-                        flags |= f::MatrixASignedComponentsKHR
-                    }
-                    if s(self, vb.mat) {
-                        flags |= f::MatrixBSignedComponentsKHR
-                    }
-                    if s(self, vc.mat) {
-                        flags |= f::MatrixCSignedComponentsKHR
-                    }
-                    if s(self, d.mat) {
-                        flags |= f::MatrixResultSignedComponentsKHR
-                    }
-                }
-                let (ma, mb, mc, md) = (
-                    self.mats[va.mat as usize],
-                    self.mats[vb.mat as usize],
-                    self.mats[vc.mat as usize],
-                    self.mats[d.mat as usize],
-                );
-                if ma.rows != md.rows
-                    || mb.cols != md.cols
-                    || ma.cols != mb.rows
-                    || mc.rows != md.rows
-                    || mc.cols != md.cols
-                {
-                    return bad(format!(
-                        "MulAdd shapes do not match: A {}x{}, B {}x{}, C {}x{}, result {}x{}",
-                        ma.rows, ma.cols, mb.rows, mb.cols, mc.rows, mc.cols, md.rows, md.cols
-                    ));
-                }
-                out.push(Op::CmMulAdd {
-                    d: d.mat,
-                    a: va.mat,
-                    b: vb.mat,
-                    c: vc.mat,
-                    flags,
-                });
-            }
-            op::CooperativeMatrixLengthKHR | op::CooperativeMatrixLengthNV => {
-                let cm = self
-                    .t
-                    .coopmat(arg(0)?)
-                    .ok_or_else(|| ExecError::new("Length of a non-matrix type"))?;
-                let len = self.t.mat_length(&cm) as u64;
-                let c = self.alloc_cols(1);
-                self.img[c as usize] = len;
-                // The length is a constant: copy it from a constant column.
-                self.const_len.push((c, len));
-                out.push(Op::Copy {
-                    d,
-                    a: Val {
-                        col: c,
-                        mat: 0,
-                        ncols: 1,
-                        nmats: 0,
-                    },
-                });
-            }
-            o if coop2::handles(o) => self.coop2_inst(o, rt, d, a, out)?,
-            _ => return bad(format!("{} is not supported by the engine", name())),
-        }
-        Ok(())
-    }
-
-    /// Pointer column, stride column (`u32::MAX` when absent), column-major flag and pointee size
-    /// of a KHR or NV cooperative-matrix load (layout operands from `a[1]`) or store (from `a[2]`).
-    fn cm_access(
-        &self,
-        khr: bool,
-        a: &[u32],
-        first: usize,
-    ) -> Result<(u32, u32, bool, u32), ExecError> {
-        let arg = |i: usize| operand(a, i);
-        let ptr = arg(0)?;
-        let (stride, col_major) = if khr {
-            let layout = self.const_u64(arg(first)?)? as u32;
-            (a.get(first + 1).copied(), self.layout(layout)?)
-        } else {
-            (Some(arg(first)?), self.const_u64(arg(first + 1)?)? != 0)
-        };
-        let pbytes = self.pointee_bytes(ptr)?;
-        let stride = match stride {
-            Some(s) => self.col(s)?,
-            None => u32::MAX,
-        };
-        Ok((self.col(ptr)?, stride, col_major, pbytes))
-    }
-
-    fn layout(&self, layout: u32) -> Result<bool, ExecError> {
-        use grammar::cooperative_matrix_layout as l;
-        match layout {
-            l::RowMajorKHR => Ok(false),
-            l::ColumnMajorKHR => Ok(true),
-            l::RowBlockedInterleavedARM | l::ColumnBlockedInterleavedARM => {
-                bad("unsupported: SPV_ARM_cooperative_matrix_layouts blocked interleaved layouts")
-            }
-            x => bad(format!("unknown cooperative matrix layout {x}")),
-        }
-    }
-
-    fn pointee_bytes(&self, ptr: u32) -> Result<u32, ExecError> {
-        let pty = self.ty_of(ptr)?;
-        match self.t.get(pty)? {
-            Ty::Pointer { pointee, .. } => Ok(self.t.size_align(*pointee)?.0),
-            _ => bad("cooperative matrix load/store through a non-pointer"),
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn dot(
-        &mut self,
-        num: Num,
-        d: u32,
-        a: u32,
-        sa: u32,
-        b: u32,
-        sb: u32,
-        n: u32,
-        out: &mut Vec<Op>,
-    ) {
-        let tmp = self.alloc_cols(1);
-        out.push(Op::Bin {
-            op: BinOp::FMul,
-            num,
+        // Each family compiles the instructions it knows and answers whether it did.
+        let families: [Family<'m>; 10] = [
+            Cx::matrix_elementwise_inst,
+            Cx::scalar_op_inst,
+            Cx::control_inst,
+            Cx::composite_inst,
+            Cx::memory_inst,
+            Cx::arith_inst,
+            Cx::glsl_inst,
+            Cx::atomic_inst,
+            Cx::subgroup_inst,
+            Cx::coopmat_inst,
+        ];
+        let inst = Inst {
+            opcode,
+            rt,
+            rid,
             d,
             a,
-            b,
-            n: 1,
-            bs: false,
-        });
-        for k in 1..n {
-            out.push(Op::Bin {
-                op: BinOp::FMul,
-                num,
-                d: tmp,
-                a: a + k * sa,
-                b: b + k * sb,
-                n: 1,
-                bs: false,
-            });
-            out.push(Op::Bin {
-                op: BinOp::FAdd,
-                num,
-                d,
-                a: d,
-                b: tmp,
-                n: 1,
-                bs: false,
-            });
-        }
-    }
-
-    fn subgroup(
-        &mut self,
-        o: u16,
-        rt: u32,
-        d: Val,
-        a: &[u32],
-        out: &mut Vec<Op>,
-    ) -> Result<(), ExecError> {
-        use grammar::group_operation as g;
-        let arg = |i: usize| operand(a, i);
-        let scope = self.const_u64(arg(0)?)? as u32;
-        if scope != grammar::scope::Subgroup {
-            return bad("GroupNonUniform operations are supported with Subgroup scope only");
-        }
-        let sgop = match o {
-            op::GroupNonUniformElect => SgOp::Elect,
-            op::GroupNonUniformAll => SgOp::All,
-            op::GroupNonUniformAny => SgOp::Any,
-            op::GroupNonUniformAllEqual => SgOp::AllEqual,
-            op::GroupNonUniformBroadcast => SgOp::Broadcast,
-            op::GroupNonUniformBroadcastFirst => SgOp::BroadcastFirst,
-            op::GroupNonUniformBallot => SgOp::Ballot,
-            op::GroupNonUniformInverseBallot => SgOp::InverseBallot,
-            op::GroupNonUniformBallotBitExtract => SgOp::BallotBitExtract,
-            op::GroupNonUniformBallotBitCount => SgOp::BallotBitCount,
-            op::GroupNonUniformBallotFindLSB => SgOp::BallotFindLsb,
-            op::GroupNonUniformBallotFindMSB => SgOp::BallotFindMsb,
-            op::GroupNonUniformShuffle => SgOp::Shuffle,
-            op::GroupNonUniformShuffleXor => SgOp::ShuffleXor,
-            op::GroupNonUniformShuffleUp => SgOp::ShuffleUp,
-            op::GroupNonUniformShuffleDown => SgOp::ShuffleDown,
-            op::GroupNonUniformQuadBroadcast => SgOp::QuadBroadcast,
-            op::GroupNonUniformQuadSwap => SgOp::QuadSwap,
-            op::GroupNonUniformRotateKHR => SgOp::Rotate,
-            op::GroupNonUniformIAdd => SgOp::Reduce(BinOp::IAdd),
-            op::GroupNonUniformFAdd => SgOp::Reduce(BinOp::FAdd),
-            op::GroupNonUniformIMul => SgOp::Reduce(BinOp::IMul),
-            op::GroupNonUniformFMul => SgOp::Reduce(BinOp::FMul),
-            op::GroupNonUniformSMin => SgOp::Reduce(BinOp::SMin),
-            op::GroupNonUniformUMin => SgOp::Reduce(BinOp::UMin),
-            op::GroupNonUniformFMin => SgOp::Reduce(BinOp::NMin),
-            op::GroupNonUniformSMax => SgOp::Reduce(BinOp::SMax),
-            op::GroupNonUniformUMax => SgOp::Reduce(BinOp::UMax),
-            op::GroupNonUniformFMax => SgOp::Reduce(BinOp::NMax),
-            op::GroupNonUniformBitwiseAnd => SgOp::Reduce(BinOp::And),
-            op::GroupNonUniformBitwiseOr => SgOp::Reduce(BinOp::Or),
-            op::GroupNonUniformBitwiseXor => SgOp::Reduce(BinOp::Xor),
-            op::GroupNonUniformLogicalAnd => SgOp::Reduce(BinOp::LAnd),
-            op::GroupNonUniformLogicalOr => SgOp::Reduce(BinOp::LOr),
-            op::GroupNonUniformLogicalXor => SgOp::Reduce(BinOp::LNe),
-            _ => return bad("unsupported GroupNonUniform operation"),
         };
-        let (mut scan, mut cluster, vi) = (
-            0u8,
-            0u32,
-            if matches!(sgop, SgOp::Reduce(_) | SgOp::BallotBitCount) {
-                2
-            } else {
-                1
-            },
-        );
-        if matches!(sgop, SgOp::Reduce(_) | SgOp::BallotBitCount) {
-            match arg(1)? {
-                g::Reduce => {}
-                g::InclusiveScan => scan = 1,
-                g::ExclusiveScan => scan = 2,
-                g::ClusteredReduce => cluster = self.const_u64(arg(3)?)? as u32,
-                x => return bad(format!("group operation {x} is not supported")),
+        for family in families {
+            if family(self, &inst, out)? {
+                return Ok(());
             }
         }
-        let (num, n) = if matches!(sgop, SgOp::Elect) {
-            (Num::Bool, 1)
-        } else {
-            let v = arg(vi)?;
-            self.t.comps(self.ty_of(v)?)?
-        };
-        let _ = rt;
-        let av = if matches!(sgop, SgOp::Elect) {
-            0
-        } else {
-            self.col(arg(vi)?)?
-        };
-        let b = match sgop {
-            SgOp::Broadcast
-            | SgOp::BallotBitExtract
-            | SgOp::Shuffle
-            | SgOp::ShuffleXor
-            | SgOp::ShuffleUp
-            | SgOp::ShuffleDown
-            | SgOp::QuadBroadcast
-            | SgOp::QuadSwap
-            | SgOp::Rotate => self.col(arg(vi + 1)?)?,
-            _ => 0,
-        };
-        if matches!(sgop, SgOp::QuadSwap) {
-            // The direction is a constant: keep it in `cluster`.
-            cluster = self.const_u64(arg(vi + 1)?)? as u32;
+        if coop2::handles(opcode) {
+            return self.coop2_inst(opcode, rt, d, a, out);
         }
-        if sgop == SgOp::Rotate
-            && let Some(&c) = a.get(vi + 2)
-        {
-            cluster = self.const_u64(c)? as u32;
-        }
-        out.push(Op::Sg {
-            op: sgop,
-            num,
-            d: d.col,
-            a: av,
-            b,
-            n,
-            scan,
-            cluster,
-        });
-        Ok(())
-    }
-
-    fn ext_inst(&mut self, rt: u32, d: Val, a: &[u32], out: &mut Vec<Op>) -> Result<(), ExecError> {
-        use grammar::glsl_std_450 as g;
-        let set = a.first().copied().unwrap_or(0);
-        let inst = a.get(1).copied().unwrap_or(0);
-        let args = &a[2.min(a.len())..];
-        if self.printf_set.contains(&set) {
-            let fmt = self
-                .strings
-                .get(&args.first().copied().unwrap_or(0))
-                .cloned()
-                .unwrap_or_default();
-            let mut pa = Vec::new();
-            for &x in &args[1..] {
-                let (num, n) = self.t.comps(self.ty_of(x)?)?;
-                pa.push((self.col(x)?, num, n));
-            }
-            out.push(Op::Printf {
-                fmt,
-                args: pa.into(),
-            });
-            return Ok(());
-        }
-        if self.other_sets.contains(&set) {
-            return Ok(());
-        }
-        if !self.glsl_set.contains(&set) {
-            return bad("unknown extended instruction set");
-        }
-        let arg_cols: Vec<u32> = args
-            .iter()
-            .map(|&id| self.col(id))
-            .collect::<Result<_, _>>()?;
-        let c = |i: usize| -> Result<u32, ExecError> {
-            arg_cols
-                .get(i)
-                .copied()
-                .ok_or_else(|| ExecError::new("missing operand"))
-        };
-        if self.ext_more(inst, rt, d, args, out)? {
-            return Ok(());
-        }
-        let (num, n) = match args.first() {
-            Some(&x) => self.t.comps(self.ty_of(x)?)?,
-            None => return bad("GLSL.std.450 instruction without operands"),
-        };
-        let un = |u| Op::Un {
-            op: u,
-            num,
-            d: d.col,
-            a: 0,
-            n,
-        };
-        let un_op = match inst {
-            g::Round => Some(UnOp::Round),
-            g::RoundEven => Some(UnOp::RoundEven),
-            g::Trunc => Some(UnOp::Trunc),
-            g::FAbs => Some(UnOp::FAbs),
-            g::SAbs => Some(UnOp::SAbs),
-            g::FSign => Some(UnOp::FSign),
-            g::SSign => Some(UnOp::SSign),
-            g::Floor => Some(UnOp::Floor),
-            g::Ceil => Some(UnOp::Ceil),
-            g::Fract => Some(UnOp::Fract),
-            g::Radians => Some(UnOp::Radians),
-            g::Degrees => Some(UnOp::Degrees),
-            g::Sin => Some(UnOp::Sin),
-            g::Cos => Some(UnOp::Cos),
-            g::Tan => Some(UnOp::Tan),
-            g::Asin => Some(UnOp::Asin),
-            g::Acos => Some(UnOp::Acos),
-            g::Atan => Some(UnOp::Atan),
-            g::Sinh => Some(UnOp::Sinh),
-            g::Cosh => Some(UnOp::Cosh),
-            g::Tanh => Some(UnOp::Tanh),
-            g::Asinh => Some(UnOp::Asinh),
-            g::Acosh => Some(UnOp::Acosh),
-            g::Atanh => Some(UnOp::Atanh),
-            g::Exp => Some(UnOp::Exp),
-            g::Log => Some(UnOp::Log),
-            g::Exp2 => Some(UnOp::Exp2),
-            g::Log2 => Some(UnOp::Log2),
-            g::Sqrt => Some(UnOp::Sqrt),
-            g::InverseSqrt => Some(UnOp::InverseSqrt),
-            g::FindILsb => Some(UnOp::FindILsb),
-            g::FindSMsb => Some(UnOp::FindSMsb),
-            g::FindUMsb => Some(UnOp::FindUMsb),
-            _ => None,
-        };
-        if let Some(u) = un_op {
-            let mut o = un(u);
-            if let Op::Un { a, .. } = &mut o {
-                *a = c(0)?;
-            }
-            out.push(o);
-            return Ok(());
-        }
-        let bin_op = match inst {
-            g::FMin => Some(BinOp::FMin),
-            g::FMax => Some(BinOp::FMax),
-            g::UMin => Some(BinOp::UMin),
-            g::UMax => Some(BinOp::UMax),
-            g::SMin => Some(BinOp::SMin),
-            g::SMax => Some(BinOp::SMax),
-            g::NMin => Some(BinOp::NMin),
-            g::NMax => Some(BinOp::NMax),
-            g::Pow => Some(BinOp::Pow),
-            g::Atan2 => Some(BinOp::Atan2),
-            g::Step => Some(BinOp::Step),
-            g::Ldexp => Some(BinOp::Ldexp),
-            _ => None,
-        };
-        if let Some(b) = bin_op {
-            out.push(Op::Bin {
-                op: b,
-                num,
-                d: d.col,
-                a: c(0)?,
-                b: c(1)?,
-                n,
-                bs: false,
-            });
-            return Ok(());
-        }
-        let tern = match inst {
-            g::FMix => Some(TernOp::FMix),
-            g::FClamp => Some(TernOp::FClamp),
-            g::UClamp => Some(TernOp::UClamp),
-            g::SClamp => Some(TernOp::SClamp),
-            g::NClamp => Some(TernOp::NClamp),
-            g::Fma => Some(TernOp::Fma),
-            g::SmoothStep => Some(TernOp::SmoothStep),
-            _ => None,
-        };
-        if let Some(t) = tern {
-            out.push(Op::Tern {
-                op: t,
-                num,
-                d: d.col,
-                a: c(0)?,
-                b: c(1)?,
-                c: c(2)?,
-                n,
-                bs: false,
-                cs: false,
-            });
-            return Ok(());
-        }
-        match inst {
-            g::Length | g::Normalize | g::Distance => {
-                let x = if inst == g::Distance {
-                    let t = self.alloc_cols(n);
-                    out.push(Op::Bin {
-                        op: BinOp::FSub,
-                        num,
-                        d: t,
-                        a: c(0)?,
-                        b: c(1)?,
-                        n,
-                        bs: false,
-                    });
-                    t
-                } else {
-                    c(0)?
-                };
-                let len = self.alloc_cols(1);
-                self.dot(num, len, x, 1, x, 1, n, out);
-                out.push(Op::Un {
-                    op: UnOp::Sqrt,
-                    num,
-                    d: len,
-                    a: len,
-                    n: 1,
-                });
-                if inst == g::Normalize {
-                    let one = self.alloc_cols(1);
-                    self.img[one as usize] = floats::from_f64(num, 1.0);
-                    self.const_len.push((one, self.img[one as usize]));
-                    out.push(Op::Bin {
-                        op: BinOp::FDiv,
-                        num,
-                        d: len,
-                        a: one,
-                        b: len,
-                        n: 1,
-                        bs: false,
-                    });
-                    out.push(Op::Bin {
-                        op: BinOp::FMul,
-                        num,
-                        d: d.col,
-                        a: x,
-                        b: len,
-                        n,
-                        bs: true,
-                    });
-                } else {
-                    out.push(Op::Copy {
-                        d,
-                        a: Val {
-                            col: len,
-                            mat: 0,
-                            ncols: 1,
-                            nmats: 0,
-                        },
-                    });
-                }
-            }
-            g::Cross => {
-                let (x, y) = (c(0)?, c(1)?);
-                let t = self.alloc_cols(1);
-                for i in 0..3u32 {
-                    let (j, k) = ((i + 1) % 3, (i + 2) % 3);
-                    out.push(Op::Bin {
-                        op: BinOp::FMul,
-                        num,
-                        d: d.col + i,
-                        a: x + j,
-                        b: y + k,
-                        n: 1,
-                        bs: false,
-                    });
-                    out.push(Op::Bin {
-                        op: BinOp::FMul,
-                        num,
-                        d: t,
-                        a: x + k,
-                        b: y + j,
-                        n: 1,
-                        bs: false,
-                    });
-                    out.push(Op::Bin {
-                        op: BinOp::FSub,
-                        num,
-                        d: d.col + i,
-                        a: d.col + i,
-                        b: t,
-                        n: 1,
-                        bs: false,
-                    });
-                }
-            }
-            g::PackHalf2x16 => {
-                let t = self.alloc_cols(2);
-                out.push(Op::Cvt {
-                    kind: CvtKind::FConv,
-                    from: Num::F32,
-                    to: Num::F16,
-                    d: t,
-                    a: c(0)?,
-                    n: 2,
-                });
-                out.push(Op::Bitcast {
-                    d: d.col,
-                    a: t,
-                    from: Num::F16,
-                    na: 2,
-                    to: Num::Int(32),
-                    nd: 1,
-                });
-            }
-            g::UnpackHalf2x16 => {
-                let t = self.alloc_cols(2);
-                out.push(Op::Bitcast {
-                    d: t,
-                    a: c(0)?,
-                    from: Num::Int(32),
-                    na: 1,
-                    to: Num::F16,
-                    nd: 2,
-                });
-                out.push(Op::Cvt {
-                    kind: CvtKind::FConv,
-                    from: Num::F16,
-                    to: Num::F32,
-                    d: d.col,
-                    a: t,
-                    n: 2,
-                });
-            }
-            g::PackDouble2x32 => out.push(Op::Bitcast {
-                d: d.col,
-                a: c(0)?,
-                from: Num::Int(32),
-                na: 2,
-                to: Num::F64,
-                nd: 1,
-            }),
-            g::UnpackDouble2x32 => out.push(Op::Bitcast {
-                d: d.col,
-                a: c(0)?,
-                from: Num::F64,
-                na: 1,
-                to: Num::Int(32),
-                nd: 2,
-            }),
-            g::IMix => return bad("GLSL.std.450 IMix is not supported"),
-            _ => {
-                let _ = rt;
-                return bad(format!("GLSL.std.450 instruction {inst} is not supported"));
-            }
-        }
-        Ok(())
+        unsupported(format!("{} is not supported by the engine", name()))
     }
 }

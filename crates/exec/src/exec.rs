@@ -6,13 +6,12 @@
 //! therefore meet again at its merge block, loops iterate until every lane has left, and
 //! lanes that returned wait until the call is over.
 
-use crate::compile::{Program, VarAddr};
-use crate::floats::{self, Num, sext, trunc};
+use crate::eval::{self, MW, Mask, bin1, cvt1, each_lane, un1};
+use crate::floats::{self, sext, trunc};
 use crate::kernels;
 use crate::memory::{self, Mem, MemErr, ObjInfo};
-use crate::ops::*;
-use crate::types::MemLeaf;
-use crate::{DispatchStats, ExecError, Pipeline, Resources, err};
+use crate::program::*;
+use crate::{DispatchStats, ErrorKind, ExecError, Resources, fail};
 use coopmat_spirv::grammar::{built_in, cooperative_matrix_operands as cmo};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -21,13 +20,9 @@ mod coop;
 mod coop2;
 mod subgroup;
 
-/// Most lanes (invocations) in one batch.
-pub const MAX_LANES: usize = 1024;
-const MW: usize = MAX_LANES / 64;
-type Mask = [u64; MW];
-
 /// A failure inside one op: what, and the lane if it is lane-specific.
 struct Fault {
+    kind: ErrorKind,
     what: String,
     lane: Option<usize>,
 }
@@ -35,787 +30,19 @@ struct Fault {
 impl From<MemErr> for Fault {
     fn from(e: MemErr) -> Fault {
         Fault {
+            kind: e.kind,
             what: e.to_string(),
             lane: None,
         }
     }
 }
 
-fn fault<T>(what: impl Into<String>) -> Result<T, Fault> {
+fn fault<T>(kind: ErrorKind, what: impl Into<String>) -> Result<T, Fault> {
     Err(Fault {
+        kind,
         what: what.into(),
         lane: None,
     })
-}
-
-macro_rules! each_lane {
-    ($mask:expr, $lanes:expr, $dense:expr, |$l:ident| $body:block) => {
-        if $dense {
-            for $l in 0..$lanes $body
-        } else {
-            for (w, &bits) in $mask.iter().enumerate() {
-                let mut bb = bits;
-                while bb != 0 {
-                    let $l = w * 64 + bb.trailing_zeros() as usize;
-                    bb &= bb - 1;
-                    $body
-                }
-            }
-        }
-    };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Per-lane scalar semantics.
-
-#[inline(always)]
-fn fb(x: bool) -> u64 {
-    x as u64
-}
-
-/// Unary op on raw bits.
-pub(crate) fn un1(op: UnOp, num: Num, x: u64) -> u64 {
-    let bits = num.bits();
-    if num.is_float() {
-        let v = floats::to_f64(num, x);
-        let r = match op {
-            UnOp::FNeg => -v,
-            UnOp::IsNan => return fb(v.is_nan()),
-            UnOp::IsInf => return fb(v.is_infinite()),
-            UnOp::Round => v.round(),
-            UnOp::RoundEven => v.round_ties_even(),
-            UnOp::Trunc => v.trunc(),
-            UnOp::FAbs => v.abs(),
-            UnOp::FSign => {
-                if v > 0.0 {
-                    1.0
-                } else if v < 0.0 {
-                    -1.0
-                } else {
-                    v
-                }
-            }
-            UnOp::Floor => v.floor(),
-            UnOp::Ceil => v.ceil(),
-            UnOp::Fract => v - v.floor(),
-            UnOp::Radians => v.to_radians(),
-            UnOp::Degrees => v.to_degrees(),
-            UnOp::Sin => v.sin(),
-            UnOp::Cos => v.cos(),
-            UnOp::Tan => v.tan(),
-            UnOp::Asin => v.asin(),
-            UnOp::Acos => v.acos(),
-            UnOp::Atan => v.atan(),
-            UnOp::Sinh => v.sinh(),
-            UnOp::Cosh => v.cosh(),
-            UnOp::Tanh => v.tanh(),
-            UnOp::Asinh => v.asinh(),
-            UnOp::Acosh => v.acosh(),
-            UnOp::Atanh => v.atanh(),
-            UnOp::Exp => v.exp(),
-            UnOp::Log => v.ln(),
-            UnOp::Exp2 => v.exp2(),
-            UnOp::Log2 => v.log2(),
-            UnOp::Sqrt => v.sqrt(),
-            UnOp::InverseSqrt => 1.0 / v.sqrt(),
-            UnOp::FrexpMant => frexp(v).0,
-            UnOp::FrexpExp => return frexp(v).1 as u32 as u64,
-            UnOp::ModfFract => {
-                if v.is_infinite() {
-                    0f64.copysign(v)
-                } else {
-                    (v - v.trunc()).copysign(v)
-                }
-            }
-            _ => return un_int(op, bits, x),
-        };
-        return floats::from_f64(num, r);
-    }
-    un_int(op, bits, x)
-}
-
-/// GLSL.std.450 Frexp: `v = m · 2^e` with `0.5 <= |m| < 1`; zero, infinities and NaN give
-/// `(v, 0)`.
-fn frexp(v: f64) -> (f64, i32) {
-    if v == 0.0 || !v.is_finite() {
-        return (v, 0);
-    }
-    // Subnormal f64: scale into the normal range first.
-    let (v, adj) = if v.abs() < f64::MIN_POSITIVE {
-        (v * 2f64.powi(64), -64)
-    } else {
-        (v, 0)
-    };
-    let b = v.to_bits();
-    let e = ((b >> 52) & 0x7ff) as i32 - 1022;
-    let m = f64::from_bits((b & !(0x7ffu64 << 52)) | (1022u64 << 52));
-    (m, e + adj)
-}
-
-/// `a · 2^e` without overflowing the intermediate power of two (exponents beyond ±2200
-/// saturate: any finite f64 is then scaled to zero or infinity).
-fn ldexp(a: f64, e: i64) -> f64 {
-    let mut e = e.clamp(-2200, 2200) as i32;
-    let mut r = a;
-    while e > 1000 {
-        r *= 2f64.powi(1000);
-        e -= 1000;
-    }
-    while e < -1000 {
-        r *= 2f64.powi(-1000);
-        e += 1000;
-    }
-    r * 2f64.powi(e)
-}
-
-fn un_int(op: UnOp, bits: u32, x: u64) -> u64 {
-    let s = sext(x, bits);
-    trunc(
-        match op {
-            UnOp::SNeg | UnOp::FNeg => (s.wrapping_neg()) as u64,
-            UnOp::Not => !x,
-            UnOp::LNot => fb(x == 0),
-            UnOp::BitCount => trunc(x, bits).count_ones() as u64,
-            UnOp::BitReverse => x.reverse_bits() >> (64 - bits),
-            UnOp::SAbs => s.wrapping_abs() as u64,
-            UnOp::SSign => s.signum() as u64,
-            UnOp::FindILsb => {
-                let t = trunc(x, bits);
-                if t == 0 {
-                    u64::MAX
-                } else {
-                    t.trailing_zeros() as u64
-                }
-            }
-            UnOp::FindUMsb => {
-                let t = trunc(x, bits);
-                if t == 0 {
-                    u64::MAX
-                } else {
-                    63 - t.leading_zeros() as u64
-                }
-            }
-            UnOp::FindSMsb => {
-                let t = if s < 0 { !s as u64 } else { s as u64 };
-                if t == 0 {
-                    u64::MAX
-                } else {
-                    63 - t.leading_zeros() as u64
-                }
-            }
-            UnOp::IsNan | UnOp::IsInf => 0,
-            _ => x,
-        },
-        bits,
-    )
-}
-
-/// Binary op on raw bits.
-pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
-    let bits = num.bits().max(1);
-    use BinOp::*;
-    match op {
-        FAdd | FSub | FMul | FDiv | FRem | FMod | FOEq | FUEq | FONe | FUNe | FOLt | FULt
-        | FOGt | FUGt | FOLe | FULe | FOGe | FUGe | Ordered | Unordered | FMin | FMax | NMin
-        | NMax | Pow | Atan2 | Step | Ldexp => {
-            if num == Num::F32 && matches!(op, FAdd | FSub | FMul | FDiv) {
-                let (a, b) = (f32::from_bits(x as u32), f32::from_bits(y as u32));
-                let r = match op {
-                    FAdd => a + b,
-                    FSub => a - b,
-                    FMul => a * b,
-                    _ => a / b,
-                };
-                return r.to_bits() as u64;
-            }
-            let a = floats::to_f64(num, x);
-            let b = if op == Ldexp {
-                sext(y, 32) as f64
-            } else {
-                floats::to_f64(num, y)
-            };
-            let un = a.is_nan() || b.is_nan();
-            let r = match op {
-                FAdd => a + b,
-                FSub => a - b,
-                FMul => a * b,
-                FDiv => a / b,
-                FRem => a % b,
-                FMod => {
-                    let r = a % b;
-                    if r != 0.0 && (r < 0.0) != (b < 0.0) {
-                        r + b
-                    } else {
-                        r
-                    }
-                }
-                FOEq => return fb(a == b),
-                FUEq => return fb(un || a == b),
-                FONe => return fb(!un && a != b),
-                FUNe => return fb(a != b),
-                FOLt => return fb(a < b),
-                FULt => return fb(un || a < b),
-                FOGt => return fb(a > b),
-                FUGt => return fb(un || a > b),
-                FOLe => return fb(a <= b),
-                FULe => return fb(un || a <= b),
-                FOGe => return fb(a >= b),
-                FUGe => return fb(un || a >= b),
-                Ordered => return fb(!un),
-                Unordered => return fb(un),
-                FMin | NMin => {
-                    if a.is_nan() {
-                        b
-                    } else if b.is_nan() {
-                        a
-                    } else {
-                        a.min(b)
-                    }
-                }
-                FMax | NMax => {
-                    if a.is_nan() {
-                        b
-                    } else if b.is_nan() {
-                        a
-                    } else {
-                        a.max(b)
-                    }
-                }
-                Pow => a.powf(b),
-                Atan2 => a.atan2(b),
-                Step => {
-                    if b < a {
-                        0.0
-                    } else {
-                        1.0
-                    }
-                }
-                _ => ldexp(a, b as i64),
-            };
-            floats::from_f64(num, r)
-        }
-        _ => {
-            let (sa, sb) = (sext(x, bits), sext(y, bits));
-            let (ua, ub) = (trunc(x, bits), trunc(y, bits));
-            trunc(
-                match op {
-                    IAdd => ua.wrapping_add(ub),
-                    ISub => ua.wrapping_sub(ub),
-                    IMul => ua.wrapping_mul(ub),
-                    UDiv => ua.checked_div(ub).unwrap_or(0),
-                    SDiv => sa.checked_div(sb).unwrap_or(0) as u64,
-                    UMod => ua.checked_rem(ub).unwrap_or(0),
-                    SRem => sa.checked_rem(sb).unwrap_or(0) as u64,
-                    SMod => {
-                        let r = sa.checked_rem(sb).unwrap_or(0);
-                        (if r != 0 && (r < 0) != (sb < 0) {
-                            r + sb
-                        } else {
-                            r
-                        }) as u64
-                    }
-                    Shl => {
-                        if ub >= bits as u64 {
-                            0
-                        } else {
-                            ua << ub
-                        }
-                    }
-                    ShrL => {
-                        if ub >= bits as u64 {
-                            0
-                        } else {
-                            ua >> ub
-                        }
-                    }
-                    ShrA => (sa >> ub.min(63)) as u64,
-                    And => ua & ub,
-                    Or => ua | ub,
-                    Xor => ua ^ ub,
-                    IEq => return fb(ua == ub),
-                    INe => return fb(ua != ub),
-                    UGt => return fb(ua > ub),
-                    UGe => return fb(ua >= ub),
-                    ULt => return fb(ua < ub),
-                    ULe => return fb(ua <= ub),
-                    SGt => return fb(sa > sb),
-                    SGe => return fb(sa >= sb),
-                    SLt => return fb(sa < sb),
-                    SLe => return fb(sa <= sb),
-                    LEq => return fb((x != 0) == (y != 0)),
-                    LNe => return fb((x != 0) != (y != 0)),
-                    LAnd => return fb(x != 0 && y != 0),
-                    LOr => return fb(x != 0 || y != 0),
-                    UMin => ua.min(ub),
-                    UMax => ua.max(ub),
-                    SMin => sa.min(sb) as u64,
-                    SMax => sa.max(sb) as u64,
-                    UMulHi => ((ua as u128 * ub as u128) >> bits) as u64,
-                    SMulHi => ((sa as i128 * sb as i128) >> bits) as u64,
-                    AddCarry => fb(ua.wrapping_add(ub) != trunc(ua.wrapping_add(ub), bits)
-                        || ua.checked_add(ub).is_none()),
-                    SubBorrow => fb(ua < ub),
-                    _ => 0,
-                },
-                bits,
-            )
-        }
-    }
-}
-
-fn tern1(op: TernOp, num: Num, x: u64, y: u64, z: u64) -> u64 {
-    let bits = num.bits();
-    match op {
-        TernOp::UClamp => trunc(x, bits).max(trunc(y, bits)).min(trunc(z, bits)),
-        TernOp::SClamp => trunc(
-            sext(x, bits).max(sext(y, bits)).min(sext(z, bits)) as u64,
-            bits,
-        ),
-        TernOp::UExtract | TernOp::SExtract => {
-            let (off, cnt) = (y.min(64) as u32, z.min(64) as u32);
-            if cnt == 0 {
-                return 0;
-            }
-            let v = trunc(x >> off.min(63), cnt);
-            if op == TernOp::SExtract {
-                trunc(sext(v, cnt) as u64, bits)
-            } else {
-                v
-            }
-        }
-        _ => {
-            let (a, b, c) = (
-                floats::to_f64(num, x),
-                floats::to_f64(num, y),
-                floats::to_f64(num, z),
-            );
-            let r = match op {
-                TernOp::FMix => a + (b - a) * c,
-                TernOp::FClamp | TernOp::NClamp => a.max(b).min(c),
-                TernOp::Fma => {
-                    if num == Num::F32 {
-                        (a as f32).mul_add(b as f32, c as f32) as f64
-                    } else {
-                        a.mul_add(b, c)
-                    }
-                }
-                _ => {
-                    let t = ((c - a) / (b - a)).clamp(0.0, 1.0);
-                    t * t * (3.0 - 2.0 * t)
-                }
-            };
-            floats::from_f64(num, r)
-        }
-    }
-}
-
-/// Conversion on raw bits.
-pub(crate) fn cvt1(kind: CvtKind, from: Num, to: Num, x: u64) -> u64 {
-    let tb = to.bits();
-    match kind {
-        CvtKind::UConv => trunc(trunc(x, from.bits()), tb),
-        CvtKind::SConv => trunc(sext(x, from.bits()) as u64, tb),
-        CvtKind::FConv => floats::from_f64(to, floats::to_f64(from, x)),
-        CvtKind::FConvSat => floats::from_f64_sat(to, floats::to_f64(from, x)),
-        CvtKind::SToF => floats::from_f64(to, sext(x, from.bits()) as f64),
-        CvtKind::UToF => floats::from_f64(to, trunc(x, from.bits()) as f64),
-        CvtKind::FToU => {
-            let v = floats::to_f64(from, x);
-            let max = if tb >= 64 {
-                u64::MAX as f64
-            } else {
-                ((1u64 << tb) - 1) as f64
-            };
-            trunc(
-                if v.is_nan() {
-                    0
-                } else {
-                    v.clamp(0.0, max) as u64
-                },
-                tb,
-            )
-        }
-        CvtKind::FToS => {
-            let v = floats::to_f64(from, x);
-            let (lo, hi) = (-(2f64.powi(tb as i32 - 1)), 2f64.powi(tb as i32 - 1) - 1.0);
-            trunc(
-                if v.is_nan() {
-                    0
-                } else {
-                    v.clamp(lo, hi) as i64 as u64
-                },
-                tb,
-            )
-        }
-    }
-}
-
-/// Specialized loops for 32-bit integer ops (the address arithmetic of most shaders).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn bin_u32(
-    op: BinOp,
-    c: &mut [u64],
-    dc: usize,
-    ac: usize,
-    bc: usize,
-    lanes: usize,
-    mask: &Mask,
-    dense: bool,
-) -> bool {
-    macro_rules! go {
-        (|$x:ident, $y:ident| $e:expr) => {{
-            // All lanes and a result column distinct from both operands: plain slices, so the
-            // loop has no bounds checks and vectorizes.
-            if dense && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes) {
-                for ((d, &$x), &$y) in dd.iter_mut().zip(aa).zip(bb) {
-                    let ($x, $y) = ($x as u32, $y as u32);
-                    *d = ($e) as u64;
-                }
-                return true;
-            }
-            each_lane!(mask, lanes, dense, |l| {
-                let $x = c[ac + l] as u32;
-                let $y = c[bc + l] as u32;
-                c[dc + l] = ($e) as u64;
-            });
-            true
-        }};
-    }
-    // Shifts by an amount the same in every lane (usually a constant): a scalar shift count
-    // lets the loop vectorize (SSE2 has no per-lane variable shifts).
-    if dense
-        && matches!(op, BinOp::Shl | BinOp::ShrL | BinOp::ShrA)
-        && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes)
-        && let Some(&y0) = bb.first()
-        && bb.iter().fold(0, |acc, &y| acc | (y ^ y0)) as u32 == 0
-    {
-        let y = y0 as u32;
-        let it = dd.iter_mut().zip(aa);
-        match op {
-            BinOp::Shl if y < 32 => it.for_each(|(d, &x)| *d = ((x as u32) << y) as u64),
-            BinOp::ShrL if y < 32 => it.for_each(|(d, &x)| *d = ((x as u32) >> y) as u64),
-            BinOp::ShrA => it.for_each(|(d, &x)| *d = ((x as i32) >> y.min(31)) as u32 as u64),
-            _ => it.for_each(|(d, _)| *d = 0),
-        }
-        return true;
-    }
-    match op {
-        BinOp::IAdd => go!(|x, y| x.wrapping_add(y)),
-        BinOp::ISub => go!(|x, y| x.wrapping_sub(y)),
-        BinOp::IMul => go!(|x, y| x.wrapping_mul(y)),
-        BinOp::UDiv => go!(|x, y| x.checked_div(y).unwrap_or(0)),
-        BinOp::UMod => go!(|x, y| x.checked_rem(y).unwrap_or(0)),
-        BinOp::Shl => go!(|x, y| if y >= 32 { 0 } else { x << y }),
-        BinOp::ShrL => go!(|x, y| if y >= 32 { 0 } else { x >> y }),
-        BinOp::ShrA => go!(|x, y| ((x as i32) >> y.min(31)) as u32),
-        BinOp::And => go!(|x, y| x & y),
-        BinOp::Or => go!(|x, y| x | y),
-        BinOp::Xor => go!(|x, y| x ^ y),
-        BinOp::IEq => go!(|x, y| x == y),
-        BinOp::INe => go!(|x, y| x != y),
-        BinOp::ULt => go!(|x, y| x < y),
-        BinOp::ULe => go!(|x, y| x <= y),
-        BinOp::UGt => go!(|x, y| x > y),
-        BinOp::UGe => go!(|x, y| x >= y),
-        BinOp::SLt => go!(|x, y| (x as i32) < (y as i32)),
-        BinOp::SLe => go!(|x, y| (x as i32) <= (y as i32)),
-        BinOp::SGt => go!(|x, y| (x as i32) > (y as i32)),
-        BinOp::SGe => go!(|x, y| (x as i32) >= (y as i32)),
-        BinOp::UMin => go!(|x, y| x.min(y)),
-        BinOp::UMax => go!(|x, y| x.max(y)),
-        BinOp::SMin => go!(|x, y| (x as i32).min(y as i32) as u32),
-        BinOp::SMax => go!(|x, y| (x as i32).max(y as i32) as u32),
-        _ => false,
-    }
-}
-
-/// All-lanes access chain on plain slices: constant steps fold into one offset and the first
-/// dynamic step reads the base column directly (no copy pass). False, with nothing written,
-/// when a column is out of range or an index column is the result column.
-fn access_chain_dense(c: &mut [u64], dc: usize, bc: usize, steps: &[Step], lanes: usize) -> bool {
-    let fits = |x: usize| x + lanes <= c.len();
-    let dyn_ok = steps.iter().all(|s| match *s {
-        Step::Dyn { idx, bits, .. } => {
-            let ic = idx as usize * lanes;
-            ic != dc && fits(ic) && (1..=64).contains(&bits)
-        }
-        Step::Const(_) => true,
-    });
-    if !dyn_ok || !fits(dc) || !fits(bc) {
-        return false;
-    }
-    let k = steps.iter().fold(0u64, |a, s| match *s {
-        Step::Const(x) => a.wrapping_add(x as u64),
-        Step::Dyn { .. } => a,
-    });
-    let mut dyns = steps.iter().filter_map(|s| match *s {
-        Step::Dyn { idx, bits, stride } => Some((idx as usize * lanes, 64 - bits as u32, stride)),
-        Step::Const(_) => None,
-    });
-    let mut first = dyns.next();
-    if let Some((ic, s, stride)) = first
-        && let Some((dd, bb, ii)) = cols3(c, dc, bc, ic, lanes)
-    {
-        for ((d, &b), &i) in dd.iter_mut().zip(bb).zip(ii) {
-            let i = ((i << s) as i64) >> s;
-            *d = b
-                .wrapping_add(k)
-                .wrapping_add(i.wrapping_mul(stride) as u64);
-        }
-        first = None;
-    } else {
-        c.copy_within(bc..bc + lanes, dc);
-        if k != 0 {
-            c[dc..dc + lanes]
-                .iter_mut()
-                .for_each(|d| *d = d.wrapping_add(k));
-        }
-    }
-    for (ic, s, stride) in first.into_iter().chain(dyns) {
-        let Some((dd, ii, _)) = cols3(c, dc, ic, ic, lanes) else {
-            unreachable!("checked above: index columns are in range and not the result");
-        };
-        for (d, &i) in dd.iter_mut().zip(ii) {
-            let i = ((i << s) as i64) >> s;
-            *d = d.wrapping_add(i.wrapping_mul(stride) as u64);
-        }
-    }
-    true
-}
-
-/// Column `d` (mutable) and columns `a`, `b` (shared) of the register file, or None when `d` is
-/// one of them. Columns start at multiples of `lanes`, so distinct ones never overlap.
-fn cols3(
-    c: &mut [u64],
-    d: usize,
-    a: usize,
-    b: usize,
-    lanes: usize,
-) -> Option<(&mut [u64], &[u64], &[u64])> {
-    if d == a || d == b || d + lanes > c.len() {
-        return None;
-    }
-    let (lo, hi) = c.split_at_mut(d);
-    let (dst, hi) = hi.split_at_mut(lanes);
-    let (lo, hi): (&[u64], &[u64]) = (lo, hi);
-    let pick = |x: usize| {
-        if x < d {
-            lo.get(x..x + lanes)
-        } else {
-            x.checked_sub(d + lanes).and_then(|o| hi.get(o..o + lanes))
-        }
-    };
-    Some((dst, pick(a)?, pick(b)?))
-}
-
-/// Runs pure column ops on a one-lane register image (OpSpecConstantOp).
-pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
-    let mut mask = [0u64; MW];
-    mask[0] = 1;
-    for o in ops {
-        match pure(o, img, 1, &mask, true) {
-            Ok(true) => {}
-            Ok(false) => return err(format!("{o:?} cannot be evaluated in OpSpecConstantOp")),
-            Err(f) => return err(f.what),
-        }
-    }
-    Ok(())
-}
-
-/// Executes ops that only touch lane columns; Ok(false) if `o` is not one of them.
-fn pure(o: &Op, c: &mut [u64], lanes: usize, mask: &Mask, dense: bool) -> Result<bool, Fault> {
-    let col = |x: u32| x as usize * lanes;
-    match *o {
-        Op::Bin {
-            op,
-            num,
-            d,
-            a,
-            b,
-            n,
-            bs,
-        } => {
-            for k in 0..n {
-                let (dc, ac, bc) = (col(d + k), col(a + k), col(if bs { b } else { b + k }));
-                if num == Num::Int(32) && bin_u32(op, c, dc, ac, bc, lanes, mask, dense) {
-                    continue;
-                }
-                match (op, num) {
-                    (BinOp::FMul, Num::F32) => each_lane!(mask, lanes, dense, |l| {
-                        c[dc + l] = (f32::from_bits(c[ac + l] as u32)
-                            * f32::from_bits(c[bc + l] as u32))
-                        .to_bits() as u64;
-                    }),
-                    (BinOp::FAdd, Num::F32) => each_lane!(mask, lanes, dense, |l| {
-                        c[dc + l] = (f32::from_bits(c[ac + l] as u32)
-                            + f32::from_bits(c[bc + l] as u32))
-                        .to_bits() as u64;
-                    }),
-                    _ => each_lane!(mask, lanes, dense, |l| {
-                        c[dc + l] = bin1(op, num, c[ac + l], c[bc + l]);
-                    }),
-                }
-            }
-        }
-        Op::Un { op, num, d, a, n } => {
-            for k in 0..n {
-                let (dc, ac) = (col(d + k), col(a + k));
-                each_lane!(mask, lanes, dense, |l| {
-                    c[dc + l] = un1(op, num, c[ac + l]);
-                });
-            }
-        }
-        Op::Tern {
-            op,
-            num,
-            d,
-            a,
-            b,
-            c: cc,
-            n,
-            bs,
-            cs,
-        } => {
-            for k in 0..n {
-                let (dc, ac) = (col(d + k), col(a + k));
-                let bc = col(if bs { b } else { b + k });
-                let ccc = col(if cs { cc } else { cc + k });
-                each_lane!(mask, lanes, dense, |l| {
-                    c[dc + l] = tern1(op, num, c[ac + l], c[bc + l], c[ccc + l]);
-                });
-            }
-        }
-        Op::BfInsert {
-            d,
-            base,
-            ins,
-            off,
-            cnt,
-            n,
-            bits,
-        } => {
-            for k in 0..n {
-                let (dc, bc, ic) = (col(d + k), col(base + k), col(ins + k));
-                let (oc, cc2) = (col(off), col(cnt));
-                each_lane!(mask, lanes, dense, |l| {
-                    let (o, n2) = (c[oc + l].min(64) as u32, c[cc2 + l].min(64) as u32);
-                    let m = if n2 == 0 {
-                        0
-                    } else {
-                        trunc(u64::MAX, n2) << o.min(63)
-                    };
-                    c[dc + l] = trunc(
-                        (c[bc + l] & !m) | ((c[ic + l] << o.min(63)) & m),
-                        bits as u32,
-                    );
-                });
-            }
-        }
-        Op::Cvt {
-            kind,
-            from,
-            to,
-            d,
-            a,
-            n,
-        } => {
-            for k in 0..n {
-                let (dc, ac) = (col(d + k), col(a + k));
-                match (kind, from, to) {
-                    (CvtKind::UToF, Num::Int(32), Num::F32) => {
-                        each_lane!(mask, lanes, dense, |l| {
-                            c[dc + l] = (c[ac + l] as u32 as f32).to_bits() as u64;
-                        })
-                    }
-                    _ => each_lane!(mask, lanes, dense, |l| {
-                        c[dc + l] = cvt1(kind, from, to, c[ac + l]);
-                    }),
-                }
-            }
-        }
-        Op::Bitcast {
-            d,
-            a,
-            from,
-            na,
-            to,
-            nd,
-        } => {
-            let (fb_, tb) = (from.bits().max(1), to.bits().max(1));
-            each_lane!(mask, lanes, dense, |l| {
-                let mut acc: u128 = 0;
-                for k in 0..na {
-                    acc |= (trunc(c[col(a + k) + l], fb_) as u128) << (k * fb_);
-                }
-                for k in 0..nd {
-                    c[col(d + k) + l] = trunc((acc >> (k * tb)) as u64, tb);
-                }
-            });
-        }
-        Op::Trunc { d, a, bits } => {
-            let (dc, ac) = (col(d), col(a));
-            each_lane!(mask, lanes, dense, |l| {
-                c[dc + l] = trunc(c[ac + l], bits as u32);
-            });
-        }
-        Op::Select {
-            d,
-            c: cond,
-            a,
-            b,
-            n,
-            cs,
-            nmats: 0,
-            ..
-        } => {
-            for k in 0..n {
-                let (dc, ac, bc) = (col(d + k), col(a + k), col(b + k));
-                let cc = col(if cs { cond } else { cond + k });
-                each_lane!(mask, lanes, dense, |l| {
-                    c[dc + l] = if c[cc + l] != 0 { c[ac + l] } else { c[bc + l] };
-                });
-            }
-        }
-        Op::Copy { d, a } if a.nmats == 0 => {
-            for k in 0..a.ncols {
-                let (dc, ac) = (col(d.col + k), col(a.col + k));
-                if dense {
-                    c.copy_within(ac..ac + lanes, dc);
-                } else {
-                    each_lane!(mask, lanes, false, |l| {
-                        c[dc + l] = c[ac + l];
-                    });
-                }
-            }
-        }
-        Op::ExtractDyn { d, a, idx, n, w } => {
-            let (dc, ic) = (col(d), col(idx));
-            each_lane!(mask, lanes, dense, |l| {
-                let i = trunc(c[ic + l], w);
-                c[dc + l] = if i < n as u64 {
-                    c[col(a + i as u32) + l]
-                } else {
-                    0
-                };
-            });
-        }
-        Op::InsertDyn { d, a, v, idx, n, w } => {
-            let (vc, ic) = (col(v), col(idx));
-            each_lane!(mask, lanes, dense, |l| {
-                let i = trunc(c[ic + l], w);
-                for k in 0..n {
-                    c[col(d + k) + l] = if i == k as u64 {
-                        c[vc + l]
-                    } else {
-                        c[col(a + k) + l]
-                    };
-                }
-            });
-        }
-        _ => return Ok(false),
-    }
-    Ok(true)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1062,6 +289,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             );
         }
         ExecError {
+            kind: f.kind,
             what: f.what,
             place,
         }
@@ -1102,6 +330,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             if budget != 0 && self.lane_instr - self.group_start > budget {
                 return Err(self.place(
                     Fault {
+                        kind: ErrorKind::Budget,
                         what: format!("instruction budget of {budget} lane-instructions exceeded"),
                         lane: None,
                     },
@@ -1113,7 +342,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             // about 7 % of a GEMM.
             let mut mm_start: Option<Instant> = None;
             for (o, d) in &block.ops {
-                let is_mm = matches!(o, Op::CmMulAdd { .. });
+                let is_mm = matches!(o, Op::CmMulAdd(CmMulAddArgs { .. }));
                 if is_mm && mm_start.is_none() {
                     mm_start = Some(Instant::now());
                 } else if !is_mm && let Some(t0) = mm_start.take() {
@@ -1122,7 +351,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 if let Err(e) = self.op(o, &active, dense) {
                     return Err(self.place(e, *d, fi));
                 }
-                if let Op::Call { .. } = o {
+                if let Op::Call(CallArgs { .. }) = o {
                     // A callee may have terminated lanes.
                     for (a, e) in active.iter_mut().zip(&self.exited) {
                         *a &= !e;
@@ -1197,6 +426,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 Term::Unreachable => {
                     return Err(self.place(
                         Fault {
+                            kind: ErrorKind::UndefinedBehavior,
                             what: "OpUnreachable was reached".into(),
                             lane: None,
                         },
@@ -1211,16 +441,17 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     fn copy_val(&mut self, d: Val, a: Val, mask: &Mask, dense: bool) {
-        let _ = pure(
-            &Op::Copy {
-                d: Val { nmats: 0, ..d },
-                a: Val { nmats: 0, ..a },
-            },
-            &mut self.cols,
-            self.lanes,
+        let columns = CopyArgs {
+            d: Val { nmats: 0, ..d },
+            a: Val { nmats: 0, ..a },
+        };
+        eval::Columns {
+            c: &mut self.cols,
+            lanes: self.lanes,
             mask,
             dense,
-        );
+        }
+        .copy(&columns);
         for k in 0..a.nmats {
             self.mat_copy(d.mat + k, a.mat + k, mask);
         }
@@ -1280,43 +511,36 @@ impl<'p, 'a> Batch<'p, 'a> {
 
     fn op(&mut self, o: &Op, mask: &Mask, dense: bool) -> Result<(), Fault> {
         let lanes = self.lanes;
-        if pure(o, &mut self.cols, lanes, mask, dense)? {
-            return Ok(());
-        }
         let col = |x: u32| x as usize * lanes;
         let robust = self.p.options.robust;
+        let mut cols = eval::Columns {
+            c: &mut self.cols,
+            lanes,
+            mask,
+            dense,
+        };
         match o {
-            Op::Copy { d, a } => self.copy_val(*d, *a, mask, dense),
-            Op::Select {
-                d,
-                c,
-                a,
-                b,
-                n,
-                cs,
-                nmats,
-                dm,
-                am,
-                bm,
-            } => {
-                let _ = pure(
-                    &Op::Select {
-                        d: *d,
-                        c: *c,
-                        a: *a,
-                        b: *b,
-                        n: *n,
-                        cs: *cs,
-                        nmats: 0,
-                        dm: 0,
-                        am: 0,
-                        bm: 0,
-                    },
-                    &mut self.cols,
-                    lanes,
-                    mask,
-                    dense,
-                );
+            Op::Un(x) => cols.un(x),
+            Op::Bin(x) => cols.bin(x),
+            Op::Tern(x) => cols.tern(x),
+            Op::BfInsert(x) => cols.bf_insert(x),
+            Op::Cvt(x) => cols.cvt(x),
+            Op::Bitcast(x) => cols.bitcast(x),
+            Op::Trunc(x) => cols.trunc_col(x),
+            Op::ExtractDyn(x) => cols.extract_dyn(x),
+            Op::InsertDyn(x) => cols.insert_dyn(x),
+            Op::Copy(CopyArgs { d, a }) => self.copy_val(*d, *a, mask, dense),
+            Op::Select(
+                sel @ SelectArgs {
+                    c,
+                    nmats,
+                    dm,
+                    am,
+                    bm,
+                    ..
+                },
+            ) => {
+                cols.select(sel);
                 for k in 0..*nmats {
                     for (i, l) in self.instances(dm + k, mask) {
                         let src = if self.cols[col(*c) + l] != 0 {
@@ -1333,7 +557,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 }
             }
-            Op::Load { d, ptr, leaves } => {
+            Op::Load(LoadArgs { d, ptr, leaves }) => {
                 let pc = col(*ptr);
                 let nw = word_run(leaves);
                 if nw > 0
@@ -1394,6 +618,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                                     Err(_) if robust => 0,
                                     Err(e) => {
                                         return Err(Fault {
+                                            kind: e.kind,
                                             what: e.to_string(),
                                             lane: Some(l),
                                         });
@@ -1414,7 +639,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 }
             }
-            Op::Store { ptr, v, leaves } => {
+            Op::Store(StoreArgs { ptr, v, leaves }) => {
                 let pc = col(*ptr);
                 let nw = word_run(leaves);
                 if nw > 0
@@ -1472,6 +697,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                                     Err(_) if robust => {}
                                     Err(e) => {
                                         return Err(Fault {
+                                            kind: e.kind,
                                             what: e.to_string(),
                                             lane: Some(l),
                                         });
@@ -1496,6 +722,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                                         && !robust
                                     {
                                         return Err(Fault {
+                                            kind: e.kind,
                                             what: e.to_string(),
                                             lane: Some(l),
                                         });
@@ -1506,27 +733,29 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 });
             }
-            Op::CopyMem { dst, src, bytes } => {
+            Op::CopyMem(CopyMemArgs { dst, src, bytes }) => {
                 let (dc, sc) = (col(*dst), col(*src));
                 each_lane!(mask, lanes, dense, |l| {
                     let (da, sa) = (self.cols[dc + l], self.cols[sc + l]);
                     for k in 0..*bytes as u64 {
                         let v = self.mem.read(sa + k, l, 1).map_err(|e| Fault {
+                            kind: e.kind,
                             what: e.to_string(),
                             lane: Some(l),
                         })?;
                         self.mem.write(da + k, l, 1, v).map_err(|e| Fault {
+                            kind: e.kind,
                             what: e.to_string(),
                             lane: Some(l),
                         })?;
                     }
                 });
             }
-            Op::AccessChain { d, base, steps } => {
+            Op::AccessChain(AccessChainArgs { d, base, steps }) => {
                 // Column at a time: copy the base, then add each step to every active lane.
                 let (dc, bc) = (col(*d), col(*base));
                 let c = &mut self.cols;
-                if dense && access_chain_dense(c, dc, bc, steps, lanes) {
+                if dense && eval::access_chain_dense(c, dc, bc, steps, lanes) {
                     return Ok(());
                 }
                 each_lane!(mask, lanes, dense, |l| {
@@ -1547,31 +776,32 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 }
             }
-            Op::ArrayLength {
+            Op::ArrayLength(ArrayLengthArgs {
                 d,
                 ptr,
                 off,
                 stride,
-            } => {
+            }) => {
                 let (dc, pc) = (col(*d), col(*ptr));
                 each_lane!(mask, lanes, dense, |l| {
                     let rest = self.mem.bytes_from(self.cols[pc + l]).unwrap_or(0);
                     self.cols[dc + l] = rest.saturating_sub(*off as u64) / (*stride).max(1) as u64;
                 });
             }
-            Op::Atomic {
+            Op::Atomic(AtomicArgs {
                 op,
                 num,
                 d,
                 ptr,
                 v,
                 cmp,
-            } => {
+            }) => {
                 let (dc, pc, vc, cc) = (col(*d), col(*ptr), col(*v), col(*cmp));
                 each_lane!(mask, lanes, dense, |l| {
                     let addr = self.cols[pc + l];
                     let (x, y) = (self.cols[vc + l], self.cols[cc + l]);
                     let r = self.atomic(*op, *num, addr, l, x, y).map_err(|e| Fault {
+                        kind: e.kind,
                         what: e.what,
                         lane: Some(l),
                     })?;
@@ -1587,15 +817,17 @@ impl<'p, 'a> Batch<'p, 'a> {
                 }
                 if *mask != want {
                     return fault(
+                        ErrorKind::DivergentBarrier,
                         "OpControlBarrier reached in divergent control flow (not every invocation of the workgroup is at it)",
                     );
                 }
             }
-            Op::Call { f, args, ret } => {
+            Op::Call(CallArgs { f, args, ret }) => {
                 for (p, a) in args.iter() {
                     self.copy_val(*p, *a, mask, dense);
                 }
                 self.call(*f as usize, *mask).map_err(|e| Fault {
+                    kind: e.kind,
                     what: format!("{} (in {})", e.what, e.place),
                     lane: None,
                 })?;
@@ -1605,12 +837,25 @@ impl<'p, 'a> Batch<'p, 'a> {
                     self.copy_val(*d, r, mask, dense);
                 }
             }
-            Op::Sg { .. } => self.subgroup(o, mask)?,
-            Op::CmLoad { .. } | Op::CmStore { .. } => self.cm_mem(o, mask)?,
-            Op::CmMulAdd { d, a, b, c, flags } => {
+            Op::Sg(x) => self.subgroup(x, mask)?,
+            Op::CmLoad(CmLoadArgs {
+                d,
+                ptr,
+                stride,
+                col_major,
+                pbytes,
+            }) => self.cm_mem(*d, *ptr, *stride, *col_major, *pbytes, false, mask)?,
+            Op::CmStore(CmStoreArgs {
+                ptr,
+                m,
+                stride,
+                col_major,
+                pbytes,
+            }) => self.cm_mem(*m, *ptr, *stride, *col_major, *pbytes, true, mask)?,
+            Op::CmMulAdd(CmMulAddArgs { d, a, b, c, flags }) => {
                 self.muladd(*d, *a, *b, *c, *flags, mask)?;
             }
-            Op::CmExtract { d, m, idx } => {
+            Op::CmExtract(CmExtractArgs { d, m, idx }) => {
                 let s = self.p.mats[*m as usize];
                 let scope = s.scope as usize;
                 each_lane!(mask, lanes, dense, |l| {
@@ -1622,7 +867,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     };
                 });
             }
-            Op::CmInsert { d, m, v, idx } => {
+            Op::CmInsert(CmInsertArgs { d, m, v, idx }) => {
                 if d != m {
                     self.mat_copy(*d, *m, mask);
                 }
@@ -1636,7 +881,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 });
             }
-            Op::CmSplat { d, v } => {
+            Op::CmSplat(CmSplatArgs { d, v }) => {
                 let s = self.p.mats[*d as usize];
                 for (i, l) in self.instances(*d, mask) {
                     let x = self.cols[col(*v) + l];
@@ -1645,10 +890,11 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 }
             }
-            Op::CmUn { .. } | Op::CmBin { .. } | Op::CmScale { .. } | Op::CmCvt { .. } => {
-                self.cm_elementwise(o, mask)?
-            }
-            Op::Printf { fmt, args } => {
+            Op::CmUn(x) => self.cm_un(x, mask)?,
+            Op::CmBin(x) => self.cm_bin(x, mask)?,
+            Op::CmScale(x) => self.cm_scale(x, mask)?,
+            Op::CmCvt(x) => self.cm_cvt(x, mask)?,
+            Op::Printf(PrintfArgs { fmt, args }) => {
                 each_lane!(mask, lanes, dense, |l| {
                     let vals: Vec<(Num, Vec<u64>)> = args
                         .iter()
@@ -1663,8 +909,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
             }
             Op::Coop2(c) => self.coop2(c, mask)?,
-            Op::Unsupported(what) => return fault(what.clone()),
-            _ => return fault(format!("internal: op {o:?} has no executor")),
+            Op::Unsupported(e) => return fault(e.kind, e.what.clone()),
         }
         Ok(())
     }
@@ -1704,6 +949,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                         Err(_) if robust => 0,
                         Err(e) => {
                             return Err(Fault {
+                                kind: e.kind,
                                 what: e.to_string(),
                                 lane: Some(l),
                             });
@@ -1729,7 +975,10 @@ impl<'p, 'a> Batch<'p, 'a> {
         let (sh, idx, b) = self.mem.resolve(addr, l, n as u64, op != AtomicOp::Load)?;
         let words = self.mem.words(sh, idx);
         if b % n as usize != 0 {
-            return fault(format!("misaligned atomic at {addr:#x}"));
+            return fault(
+                ErrorKind::UndefinedBehavior,
+                format!("misaligned atomic at {addr:#x}"),
+            );
         }
         let bits = num.bits();
         let f = |old: u64| -> u64 {
@@ -2162,25 +1411,32 @@ impl Pipeline {
     ) -> Result<Vec<u64>, ExecError> {
         let p = &self.p;
         let Some(fi) = p.funcs.iter().position(|f| f.id == function) else {
-            return err(format!(
-                "function %{function} is not part of the compiled pipeline"
-            ));
+            return fail(
+                ErrorKind::InvalidArgument,
+                format!("function %{function} is not part of the compiled pipeline"),
+            );
         };
         let f = &p.funcs[fi];
         if args.len() != f.params.len() {
-            return err(format!(
-                "function %{function} takes {} parameters, {} given",
-                f.params.len(),
-                args.len()
-            ));
+            return fail(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "function %{function} takes {} parameters, {} given",
+                    f.params.len(),
+                    args.len()
+                ),
+            );
         }
         for (i, (a, v)) in args.iter().zip(&f.params).enumerate() {
             if a.len() != v.ncols as usize * lanes || v.nmats != 0 {
-                return err(format!(
-                    "argument {i}: expected {} values ({} components × {lanes} lanes)",
-                    v.ncols as usize * lanes,
-                    v.ncols
-                ));
+                return fail(
+                    ErrorKind::InvalidArgument,
+                    format!(
+                        "argument {i}: expected {} values ({} components × {lanes} lanes)",
+                        v.ncols as usize * lanes,
+                        v.ncols
+                    ),
+                );
             }
         }
         let bufs: Vec<Vec<AtomicU32>> = resources
@@ -2229,31 +1485,40 @@ impl Pipeline {
         for b in &p.bindings {
             match resources.buffers.get(&(b.set, b.binding)) {
                 None => {
-                    return err(format!(
-                        "binding (set {}, binding {}){} is used by the shader but not bound",
-                        b.set,
-                        b.binding,
-                        b.name.as_ref().map(|n| format!(" {n}")).unwrap_or_default()
-                    ));
+                    return fail(
+                        ErrorKind::MissingBinding,
+                        format!(
+                            "binding (set {}, binding {}){} is used by the shader but not bound",
+                            b.set,
+                            b.binding,
+                            b.name.as_ref().map(|n| format!(" {n}")).unwrap_or_default()
+                        ),
+                    );
                 }
                 Some(buf) if buf.len() < b.min_size => {
-                    return err(format!(
-                        "buffer (set {}, binding {}) has {} bytes; the shader's layout needs at least {}",
-                        b.set,
-                        b.binding,
-                        buf.len(),
-                        b.min_size
-                    ));
+                    return fail(
+                        ErrorKind::MissingBinding,
+                        format!(
+                            "buffer (set {}, binding {}) has {} bytes; the shader's layout needs at least {}",
+                            b.set,
+                            b.binding,
+                            buf.len(),
+                            b.min_size
+                        ),
+                    );
                 }
                 _ => {}
             }
         }
         if resources.push_constants.len() < p.push_size {
-            return err(format!(
-                "push constants have {} bytes; the shader reads {}",
-                resources.push_constants.len(),
-                p.push_size
-            ));
+            return fail(
+                ErrorKind::MissingBinding,
+                format!(
+                    "push constants have {} bytes; the shader reads {}",
+                    resources.push_constants.len(),
+                    p.push_size
+                ),
+            );
         }
         let bufs = self.take_words(resources);
         let push = memory::from_bytes(&resources.push_constants);
@@ -2287,7 +1552,12 @@ impl Pipeline {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
-                .map_err(|e| ExecError::new(format!("cannot start {threads} threads: {e}")))?;
+                .map_err(|e| {
+                    ExecError::new(
+                        ErrorKind::InvalidArgument,
+                        format!("cannot start {threads} threads: {e}"),
+                    )
+                })?;
             let stop = AtomicBool::new(false);
             let chunk = total.div_ceil(threads as u64 * 8).max(1);
             let nchunks = total.div_ceil(chunk);

@@ -5,56 +5,9 @@
 //! for +, −, ×, ÷ and sqrt this equals the correctly rounded result, because f64 has more
 //! than twice the significand bits of each of these formats plus two.
 
+pub use crate::program::Num;
 use half::{bf16, f16};
 use std::sync::OnceLock;
-
-/// A scalar kind as the engine stores it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Num {
-    /// Boolean (0 or 1).
-    Bool,
-    /// Integer of 8, 16, 32 or 64 bits (signedness is the instruction's business).
-    Int(u8),
-    /// IEEE binary16.
-    F16,
-    /// IEEE binary32.
-    F32,
-    /// IEEE binary64.
-    F64,
-    /// bfloat16 (SPV_KHR_bfloat16).
-    BF16,
-    /// OFP8 E4M3 (SPV_EXT_float8): bias 7, no infinities, NaN = S.1111.111.
-    E4M3,
-    /// OFP8 E5M2 (SPV_EXT_float8): bias 15, IEEE-like infinities and NaNs.
-    E5M2,
-}
-
-impl Num {
-    /// Size in bytes in memory.
-    pub fn bytes(self) -> u32 {
-        match self {
-            Num::Bool => 4,
-            Num::Int(w) => w as u32 / 8,
-            Num::F16 | Num::BF16 => 2,
-            Num::F32 => 4,
-            Num::F64 => 8,
-            Num::E4M3 | Num::E5M2 => 1,
-        }
-    }
-
-    /// Bit width of the value.
-    pub fn bits(self) -> u32 {
-        match self {
-            Num::Bool => 1,
-            _ => self.bytes() * 8,
-        }
-    }
-
-    /// Whether it is a floating-point kind.
-    pub fn is_float(self) -> bool {
-        !matches!(self, Num::Bool | Num::Int(_))
-    }
-}
 
 /// Sign-extends the low `bits` bits of `v`.
 #[inline(always)]

@@ -7,79 +7,21 @@
 //! parallel on rayon threads. See `DESIGN.md` in this crate for the full design.
 
 mod compile;
-mod coop2;
+mod error;
+mod eval;
 mod exec;
 mod floats;
 mod kernels;
 mod memory;
-mod ops;
+mod program;
 mod types;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub use compile::Pipeline;
-pub use coop2::DecodePolicy;
-
-/// Engine options.
-#[derive(Clone, Debug)]
-pub struct EngineOptions {
-    /// Invocations per subgroup: a power of two in 8..=128 (default 32).
-    pub subgroup_size: u32,
-    /// Rayon threads for independent workgroups; 0 = all cores.
-    pub threads: usize,
-    /// Vulkan robustBufferAccess results (loads of 0, dropped stores) instead of errors.
-    pub robust: bool,
-    /// Lane-instructions a single workgroup may execute before the run is stopped (0 = no limit).
-    pub instruction_budget: u64,
-    /// Print `NonSemantic.DebugPrintf` output to stdout.
-    pub printf: bool,
-    /// Which of DecodeFunc / DecodeVectorFunc tensor loads call (SPV_NV_cooperative_matrix_decode_vector).
-    pub decode_policy: DecodePolicy,
-    /// Run both decode forms for every V-group and fail on the first disagreement.
-    pub check_decode: bool,
-}
-
-impl Default for EngineOptions {
-    fn default() -> Self {
-        EngineOptions {
-            subgroup_size: 32,
-            threads: 0,
-            robust: false,
-            instruction_budget: 0,
-            printf: true,
-            decode_policy: DecodePolicy::Scalar,
-            check_decode: false,
-        }
-    }
-}
-
-/// Specialization constant values by SpecId: raw bits, zero-extended.
-pub type SpecConstants = HashMap<u32, u64>;
-
-/// What kind of descriptor a binding is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BindingKind {
-    /// A storage buffer (StorageBuffer class, or Uniform class with BufferBlock).
-    StorageBuffer,
-    /// A uniform buffer.
-    Uniform,
-}
-
-/// One descriptor the entry point uses.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BindingInfo {
-    /// Descriptor set.
-    pub set: u32,
-    /// Binding number.
-    pub binding: u32,
-    /// Storage or uniform buffer.
-    pub kind: BindingKind,
-    /// Bytes the static layout needs (a trailing runtime array counted with 0 elements).
-    pub min_size: usize,
-    /// The variable's (or its block type's) OpName.
-    pub name: Option<String>,
-}
+pub use error::{ErrorKind, ExecError};
+pub(crate) use error::{err, fail};
+pub use program::{BindingInfo, BindingKind, DecodePolicy, EngineOptions, Pipeline, SpecConstants};
 
 /// The buffers and push constants a dispatch reads and writes.
 #[derive(Clone, Debug, Default)]
@@ -120,27 +62,4 @@ pub struct DispatchStats {
     pub decode_time: Duration,
     /// Time spent in cooperative-matrix MulAdds (summed over threads).
     pub muladd_time: Duration,
-}
-
-/// An execution or compilation error: what went wrong and where.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{what}{}", if .place.is_empty() { String::new() } else { format!(" (at {})", .place) })]
-pub struct ExecError {
-    /// What went wrong.
-    pub what: String,
-    /// Where: instruction, function, workgroup and local invocation, address.
-    pub place: String,
-}
-
-impl ExecError {
-    pub(crate) fn new(what: impl Into<String>) -> ExecError {
-        ExecError {
-            what: what.into(),
-            place: String::new(),
-        }
-    }
-}
-
-pub(crate) fn err<T>(what: impl Into<String>) -> Result<T, ExecError> {
-    Err(ExecError::new(what))
 }

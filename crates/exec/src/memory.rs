@@ -70,6 +70,8 @@ pub struct MemErr {
     pub bytes: u64,
     /// Why.
     pub why: &'static str,
+    /// The error kind it becomes.
+    pub kind: crate::ErrorKind,
 }
 
 impl std::fmt::Display for MemErr {
@@ -108,15 +110,26 @@ impl<'a> Mem<'a> {
     ) -> Result<(bool, u32, usize), MemErr> {
         let oi = (addr >> OBJ_SHIFT) as usize;
         let off = addr & OFF_MASK;
-        let bad = |why| MemErr { addr, bytes, why };
+        let bad = |kind, why| MemErr {
+            addr,
+            bytes,
+            why,
+            kind,
+        };
         let Some(o) = self.objs.get(oi).filter(|_| oi != 0) else {
-            return Err(bad("access through an invalid or null pointer"));
+            return Err(bad(
+                crate::ErrorKind::NullPointer,
+                "access through an invalid or null pointer",
+            ));
         };
         if off.checked_add(bytes).is_none_or(|e| e > o.size) {
-            return Err(bad("out-of-bounds access"));
+            return Err(bad(crate::ErrorKind::OutOfBounds, "out-of-bounds access"));
         }
         if write && !o.writable {
-            return Err(bad("store to read-only memory"));
+            return Err(bad(
+                crate::ErrorKind::ReadOnlyWrite,
+                "store to read-only memory",
+            ));
         }
         Ok((o.shared, o.idx, (o.per_lane * lane as u64 + off) as usize))
     }

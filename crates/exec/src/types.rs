@@ -5,41 +5,11 @@
 //! dense tile per scope instance). Memory layout: explicit decorations (Offset, ArrayStride,
 //! MatrixStride, RowMajor) where present, otherwise a natural scalar layout.
 
-use crate::floats::Num;
+use crate::program::{CmType, MemLeaf, Num};
 use crate::{ExecError, err};
 use coopmat_spirv::Module;
 use coopmat_spirv::grammar::{decoration, op, scope};
 use std::collections::HashMap;
-
-/// A cooperative matrix type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CmType {
-    /// Component kind.
-    pub num: Num,
-    /// The component OpTypeInt's signedness (NV MulAdd uses it).
-    pub signed: bool,
-    /// Scope (Subgroup or Workgroup).
-    pub scope: u32,
-    /// Rows.
-    pub rows: u32,
-    /// Columns.
-    pub cols: u32,
-    /// Use (KHR), 2 (accumulator) for NV.
-    pub use_: u32,
-    /// Declared with OpTypeCooperativeMatrixNV.
-    pub nv: bool,
-}
-
-impl CmType {
-    /// Elements of one tile.
-    pub fn elems(&self) -> usize {
-        self.rows as usize * self.cols as usize
-    }
-    /// Whether the tile is kept as f32 (every float kind up to 32 bits) rather than raw bits.
-    pub fn is_f32_arena(&self) -> bool {
-        self.num.is_float() && self.num != Num::F64
-    }
-}
 
 /// A SPIR-V type.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,15 +40,6 @@ pub enum Ty {
     CoopMat(CmType),
     /// Anything else (images, samplers, …): cannot be executed.
     Other(u16),
-}
-
-/// One scalar or matrix piece of a value in memory.
-#[derive(Clone, Copy, Debug)]
-pub enum MemLeaf {
-    /// A scalar at byte offset `off` going to lane column `col` (relative).
-    Scalar { off: u32, num: Num, col: u32 },
-    /// A cooperative matrix stored as each lane's share (component i of lane l at `off + i·size`).
-    Mat { off: u32, mat: u32, cm: CmType },
 }
 
 /// Layout decorations a struct member carries.
@@ -150,7 +111,7 @@ impl Types {
     pub fn get(&self, id: u32) -> Result<&Ty, ExecError> {
         self.map
             .get(&id)
-            .ok_or_else(|| ExecError::new(format!("%{id} is not a known type")))
+            .ok_or_else(|| ExecError::invalid(format!("%{id} is not a known type")))
     }
 
     /// Whether `id` is a type.

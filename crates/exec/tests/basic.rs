@@ -412,6 +412,39 @@ void main() {
 }
 
 #[test]
+fn errors_carry_their_kind() {
+    use coopmat_exec::ErrorKind;
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { uint a[64]; };
+void main() {
+    if (gl_LocalInvocationIndex < 7u) { barrier(); }
+    a[gl_LocalInvocationIndex] = 1u;
+}"#,
+    ) else {
+        return;
+    };
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &Default::default())
+        .unwrap();
+    let mut res = Resources::default();
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::MissingBinding, "{e}");
+    res.buffers.insert((0, 0), vec![0; 16]);
+    assert_eq!(
+        p.dispatch(&mut res, [1, 1, 1]).unwrap_err().kind,
+        ErrorKind::MissingBinding
+    );
+    res.buffers.insert((0, 0), vec![0; 256]);
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::DivergentBarrier, "{e}");
+    let e = coopmat_exec::Pipeline::compile(&m, "nope", &Default::default(), &Default::default())
+        .err()
+        .unwrap();
+    assert_eq!(e.kind, ErrorKind::InvalidArgument, "{e}");
+}
+
+#[test]
 fn out_of_bounds_is_an_error_naming_the_place() {
     let Some(m) = glsl(
         r#"#version 450
@@ -426,11 +459,9 @@ void main() { a[gl_GlobalInvocationID.x * 2u] = 1u; }"#,
             .unwrap();
     let mut res = Resources::default();
     res.buffers.insert((0, 0), vec![0; 16]);
-    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err().to_string();
-    assert!(
-        e.contains("out-of-bounds") && e.contains("local invocation (2, 0, 0)"),
-        "{e}"
-    );
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
+    assert!(e.place.contains("local invocation (2, 0, 0)"), "{e}");
     let p = coopmat_exec::Pipeline::compile(
         &m,
         "main",
@@ -531,9 +562,7 @@ void main() {
     let st = run_with(10, 2000).unwrap();
     assert!(st.lane_instructions > 2000);
     // n = 0xffffffff never terminates in practice: the budget stops it with a located error.
-    let e = run_with(u32::MAX, 100_000).unwrap_err().to_string();
-    assert!(
-        e.contains("budget") && e.contains("workgroup (0, 0, 0)"),
-        "{e}"
-    );
+    let e = run_with(u32::MAX, 100_000).unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::Budget, "{e}");
+    assert!(e.place.contains("workgroup (0, 0, 0)"), "{e}");
 }

@@ -228,8 +228,9 @@ fn qcom_partial_subgroup_is_an_error() {
     let mut r = Resources::default();
     r.buffers.insert((0, 0), vec![0; 4096]);
     r.buffers.insert((0, 1), vec![0; 4096 * 4]);
-    let e = p.dispatch(&mut r, [1, 1, 1]).unwrap_err().to_string();
-    assert!(e.contains("power of two"), "{e}");
+    let e = p.dispatch(&mut r, [1, 1, 1]).unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::InvalidOperand, "{e}");
+    assert!(e.what.contains("power of two"), "{e}");
 }
 
 fn run_opts(

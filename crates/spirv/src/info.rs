@@ -609,25 +609,26 @@ pub fn module_info(parsed: &ParsedBinary) -> ModuleInfo {
             }
             op::TypeCooperativeMatrixKHR | op::TypeCooperativeMatrixNV => {
                 let Some(id) = inst.result_id else { continue };
-                let w = |i: usize| inst.word(a + i).unwrap_or(0);
-                let scope = ids.value(w(1));
-                let khr = inst.opcode == op::TypeCooperativeMatrixKHR;
-                let matrix_use = khr.then(|| ids.value(w(4)));
+                let Some(t) = crate::types::Type::decode(inst).coop_matrix() else {
+                    continue;
+                };
+                let scope = ids.value(t.scope);
+                let matrix_use = t.usage.map(|u| ids.value(u));
                 info.coop_matrix_types.push(CoopMatrixType {
                     id,
                     name: ids.names.get(&id).cloned(),
-                    flavor: if khr {
+                    flavor: if t.usage.is_some() {
                         MatrixFlavor::Khr
                     } else {
                         MatrixFlavor::Nv
                     },
-                    component: ids.type_name(w(0)),
+                    component: ids.type_name(t.comp),
                     scope_name: scope
                         .default_u64()
                         .map(|v| enum_name(OperandKind::Scope, v as u32)),
                     scope,
-                    rows: ids.value(w(2)),
-                    columns: ids.value(w(3)),
+                    rows: ids.value(t.rows),
+                    columns: ids.value(t.cols),
                     use_name: matrix_use
                         .as_ref()
                         .and_then(Value::default_u64)

@@ -3,10 +3,13 @@
 
 pub mod asm;
 pub mod binary;
+pub mod cfg;
 pub mod dis;
 pub mod grammar;
 pub mod info;
 pub mod module;
+pub mod scalar_ops;
+pub mod types;
 
 pub use binary::{Instruction, ParseError};
 pub use module::{Module, ModuleError};

@@ -266,7 +266,7 @@ pub(crate) fn build_cfg(cx: &Ctx) -> Cfg {
         for b in &f.blocks {
             let term = &m.instructions[b.body.end - 1];
             let mut s = Vec::new();
-            for t in successors(term) {
+            for t in coopmat_spirv::cfg::successors(term) {
                 if let Some(&tb) = cfg.by_label.get(&t)
                     && tb >= base
                 {
@@ -381,25 +381,6 @@ pub(crate) fn build_cfg(cx: &Ctx) -> Cfg {
         base += n;
     }
     cfg
-}
-
-/// Label ids a terminator branches to.
-pub(crate) fn successors(term: &Instruction) -> Vec<u32> {
-    match term.opcode {
-        op::Branch => term.w(0).into_iter().collect(),
-        op::BranchConditional => [term.w(1), term.w(2)].into_iter().flatten().collect(),
-        op::Switch => {
-            let mut v: Vec<u32> = term.w(1).into_iter().collect();
-            // Operands after the default: (literal, label) pairs; labels are IdRef operands.
-            for o in term.operands.iter().skip(2) {
-                if o.kind == Some(OperandKind::IdRef) {
-                    v.push(term.at(o));
-                }
-            }
-            v
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// Whether operand `n` of `inst` may name an id defined later in the module.
@@ -1271,7 +1252,7 @@ fn control_flow(cx: &mut Ctx, cfg: &Cfg) {
                         .get(&l)
                         .is_some_and(|&x| cfg.func[x as usize] == cfg.func[bn as usize])
             };
-            for t in successors(term) {
+            for t in coopmat_spirv::cfg::successors(term) {
                 if !same_fn(cx, t) {
                     cx.err(
                         &CORE_CFG_TARGET,

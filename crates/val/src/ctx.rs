@@ -8,83 +8,8 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-/// The shape of a type id, enough for the checks (members and parameters stay in the instruction).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ty {
-    /// Not a type.
-    None,
-    Void,
-    Bool,
-    Int {
-        width: u32,
-        signed: bool,
-    },
-    Float {
-        width: u32,
-        /// FP Encoding operand (bfloat16, float8), if any.
-        encoding: Option<u32>,
-    },
-    Vector {
-        comp: u32,
-        count: u32,
-    },
-    Matrix {
-        column: u32,
-        count: u32,
-    },
-    Array {
-        elem: u32,
-        /// The length's id.
-        len: u32,
-    },
-    RuntimeArray {
-        elem: u32,
-    },
-    Struct,
-    Pointer {
-        storage: u32,
-        pointee: u32,
-    },
-    /// Untyped or forward-declared pointer.
-    OpaquePointer {
-        storage: u32,
-    },
-    Function {
-        ret: u32,
-    },
-    /// OpTypeCooperativeMatrixKHR: ids of scope, rows, cols and use.
-    CoopKhr {
-        comp: u32,
-        scope: u32,
-        rows: u32,
-        cols: u32,
-        usage: u32,
-    },
-    /// OpTypeCooperativeMatrixNV: ids of scope, rows and cols.
-    CoopNv {
-        comp: u32,
-        scope: u32,
-        rows: u32,
-        cols: u32,
-    },
-    /// OpTypeTensorLayoutNV: ids of Dim and ClampMode.
-    Layout {
-        dim: u32,
-        clamp: u32,
-    },
-    /// OpTypeTensorViewNV: ids of Dim and HasDimensions.
-    View {
-        dim: u32,
-        has_dim: u32,
-    },
-    /// OpTypeCooperativeVectorNV: component type and count id.
-    CoopVec {
-        comp: u32,
-        count: u32,
-    },
-    /// Any other type (images, samplers, ...).
-    Other,
-}
+/// The shape of a type id: the SPIR-V core's shared type view.
+pub(crate) use coopmat_spirv::types::Type as Ty;
 
 /// What an id is as a constant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,41 +105,10 @@ impl Words for coopmat_spirv::binary::Instruction {
     }
 }
 
-/// A fast non-cryptographic hasher for the small integer keys of the validator's maps
-/// (the multiply-rotate scheme of rustc's FxHasher).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct Fx(u64);
-
-impl std::hash::Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(i as u64);
-    }
-    fn write_u16(&mut self, i: u16) {
-        self.write_u64(i as u64);
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-/// HashMap with [`Fx`].
-pub(crate) type FxMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
-/// HashSet with [`Fx`].
-pub(crate) type FxSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<Fx>>;
+/// HashMap with rustc's Fx hash (fast for the validator's small integer keys).
+pub(crate) type FxMap<K, V> = rustc_hash::FxHashMap<K, V>;
+/// HashSet with rustc's Fx hash.
+pub(crate) type FxSet<K> = rustc_hash::FxHashSet<K>;
 
 /// Marks an id without a definition.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -270,66 +164,7 @@ impl<'m> Ctx<'m> {
             if let Some(t) = inst.result_type {
                 self.vty[id as usize] = t;
             }
-            let w = |k: usize| inst.w(k).unwrap_or(0);
-            let ty = match inst.opcode {
-                op::TypeVoid => Ty::Void,
-                op::TypeBool => Ty::Bool,
-                op::TypeInt => Ty::Int {
-                    width: w(1),
-                    signed: w(2) != 0,
-                },
-                op::TypeFloat => Ty::Float {
-                    width: w(1),
-                    encoding: inst.w(2),
-                },
-                op::TypeVector => Ty::Vector {
-                    comp: w(1),
-                    count: w(2),
-                },
-                op::TypeMatrix => Ty::Matrix {
-                    column: w(1),
-                    count: w(2),
-                },
-                op::TypeArray => Ty::Array {
-                    elem: w(1),
-                    len: w(2),
-                },
-                op::TypeRuntimeArray => Ty::RuntimeArray { elem: w(1) },
-                op::TypeStruct => Ty::Struct,
-                op::TypePointer => Ty::Pointer {
-                    storage: w(1),
-                    pointee: w(2),
-                },
-                op::TypeUntypedPointerKHR => Ty::OpaquePointer { storage: w(1) },
-                op::TypeFunction => Ty::Function { ret: w(1) },
-                op::TypeCooperativeMatrixKHR => Ty::CoopKhr {
-                    comp: w(1),
-                    scope: w(2),
-                    rows: w(3),
-                    cols: w(4),
-                    usage: w(5),
-                },
-                op::TypeCooperativeMatrixNV => Ty::CoopNv {
-                    comp: w(1),
-                    scope: w(2),
-                    rows: w(3),
-                    cols: w(4),
-                },
-                op::TypeTensorLayoutNV => Ty::Layout {
-                    dim: w(1),
-                    clamp: w(2),
-                },
-                op::TypeTensorViewNV => Ty::View {
-                    dim: w(1),
-                    has_dim: w(2),
-                },
-                op::TypeCooperativeVectorNV => Ty::CoopVec {
-                    comp: w(1),
-                    count: w(2),
-                },
-                _ if desc(inst.opcode).is_some_and(|d| d.class == "Type-Declaration") => Ty::Other,
-                _ => Ty::None,
-            };
+            let ty = Ty::decode(inst);
             self.ty[id as usize] = ty;
             let k = match inst.opcode {
                 op::Constant => {

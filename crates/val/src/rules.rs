@@ -1,6 +1,28 @@
 //! The rule registry: every rule has a stable id, the spec reference that decides, a summary,
 //! and whether SPIRV-Tools 2026.4 checks it too (`spt: false` marks a gap we fill).
 
+/// How a finding of a rule is reported unless the user says otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Level {
+    /// An error: the module is invalid (every rule of the specifications) or, for a lint, a bug.
+    Deny,
+    /// A warning: legal, but probably not what was meant, or slow.
+    Warn,
+    /// Off unless asked for.
+    Allow,
+}
+
+impl Level {
+    /// The level's name as the command line spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Deny => "deny",
+            Level::Warn => "warn",
+            Level::Allow => "allow",
+        }
+    }
+}
+
 /// A validation rule.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Rule {
@@ -12,13 +34,24 @@ pub struct Rule {
     pub summary: &'static str,
     /// Whether SPIRV-Tools 2026.4 checks this rule as well.
     pub spt: bool,
+    /// The default level of its findings: `Deny` for every rule of the specifications (a
+    /// violation makes the module invalid); lint rules (`coopmat lint`) may default lower.
+    pub level: Level,
 }
 
 macro_rules! rules {
-    ($($name:ident = $id:literal, $spt:literal, $spec:literal, $summary:literal;)*) => {
+    (@level) => { Level::Deny };
+    (@level $level:ident) => { Level::$level };
+    ($($name:ident = $id:literal, $spt:literal, $spec:literal, $summary:literal $(, $level:ident)?;)*) => {
         $(
             #[doc = $summary]
-            pub static $name: Rule = Rule { id: $id, spec: $spec, summary: $summary, spt: $spt };
+            pub static $name: Rule = Rule {
+                id: $id,
+                spec: $spec,
+                summary: $summary,
+                spt: $spt,
+                level: rules!(@level $($level)?),
+            };
         )*
         /// Every rule, in registry order.
         pub static ALL: &[&Rule] = &[$(&$name),*];
@@ -140,4 +173,20 @@ rules! {
     VK_STAGE = "VK-Profile-Stage", false, "Vulkan VUID-RuntimeSpirv-cooperativeMatrixSupportedStages-08985", "cooperative matrices only in supported stages";
     VK_ALIGNMENT = "VK-Profile-Alignment", false, "Vulkan VUID-RuntimeSpirv-OpCooperativeMatrixLoadKHR-08986", "constant Stride (in bytes) aligned to min(16, natural row/column size)";
     VK_FLEX_MAX = "VK-Profile-FlexMaxDimension", false, "Vulkan VUID-RuntimeSpirv-cooperativeMatrixFlexibleDimensionsMaxDimension-10167", "flexible dimensions do not exceed the maximum";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_validity_rules_deny() {
+        let mut seen = std::collections::HashSet::new();
+        for r in ALL {
+            assert!(seen.insert(r.id), "duplicate rule id {}", r.id);
+            assert_eq!(by_id(r.id), Some(*r));
+            // Every rule registered so far comes from a specification's validity rules.
+            assert_eq!(r.level, Level::Deny, "{}", r.id);
+        }
+    }
 }

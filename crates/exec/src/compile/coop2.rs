@@ -1,8 +1,7 @@
 //! Compiling SPV_NV_tensor_addressing / SPV_NV_cooperative_matrix2 instructions into
-//! [`C2`] ops (see `crate::coop2`).
+//! [`C2`] ops (see `crate::program::C2`).
 
 use super::*;
-use crate::coop2::{C2, Decode, FAKE_U32_TYPE, LAYOUT_COLS, LayoutSet, VIEW_COLS, ViewSet};
 use grammar::tensor_addressing_operands as tao;
 
 /// Whether `opcode` is compiled by [`Cx::coop2_inst`].
@@ -97,7 +96,7 @@ impl Cx<'_> {
             op::CreateTensorLayoutNV => {
                 let t = self
                     .type_inst(rt)
-                    .ok_or_else(|| ExecError::new("OpCreateTensorLayoutNV: unknown type"))?;
+                    .ok_or_else(|| ExecError::invalid("OpCreateTensorLayoutNV: unknown type"))?;
                 let (dims, mode) = (
                     self.const_u64(t.word(1).unwrap_or(0))? as u32,
                     self.const_u64(t.word(2).unwrap_or(0))? as u32,
@@ -105,9 +104,9 @@ impl Cx<'_> {
                 coopmat_tensor::TensorLayout::create(
                     dims,
                     coopmat_tensor::ClampMode::from_raw(mode)
-                        .map_err(|e| ExecError::new(e.to_string()))?,
+                        .map_err(|e| ExecError::invalid(e.to_string()))?,
                 )
-                .map_err(|e| ExecError::new(e.to_string()))?;
+                .map_err(|e| ExecError::invalid(e.to_string()))?;
                 C2::CreateLayout {
                     d: d.col,
                     dims,
@@ -136,7 +135,7 @@ impl Cx<'_> {
             op::CreateTensorViewNV => {
                 let t = self
                     .type_inst(rt)
-                    .ok_or_else(|| ExecError::new("OpCreateTensorViewNV: unknown type"))?;
+                    .ok_or_else(|| ExecError::invalid("OpCreateTensorViewNV: unknown type"))?;
                 let dims = self.const_u64(t.word(1).unwrap_or(0))? as u32;
                 let has_dim = self.const_u64(t.word(2).unwrap_or(0))? != 0;
                 let mut perm = [0u32; coopmat_tensor::MAX_DIM];
@@ -149,7 +148,7 @@ impl Cx<'_> {
                     }
                 }
                 coopmat_tensor::TensorView::create(dims, has_dim, &pv)
-                    .map_err(|e| ExecError::new(e.to_string()))?;
+                    .map_err(|e| ExecError::invalid(e.to_string()))?;
                 C2::CreateView {
                     d: d.col,
                     dims,
@@ -229,10 +228,10 @@ impl Cx<'_> {
             op::CooperativeMatrixReduceNV => {
                 let src = self.val(arg(0)?)?;
                 let mode = coopmat_tensor::ops::ReduceMode::from_mask(arg(1)?)
-                    .map_err(|e| ExecError::new(e.to_string()))?;
+                    .map_err(|e| ExecError::invalid(e.to_string()))?;
                 let (sm, dm) = (self.mats[src.mat as usize], self.mats[d.mat as usize]);
                 coopmat_tensor::ops::reduce_sources(mode, sm.rows, sm.cols, dm.rows, dm.cols)
-                    .map_err(|e| ExecError::new(e.to_string()))?;
+                    .map_err(|e| ExecError::invalid(e.to_string()))?;
                 C2::Reduce {
                     d: d.mat,
                     m: src.mat,
@@ -268,50 +267,50 @@ impl Cx<'_> {
             op::BitCastArrayQCOM => {
                 let (sn, sl) = self.qcom_array(self.ty_of(arg(0)?)?)?;
                 let (dn, dl) = self.qcom_array(rt)?;
-                C2::QBitcast {
+                C2::QcomArray(QcomArray::Bitcast {
                     d: d.col,
                     a: self.col(arg(0)?)?,
                     sbits: sn.bits(),
                     slen: sl,
                     dbits: dn.bits(),
                     dlen: dl,
-                }
+                })
             }
             op::ExtractSubArrayQCOM => {
                 let (_, sl) = self.qcom_array(self.ty_of(arg(0)?)?)?;
                 let (_, dl) = self.qcom_array(rt)?;
-                C2::QSubArray {
+                C2::QcomArray(QcomArray::SubArray {
                     d: d.col,
                     a: self.col(arg(0)?)?,
                     slen: sl,
                     dlen: dl,
                     start: self.col(arg(1)?)?,
-                }
+                })
             }
             op::CompositeConstructCoopMatQCOM => {
                 let cm = self.t.coopmat(rt).ok_or_else(|| {
-                    ExecError::new("OpCompositeConstructCoopMatQCOM: result is not a matrix")
+                    ExecError::invalid("OpCompositeConstructCoopMatQCOM: result is not a matrix")
                 })?;
                 let (an, al) = self.qcom_array(self.ty_of(arg(0)?)?)?;
-                C2::QConstruct {
+                C2::QcomMatrix(QcomMatrix::Construct {
                     d: d.mat,
                     a: self.col(arg(0)?)?,
                     alen: al,
                     packed: self.qcom_packed(&cm, an, al)?,
-                }
+                })
             }
             op::CompositeExtractCoopMatQCOM => {
                 let src = arg(0)?;
                 let cm = self.t.coopmat(self.ty_of(src)?).ok_or_else(|| {
-                    ExecError::new("OpCompositeExtractCoopMatQCOM: operand is not a matrix")
+                    ExecError::invalid("OpCompositeExtractCoopMatQCOM: operand is not a matrix")
                 })?;
                 let (an, al) = self.qcom_array(rt)?;
-                C2::QExtract {
+                C2::QcomMatrix(QcomMatrix::Extract {
                     d: d.col,
                     m: self.val(src)?.mat,
                     dlen: al,
                     packed: self.qcom_packed(&cm, an, al)?,
-                }
+                })
             }
             op::CooperativeMatrixConvertUseEXT => {
                 // With the CooperativeMatrixTransposeEXT decoration (maintenance1): the
@@ -320,8 +319,9 @@ impl Cx<'_> {
                 let src = self.val(arg(0)?)?;
                 let (sm, dm) = (self.mats[src.mat as usize], self.mats[d.mat as usize]);
                 let u = |x: u32| {
-                    coopmat_tensor::ops::MatrixUse::from_raw(x)
-                        .ok_or_else(|| ExecError::new("ConvertUseEXT of a matrix without a Use"))
+                    coopmat_tensor::ops::MatrixUse::from_raw(x).ok_or_else(|| {
+                        ExecError::invalid("ConvertUseEXT of a matrix without a Use")
+                    })
                 };
                 let from = u(sm.use_)?;
                 coopmat_tensor::ops::check_convert_use(
@@ -329,7 +329,7 @@ impl Cx<'_> {
                     from,
                     u(dm.use_)?,
                 )
-                .map_err(|e| ExecError::new(e.to_string()))?;
+                .map_err(|e| ExecError::invalid(e.to_string()))?;
                 if from != coopmat_tensor::ops::MatrixUse::Accumulator {
                     return bad("CooperativeMatrixTransposeEXT needs an Accumulator operand");
                 }
@@ -370,9 +370,9 @@ impl Cx<'_> {
         let bits = cm.num.bits();
         let packed = an.bits() == 32 && !an.is_float() && bits < 32;
         let use_ = coopmat_tensor::ops::MatrixUse::from_raw(cm.use_)
-            .ok_or_else(|| ExecError::new("QCOM conversion of an NV matrix without a Use"))?;
+            .ok_or_else(|| ExecError::invalid("QCOM conversion of an NV matrix without a Use"))?;
         let want = coopmat_tensor::qcom::source_len(use_, cm.rows, cm.cols, bits, packed)
-            .map_err(|e| ExecError::new(e.to_string()))?;
+            .map_err(|e| ExecError::invalid(e.to_string()))?;
         if want != al {
             return bad(format!(
                 "QCOM conversion: array length {al}, the matrix needs {want}{}",
@@ -387,11 +387,10 @@ impl Cx<'_> {
         let f = self
             .m
             .function(func)
-            .ok_or_else(|| ExecError::new(format!("decode function %{func} not found")))?;
-        let &pi = f
-            .params
-            .first()
-            .ok_or_else(|| ExecError::new(format!("decode function %{func} has no parameters")))?;
+            .ok_or_else(|| ExecError::invalid(format!("decode function %{func} not found")))?;
+        let &pi = f.params.first().ok_or_else(|| {
+            ExecError::invalid(format!("decode function %{func} has no parameters"))
+        })?;
         let pty = self.m.instructions[pi].result_type.unwrap_or(0);
         match self.t.get(pty)? {
             Ty::Pointer { pointee, .. } => Ok(self.t.size_align(*pointee)?.0 as u64),
@@ -406,13 +405,13 @@ impl Cx<'_> {
         let f = self
             .m
             .function(func)
-            .ok_or_else(|| ExecError::new(format!("decode function %{func} not found")))?;
+            .ok_or_else(|| ExecError::invalid(format!("decode function %{func} not found")))?;
         let fi = self
             .m
             .instructions
             .iter()
             .find(|i| i.opcode == op::Function && i.result_id == Some(f.id))
-            .ok_or_else(|| ExecError::new("decode function without OpFunction"))?;
+            .ok_or_else(|| ExecError::invalid("decode function without OpFunction"))?;
         match self.t.get(fi.result_type.unwrap_or(0))? {
             Ty::Vector { n, .. } => Ok(*n),
             _ => bad(format!("DecodeVectorFunc %{func} does not return a vector")),

@@ -89,24 +89,19 @@ impl Batch<'_, '_> {
         true
     }
 
-    pub(super) fn cm_mem(&mut self, o: &Op, mask: &Mask) -> Result<(), Fault> {
-        let (m, ptr, stride, col_major, pbytes, store) = match *o {
-            Op::CmLoad {
-                d,
-                ptr,
-                stride,
-                col_major,
-                pbytes,
-            } => (d, ptr, stride, col_major, pbytes, false),
-            Op::CmStore {
-                ptr,
-                m,
-                stride,
-                col_major,
-                pbytes,
-            } => (m, ptr, stride, col_major, pbytes, true),
-            _ => return Ok(()),
-        };
+    /// A cooperative-matrix load (`store` false: `m` is the result) or store (`m` is the
+    /// Object).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn cm_mem(
+        &mut self,
+        m: u32,
+        ptr: u32,
+        stride: u32,
+        col_major: bool,
+        pbytes: u32,
+        store: bool,
+        mask: &Mask,
+    ) -> Result<(), Fault> {
         let s = self.p.mats[m as usize];
         let cm = s.cm;
         let (rows, cols) = (cm.rows as usize, cm.cols as usize);
@@ -122,6 +117,7 @@ impl Batch<'_, '_> {
             };
             if store && st == 0 && stride != u32::MAX && (if col_major { cols } else { rows }) > 1 {
                 return Err(Fault {
+                    kind: ErrorKind::InvalidOperand,
                     what: "cooperative matrix store with stride 0".into(),
                     lane: Some(l0),
                 });
@@ -150,6 +146,7 @@ impl Batch<'_, '_> {
                     Err(e) => {
                         if !robust {
                             return Err(Fault {
+                                kind: e.kind,
                                 what: e.to_string(),
                                 lane: Some(l0),
                             });
@@ -365,90 +362,117 @@ impl Batch<'_, '_> {
         Ok(())
     }
 
-    pub(super) fn cm_elementwise(&mut self, o: &Op, mask: &Mask) -> Result<(), Fault> {
+    /// Element-wise [`Op::CmUn`] over whole tiles.
+    pub(super) fn cm_un(
+        &mut self,
+        &CmUnArgs { op, d, a }: &CmUnArgs,
+        mask: &Mask,
+    ) -> Result<(), Fault> {
         let p = self.p;
-        match *o {
-            Op::CmUn { op, d, a } => {
-                let sd = p.mats[d as usize];
-                let n = sd.cm.elems();
-                for (i, _) in self.instances(d, mask) {
-                    if sd.cm.num == Num::F32 && op == UnOp::FNeg {
-                        let sa = p.mats[a as usize];
-                        for e in 0..n {
-                            self.mf[sd.off + i * n + e] = -self.mf[sa.off + i * n + e];
-                        }
-                        continue;
-                    }
-                    for e in 0..n {
-                        let x = self.mat_get(a, i, e);
-                        self.mat_set(d, i, e, un1(op, sd.cm.num, x));
-                    }
+        let sd = p.mats[d as usize];
+        let n = sd.cm.elems();
+        for (i, _) in self.instances(d, mask) {
+            if sd.cm.num == Num::F32 && op == UnOp::FNeg {
+                let sa = p.mats[a as usize];
+                for e in 0..n {
+                    self.mf[sd.off + i * n + e] = -self.mf[sa.off + i * n + e];
                 }
+                continue;
             }
-            Op::CmBin { op, d, a, b } => {
-                let sd = p.mats[d as usize];
-                let (sa, sb) = (p.mats[a as usize], p.mats[b as usize]);
-                let n = sd.cm.elems();
-                for (i, _) in self.instances(d, mask) {
-                    if sd.cm.num == Num::F32
-                        && matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv)
-                    {
-                        for e in 0..n {
-                            let (x, y) = (self.mf[sa.off + i * n + e], self.mf[sb.off + i * n + e]);
-                            self.mf[sd.off + i * n + e] = match op {
-                                BinOp::FAdd => x + y,
-                                BinOp::FSub => x - y,
-                                BinOp::FMul => x * y,
-                                _ => x / y,
-                            };
-                        }
-                        continue;
-                    }
-                    for e in 0..n {
-                        let (x, y) = (self.mat_get(a, i, e), self.mat_get(b, i, e));
-                        self.mat_set(d, i, e, bin1(op, sd.cm.num, x, y));
-                    }
-                }
+            for e in 0..n {
+                let x = self.mat_get(a, i, e);
+                self.mat_set(d, i, e, un1(op, sd.cm.num, x));
             }
-            Op::CmScale { d, a, s } => {
-                let sd = p.mats[d as usize];
-                let n = sd.cm.elems();
-                for (i, l) in self.instances(d, mask) {
-                    let sv = self.cols[s as usize * self.lanes + l];
-                    let op = if sd.cm.num.is_float() {
-                        BinOp::FMul
+        }
+        Ok(())
+    }
+
+    /// Element-wise [`Op::CmBin`] over whole tiles.
+    pub(super) fn cm_bin(
+        &mut self,
+        &CmBinArgs { op, d, a, b }: &CmBinArgs,
+        mask: &Mask,
+    ) -> Result<(), Fault> {
+        let p = self.p;
+        let sd = p.mats[d as usize];
+        let (sa, sb) = (p.mats[a as usize], p.mats[b as usize]);
+        let n = sd.cm.elems();
+        for (i, _) in self.instances(d, mask) {
+            if sd.cm.num == Num::F32
+                && matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv)
+            {
+                for e in 0..n {
+                    let (x, y) = (self.mf[sa.off + i * n + e], self.mf[sb.off + i * n + e]);
+                    self.mf[sd.off + i * n + e] = if op == BinOp::FAdd {
+                        x + y
+                    } else if op == BinOp::FSub {
+                        x - y
+                    } else if op == BinOp::FMul {
+                        x * y
                     } else {
-                        BinOp::IMul
+                        x / y
                     };
-                    for e in 0..n {
-                        let x = self.mat_get(a, i, e);
-                        self.mat_set(d, i, e, bin1(op, sd.cm.num, x, sv));
-                    }
                 }
+                continue;
             }
-            Op::CmCvt { kind, d, a } => {
-                let (sd, sa) = (p.mats[d as usize], p.mats[a as usize]);
-                let n = sd.cm.elems();
-                for (i, _) in self.instances(d, mask) {
-                    if kind == CvtKind::FConv && sd.cm.is_f32_arena() && sa.cm.is_f32_arena() {
-                        let to = sd.cm.num;
-                        for e in 0..n {
-                            let x = self.mf[sa.off + i * n + e];
-                            self.mf[sd.off + i * n + e] = match to {
-                                Num::F32 => x,
-                                Num::F16 => half::f16::from_f32(x).to_f32(),
-                                t => floats::to_f64(t, floats::from_f64(t, x as f64)) as f32,
-                            };
-                        }
-                        continue;
-                    }
-                    for e in 0..n {
-                        let x = self.mat_get(a, i, e);
-                        self.mat_set(d, i, e, cvt1(kind, sa.cm.num, sd.cm.num, x));
-                    }
+            for e in 0..n {
+                let (x, y) = (self.mat_get(a, i, e), self.mat_get(b, i, e));
+                self.mat_set(d, i, e, bin1(op, sd.cm.num, x, y));
+            }
+        }
+        Ok(())
+    }
+
+    /// Element-wise [`Op::CmScale`] over whole tiles.
+    pub(super) fn cm_scale(
+        &mut self,
+        &CmScaleArgs { d, a, s }: &CmScaleArgs,
+        mask: &Mask,
+    ) -> Result<(), Fault> {
+        let p = self.p;
+        let sd = p.mats[d as usize];
+        let n = sd.cm.elems();
+        for (i, l) in self.instances(d, mask) {
+            let sv = self.cols[s as usize * self.lanes + l];
+            let op = if sd.cm.num.is_float() {
+                BinOp::FMul
+            } else {
+                BinOp::IMul
+            };
+            for e in 0..n {
+                let x = self.mat_get(a, i, e);
+                self.mat_set(d, i, e, bin1(op, sd.cm.num, x, sv));
+            }
+        }
+        Ok(())
+    }
+
+    /// Element-wise [`Op::CmCvt`] over whole tiles.
+    pub(super) fn cm_cvt(
+        &mut self,
+        &CmCvtArgs { kind, d, a }: &CmCvtArgs,
+        mask: &Mask,
+    ) -> Result<(), Fault> {
+        let p = self.p;
+        let (sd, sa) = (p.mats[d as usize], p.mats[a as usize]);
+        let n = sd.cm.elems();
+        for (i, _) in self.instances(d, mask) {
+            if kind == CvtKind::FConv && sd.cm.is_f32_arena() && sa.cm.is_f32_arena() {
+                let to = sd.cm.num;
+                for e in 0..n {
+                    let x = self.mf[sa.off + i * n + e];
+                    self.mf[sd.off + i * n + e] = match to {
+                        Num::F32 => x,
+                        Num::F16 => half::f16::from_f32(x).to_f32(),
+                        t => floats::to_f64(t, floats::from_f64(t, x as f64)) as f32,
+                    };
                 }
+                continue;
             }
-            _ => {}
+            for e in 0..n {
+                let x = self.mat_get(a, i, e);
+                self.mat_set(d, i, e, cvt1(kind, sa.cm.num, sd.cm.num, x));
+            }
         }
         Ok(())
     }

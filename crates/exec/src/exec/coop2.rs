@@ -3,10 +3,7 @@
 //! function-call machinery (a reusable sub-batch, one lane per element or V-group).
 
 use super::*;
-use crate::coop2::{
-    C2, Decode, LAYOUT_COLS, LayoutSet, VIEW_COLS, ViewSet, layout_from, layout_to, view_from,
-    view_to,
-};
+use crate::eval::tensor::{layout_from, layout_to, view_from, view_to};
 use coopmat_tensor::{ElementSource, TensorElement, address::constant_bits};
 
 /// The active lanes of a mask, in order.
@@ -56,6 +53,7 @@ fn shifted(te: &TensorElement, sh: &Shift) -> TensorElement {
 
 fn tfault(e: impl std::fmt::Display) -> Fault {
     Fault {
+        kind: ErrorKind::InvalidOperand,
         what: e.to_string(),
         lane: None,
     }
@@ -140,8 +138,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                 layout,
                 view,
             } => self.store_tensor(*ptr, *m, *layout, *view, mask)?,
-            C2::QBitcast { .. } | C2::QSubArray { .. } => self.qcom_array_op(c, mask)?,
-            C2::QConstruct { .. } | C2::QExtract { .. } => self.qcom_matrix(c, mask)?,
+            C2::QcomArray(q) => self.qcom_array_op(q, mask)?,
+            C2::QcomMatrix(q) => self.qcom_matrix(q, mask)?,
             C2::GetCoord { d, m, idx } => {
                 // The engine's mapping (DESIGN.md): lane l of its scope instance, component i
                 // is row-major element l + i·scope.
@@ -165,7 +163,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                     let v: Vec<u64> = (0..sm.elems()).map(|e| self.mat_get(*m, i, e)).collect();
                     let t = coopmat_tensor::ops::transpose(&v, sm.rows, sm.cols).map_err(tfault)?;
                     if t.len() != sd.elems() {
-                        return fault("OpCooperativeMatrixTransposeNV: result shape mismatch");
+                        return fault(
+                            ErrorKind::InvalidOperand,
+                            "OpCooperativeMatrixTransposeNV: result shape mismatch",
+                        );
                     }
                     for (e, x) in t.into_iter().enumerate() {
                         self.mat_set(*d, i, e, x);
@@ -215,6 +216,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let reuse = matches!(&prev, Some((pi, pa)) if *pi == inp && *pa == av);
             if !reuse {
                 f(&inp, &av, &mut out).map_err(|e| Fault {
+                    kind: ErrorKind::InvalidOperand,
                     what: e.what,
                     lane: Some(l),
                 })?;
@@ -323,6 +325,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         let lut = floats::f16_lut();
         for (i, l0) in self.instances(d, mask) {
             let lf = |e: ExecError| Fault {
+                kind: ErrorKind::InvalidOperand,
                 what: e.what,
                 lane: Some(l0),
             };
@@ -383,6 +386,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                                 Err(_) if self.p.options.robust => 0,
                                 Err(err) => {
                                     return Err(Fault {
+                                        kind: ErrorKind::InvalidOperand,
                                         what: format!(
                                             "tensor load of element {e} (row {}, col {}): {err}",
                                             e / cm.cols as usize,
@@ -401,6 +405,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     ElementSource::Clipped | ElementSource::Discarded => {}
                     ElementSource::Undefined => {
                         return Err(Fault {
+                            kind: ErrorKind::InvalidOperand,
                             what: format!(
                                 "tensor load: element (row {}, col {}) is outside the tensor with clamp mode Undefined (undefined behaviour)",
                                 e / cm.cols as usize,
@@ -447,6 +452,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         let mut vgroups: Vec<coopmat_tensor::DecodeVectorGroup> = Vec::new();
         if let (true, Some((_, v))) = (use_vec, dec.vector) {
             let groups = coopmat_tensor::decode_vector_groups(lay, srcs, v).map_err(|e| Fault {
+                kind: ErrorKind::InvalidOperand,
                 what: e.to_string(),
                 lane: Some(l0),
             })?;
@@ -511,7 +517,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                         g.members.iter().enumerate().flat_map(move |(k, mem)| {
                             mem.iter().filter_map(move |&e| match &srcs[e] {
                                 ElementSource::Memory(te) => Some((gi, k, e, shifted(te, shift))),
-                                _ => None,
+                                ElementSource::Constant(_)
+                                | ElementSource::Clipped
+                                | ElementSource::Discarded
+                                | ElementSource::Undefined => None,
                             })
                         })
                     })
@@ -524,6 +533,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     let vv = r[k * n + gi];
                     if rs[l] != vv {
                         return Err(Fault {
+                            kind: ErrorKind::InvalidOperand,
                             what: format!(
                                 "check-decode: DecodeFunc and DecodeVectorFunc disagree at element (row {}, col {}), group {gi} (block {:?}, component {k}): scalar 0x{:x}, vector 0x{:x}",
                                 e / cols,
@@ -553,27 +563,34 @@ impl<'p, 'a> Batch<'p, 'a> {
         let t0 = Instant::now();
         let p = self.p;
         let Some(fi) = p.funcs.iter().position(|f| f.id == fid) else {
-            return fault(format!(
-                "function %{fid} (called by the engine) was not compiled"
-            ));
+            return fault(
+                ErrorKind::InvalidOperand,
+                format!("function %{fid} (called by the engine) was not compiled"),
+            );
         };
         let f = &p.funcs[fi];
         if f.params.len() != args.len() {
-            return fault(format!(
-                "function {} takes {} parameters, the engine passes {}",
-                f.name,
-                f.params.len(),
-                args.len()
-            ));
+            return fault(
+                ErrorKind::InvalidOperand,
+                format!(
+                    "function {} takes {} parameters, the engine passes {}",
+                    f.name,
+                    f.params.len(),
+                    args.len()
+                ),
+            );
         }
         for (v, a) in f.params.iter().zip(args) {
             if v.ncols as usize * n != a.len() || v.nmats != 0 {
-                return fault(format!(
-                    "function {}: a parameter has {} components, expected {}",
-                    f.name,
-                    v.ncols,
-                    a.len() / n.max(1)
-                ));
+                return fault(
+                    ErrorKind::InvalidOperand,
+                    format!(
+                        "function {}: a parameter has {} components, expected {}",
+                        f.name,
+                        v.ncols,
+                        a.len() / n.max(1)
+                    ),
+                );
             }
         }
         let mut sub = match self.sub.take() {
@@ -625,6 +642,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             sub.exited = [0; MW];
             if let Err(e) = sub.call(fi, m) {
                 res = Err(Fault {
+                    kind: ErrorKind::InvalidOperand,
                     what: format!("in function {} (called by the engine): {e}", f.name),
                     lane: Some(l0),
                 });
@@ -740,7 +758,7 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// OpBitCastArrayQCOM / OpExtractSubArrayQCOM, per lane (coopmat_tensor::qcom).
-    fn qcom_array_op(&mut self, c: &C2, mask: &Mask) -> Result<(), Fault> {
+    fn qcom_array_op(&mut self, c: &QcomArray, mask: &Mask) -> Result<(), Fault> {
         let lanes = self.lanes;
         for l in mask_lanes(mask) {
             let get = |b: &Self, col: u32, n: u32| -> Vec<u32> {
@@ -749,7 +767,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     .collect()
             };
             let (d, out) = match *c {
-                C2::QBitcast {
+                QcomArray::Bitcast {
                     d,
                     a,
                     sbits,
@@ -765,7 +783,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                         dlen as usize,
                     ),
                 ),
-                C2::QSubArray {
+                QcomArray::SubArray {
                     d,
                     a,
                     slen,
@@ -782,9 +800,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                         ),
                     )
                 }
-                _ => return Ok(()),
             };
             let out = out.map_err(|e| Fault {
+                kind: ErrorKind::InvalidOperand,
                 what: e.to_string(),
                 lane: Some(l),
             })?;
@@ -799,11 +817,10 @@ impl<'p, 'a> Batch<'p, 'a> {
     /// subgroup holds row i (A, Accumulator) or column i (B); packed arrays hold the components
     /// little-endian in uint32 words (coopmat_tensor::qcom). The subgroup must have a power of
     /// two invocations (a partial last subgroup does not).
-    fn qcom_matrix(&mut self, c: &C2, mask: &Mask) -> Result<(), Fault> {
+    fn qcom_matrix(&mut self, c: &QcomMatrix, mask: &Mask) -> Result<(), Fault> {
         let m = match *c {
-            C2::QConstruct { d, .. } => d,
-            C2::QExtract { m, .. } => m,
-            _ => return Ok(()),
+            QcomMatrix::Construct { d, .. } => d,
+            QcomMatrix::Extract { m, .. } => m,
         };
         let s = self.p.mats[m as usize];
         let cm = s.cm;
@@ -816,6 +833,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let hi = ((i + 1) * scope).min(lanes);
             if !(hi - lo).is_power_of_two() {
                 return Err(Fault {
+                    kind: ErrorKind::InvalidOperand,
                     what: format!(
                         "QCOM cooperative matrix conversion in a subgroup of {} invocations: the subgroup size must be a power of two (undefined behaviour)",
                         hi - lo
@@ -824,7 +842,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
             }
             match *c {
-                C2::QConstruct { d, a, alen, packed } => {
+                QcomMatrix::Construct { d, a, alen, packed } => {
                     let mut arrays = Vec::with_capacity(hi - lo);
                     for l in lo..hi {
                         let v: Vec<u32> = (0..alen as usize)
@@ -843,7 +861,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                         self.mat_set(d, i, e, x as u64);
                     }
                 }
-                C2::QExtract { d, m, dlen, packed } => {
+                QcomMatrix::Extract { d, m, dlen, packed } => {
                     let mat: Vec<u32> = (0..cm.elems())
                         .map(|e| self.mat_get(m, i, e) as u32)
                         .collect();
@@ -871,7 +889,6 @@ impl<'p, 'a> Batch<'p, 'a> {
                         }
                     }
                 }
-                _ => {}
             }
         }
         Ok(())
@@ -890,6 +907,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         let cb = cm.num.bytes() as u64;
         for (i, l0) in self.instances(m, mask) {
             let lf = |e: ExecError| Fault {
+                kind: ErrorKind::InvalidOperand,
                 what: e.what,
                 lane: Some(l0),
             };
@@ -926,6 +944,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                             && !self.p.options.robust
                         {
                             return Err(Fault {
+                                kind: err.kind,
                                 what: format!(
                                     "tensor store of element (row {}, col {}): {err}",
                                     e / cm.cols as usize,
@@ -937,6 +956,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                     ElementSource::Undefined => {
                         return Err(Fault {
+                            kind: ErrorKind::UndefinedBehavior,
                             what: format!(
                                 "tensor store: element (row {}, col {}) is outside the tensor with clamp mode Undefined (undefined behaviour)",
                                 e / cm.cols as usize,
@@ -945,7 +965,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                             lane: Some(l0),
                         });
                     }
-                    _ => {}
+                    // Nothing to write (Constant is a load-only outcome).
+                    ElementSource::Constant(_)
+                    | ElementSource::Clipped
+                    | ElementSource::Discarded => {}
                 }
             }
         }

@@ -3,24 +3,10 @@
 
 use super::*;
 
-fn identity(op: BinOp, num: Num) -> u64 {
-    let bits = num.bits();
-    match op {
-        BinOp::IMul => 1,
-        BinOp::FMul => floats::from_f64(num, 1.0),
-        BinOp::SMin => trunc((1u64 << (bits - 1)) - 1, bits),
-        BinOp::UMin | BinOp::And => trunc(u64::MAX, bits),
-        BinOp::NMin | BinOp::FMin => floats::from_f64(num, f64::INFINITY),
-        BinOp::SMax => trunc(1u64 << (bits - 1), bits),
-        BinOp::NMax | BinOp::FMax => floats::from_f64(num, f64::NEG_INFINITY),
-        BinOp::LAnd => 1,
-        _ => 0,
-    }
-}
-
 impl Batch<'_, '_> {
-    pub(super) fn subgroup(&mut self, o: &Op, mask: &Mask) -> Result<(), Fault> {
-        let Op::Sg {
+    pub(super) fn subgroup(
+        &mut self,
+        &SgArgs {
             op,
             num,
             d,
@@ -29,10 +15,9 @@ impl Batch<'_, '_> {
             n,
             scan,
             cluster,
-        } = *o
-        else {
-            return Ok(());
-        };
+        }: &SgArgs,
+        mask: &Mask,
+    ) -> Result<(), Fault> {
         let lanes = self.lanes;
         let sg = self.p.sg as usize;
         let col = |x: u32| x as usize * lanes;
@@ -117,35 +102,32 @@ impl Batch<'_, '_> {
                             v &= (1u128 << sg) - 1;
                         }
                         let li = l - s0;
-                        let r = match op {
-                            SgOp::BallotFindLsb => {
-                                if v == 0 {
-                                    u32::MAX as u64
-                                } else {
-                                    v.trailing_zeros() as u64
-                                }
+                        let r = if op == SgOp::BallotFindLsb {
+                            if v == 0 {
+                                u32::MAX as u64
+                            } else {
+                                v.trailing_zeros() as u64
                             }
-                            SgOp::BallotFindMsb => {
-                                if v == 0 {
-                                    u32::MAX as u64
-                                } else {
-                                    127 - v.leading_zeros() as u64
-                                }
+                        } else if op == SgOp::BallotFindMsb {
+                            if v == 0 {
+                                u32::MAX as u64
+                            } else {
+                                127 - v.leading_zeros() as u64
                             }
-                            _ => {
-                                let m = match scan {
-                                    1 => {
-                                        if li >= 127 {
-                                            u128::MAX
-                                        } else {
-                                            (1u128 << (li + 1)) - 1
-                                        }
+                        } else {
+                            // BallotBitCount: Reduce, InclusiveScan (1) or ExclusiveScan (2).
+                            let m = match scan {
+                                1 => {
+                                    if li >= 127 {
+                                        u128::MAX
+                                    } else {
+                                        (1u128 << (li + 1)) - 1
                                     }
-                                    2 => (1u128 << li) - 1,
-                                    _ => u128::MAX,
-                                };
-                                (v & m).count_ones() as u64
-                            }
+                                }
+                                2 => (1u128 << li) - 1,
+                                _ => u128::MAX,
+                            };
+                            (v & m).count_ones() as u64
                         };
                         outv.push((l, 0, r));
                     }
@@ -176,6 +158,10 @@ impl Batch<'_, '_> {
                         } else {
                             0
                         };
+                        let rotate = |li: usize| {
+                            let c = if cluster == 0 { sg } else { cluster as usize };
+                            Some((li & !(c - 1)) + ((li % c + bv) % c))
+                        };
                         let from: Option<usize> = match op {
                             SgOp::BroadcastFirst => Some(act[0] - s0),
                             SgOp::Broadcast | SgOp::Shuffle => Some(bv),
@@ -184,10 +170,19 @@ impl Batch<'_, '_> {
                             SgOp::ShuffleDown => Some(li + bv),
                             SgOp::QuadBroadcast => Some((li & !3) + bv),
                             SgOp::QuadSwap => Some(li ^ (cluster as usize + 1)),
-                            _ => {
-                                let c = if cluster == 0 { sg } else { cluster as usize };
-                                Some((li & !(c - 1)) + ((li % c + bv) % c))
-                            }
+                            SgOp::Rotate => rotate(li),
+                            // Not data movement (this arm is reached for the ops above only).
+                            SgOp::Elect
+                            | SgOp::All
+                            | SgOp::Any
+                            | SgOp::AllEqual
+                            | SgOp::Ballot
+                            | SgOp::InverseBallot
+                            | SgOp::BallotBitExtract
+                            | SgOp::BallotBitCount
+                            | SgOp::BallotFindLsb
+                            | SgOp::BallotFindMsb
+                            | SgOp::Reduce(_) => None,
                         };
                         let from = from
                             .filter(|&f| f < sg)
@@ -207,7 +202,7 @@ impl Batch<'_, '_> {
                                 .copied()
                                 .filter(|&l| l >= cl && l < cl + c)
                                 .collect();
-                            let mut acc = identity(bop, num);
+                            let mut acc = eval::reduction_identity(bop, num);
                             if scan == 0 {
                                 for &l in &members {
                                     acc = bin1(bop, num, acc, src(self, k, l));

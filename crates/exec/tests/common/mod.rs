@@ -70,25 +70,16 @@ pub fn glsl_opt(src: &str, optimize: bool) -> Option<Module> {
     Some(Module::from_bytes(&bytes).unwrap())
 }
 
-/// Assembles SPIR-V text with spirv-as; None if it is absent.
+/// Assembles SPIR-V text with coopmat's own assembler (for Vulkan 1.3). Always `Some`: the
+/// `Option` keeps the call sites' shape of the tool-backed helpers (`glsl`, `glsl_opt`).
 pub fn spvasm(src: &str) -> Option<Module> {
-    let asm = tool("spirv-as")?;
-    let u = unique("asm");
-    let input = tmp(&format!("{u}.spvasm"));
-    let out = tmp(&format!("{u}.spv"));
-    std::fs::write(&input, src).unwrap();
-    let o = Command::new(asm)
-        .args(["--target-env", "vulkan1.3", "-o"])
-        .arg(&out)
-        .arg(&input)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "spirv-as failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    Some(Module::from_bytes(&std::fs::read(&out).unwrap()).unwrap())
+    use coopmat_spirv::asm::{AsmOptions, TargetEnv, assemble};
+    let options = AsmOptions {
+        target_env: TargetEnv::from_name("vulkan1.3"),
+        ..AsmOptions::default()
+    };
+    let words = assemble(src, &options).unwrap_or_else(|e| panic!("assembly failed: {e}"));
+    Some(Module::from_words(&words).unwrap())
 }
 
 /// Compiles and dispatches; panics with the engine's message on error.

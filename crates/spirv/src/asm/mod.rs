@@ -49,7 +49,7 @@ use lex::Token;
 use literal::{FloatFormat, Literal};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
+
 use std::sync::OnceLock;
 
 /// The generator word `spirv-as` writes: tool id 7 (Khronos "SPIRV-Tools Assembler") in the high
@@ -324,31 +324,10 @@ fn version_comment(b: &[u8]) -> Option<TargetEnv> {
     }
 }
 
-/// A small, fast hasher for short names and ids (FNV-1a).
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
 use crate::binary::IdTable;
 
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
-type FastSet<K> = HashSet<K, BuildHasherDefault<Fnv>>;
+type FastMap<K, V> = rustc_hash::FxHashMap<K, V>;
+type FastSet<K> = rustc_hash::FxHashSet<K>;
 
 /// What the assembler knows about a type id.
 #[derive(Clone, Copy, Debug)]

@@ -105,37 +105,14 @@ fn blocks(insts: &[Instruction]) -> Vec<Block> {
         }
         let Some(b) = blocks.last_mut() else { continue };
         b.end = k + 1;
-        let w = |i: usize| inst.word(i);
-        match inst.opcode {
-            op::SelectionMerge => b.merge = w(0),
-            op::LoopMerge => {
-                b.merge = w(0);
-                b.continue_target = w(1);
-            }
-            op::Branch => b.successors.extend(w(0)),
-            op::BranchConditional | op::Switch => {
-                b.branches_conditionally = true;
-                add_successors(b, inst);
-            }
-            _ => {}
+        if let Some(mi) = crate::cfg::merge_info(inst) {
+            b.merge = Some(mi.merge);
+            b.continue_target = mi.continue_target;
         }
+        b.branches_conditionally |= matches!(inst.opcode, op::BranchConditional | op::Switch);
+        b.successors.extend(crate::cfg::successors(inst));
     }
     blocks
-}
-
-fn add_successors(b: &mut Block, inst: &Instruction) {
-    let w = |i: usize| inst.word(i);
-    if inst.opcode == op::BranchConditional {
-        b.successors.extend([w(1), w(2)].into_iter().flatten());
-    } else {
-        // OpSwitch: selector, default, then (literal, label) pairs.
-        b.successors.extend(w(1));
-        let mut i = 3;
-        while i < inst.operands.len() {
-            b.successors.extend(w(i));
-            i += 2;
-        }
-    }
 }
 
 /// The structured order of the blocks and the nesting level of each.

@@ -503,19 +503,10 @@ impl UsedSet {
     }
 }
 
-/// A fast non-cryptographic hash (FxHash-style multiply-rotate over 8-byte chunks).
+/// rustc's Fx hash of a name.
 fn hash(bytes: &[u8]) -> u64 {
-    const K: u64 = 0xf135_7aea_2e62_a9c5;
-    let mut h = bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let v = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-        h = (h.rotate_left(26) ^ v).wrapping_mul(K);
-    }
-    let mut tail = 0u64;
-    for (i, &b) in chunks.remainder().iter().enumerate() {
-        tail |= (b as u64) << (8 * i);
-    }
-    h = (h.rotate_left(26) ^ tail).wrapping_mul(K);
-    h ^ (h >> 29)
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(bytes);
+    h.finish()
 }

@@ -1,11 +1,7 @@
 //! GLSL.std.450 instructions expanded into column ops (matrix determinant and inverse,
 //! Frexp/Modf, packing), Ldexp's exponent width, and matrix layouts carried by pointers.
 
-use super::{Cx, bad, operand};
-use crate::ExecError;
-use crate::floats::{self, Num};
-use crate::ops::*;
-use crate::types::{MemLeaf, Ty};
+use super::*;
 use coopmat_spirv::grammar::glsl_std_450 as g;
 
 /// The layout a pointer carries from the struct member (with `MatrixStride`) it was reached
@@ -17,27 +13,6 @@ pub(crate) enum PtrLay {
     Mat { stride: u32, row_major: bool },
     /// A column of a row-major matrix: its components are `elem_stride` bytes apart.
     Col { elem_stride: u32 },
-}
-
-/// The GroupNonUniform opcode that runs a (uniform-control-flow) OpGroup* instruction: same
-/// operands, and with Subgroup scope the same result when every invocation is active (the
-/// only case OpGroup* allows). Workgroup scope stays unsupported (`subgroup` rejects it).
-pub(crate) fn group_as_non_uniform(o: u16) -> Option<u16> {
-    use coopmat_spirv::grammar::op;
-    Some(match o {
-        op::GroupAll => op::GroupNonUniformAll,
-        op::GroupAny => op::GroupNonUniformAny,
-        op::GroupBroadcast => op::GroupNonUniformBroadcast,
-        op::GroupIAdd => op::GroupNonUniformIAdd,
-        op::GroupFAdd => op::GroupNonUniformFAdd,
-        op::GroupFMin => op::GroupNonUniformFMin,
-        op::GroupUMin => op::GroupNonUniformUMin,
-        op::GroupSMin => op::GroupNonUniformSMin,
-        op::GroupFMax => op::GroupNonUniformFMax,
-        op::GroupUMax => op::GroupNonUniformUMax,
-        op::GroupSMax => op::GroupNonUniformSMax,
-        _ => return None,
-    })
 }
 
 impl Cx<'_> {
@@ -77,7 +52,7 @@ impl Cx<'_> {
 
     #[allow(clippy::too_many_arguments)]
     fn bin(&self, op: BinOp, num: Num, d: u32, a: u32, b: u32, n: u32, bs: bool) -> Op {
-        Op::Bin {
+        Op::Bin(BinArgs {
             op,
             num,
             d,
@@ -85,7 +60,7 @@ impl Cx<'_> {
             b,
             n,
             bs,
-        }
+        })
     }
 
     /// Determinant of the square sub-matrix `rows × cols` of the column-major matrix at column
@@ -166,27 +141,27 @@ impl Cx<'_> {
                 let wide = if num.bits() < 32 { Num::F32 } else { num };
                 if wide != num {
                     let t = self.alloc_cols(n * n);
-                    out.push(Op::Cvt {
+                    out.push(Op::Cvt(CvtArgs {
                         kind: CvtKind::FConv,
                         from: num,
                         to: wide,
                         d: t,
                         a: m,
                         n: n * n,
-                    });
+                    }));
                     m = t;
                 }
                 let all: Vec<u32> = (0..n).collect();
                 let det = self.det(wide, m, n, &all, &all, out);
                 if inst == g::Determinant {
-                    out.push(Op::Cvt {
+                    out.push(Op::Cvt(CvtArgs {
                         kind: CvtKind::FConv,
                         from: wide,
                         to: num,
                         d: d.col,
                         a: det,
                         n: 1,
-                    });
+                    }));
                     return Ok(true);
                 }
                 let num_out = num;
@@ -200,7 +175,7 @@ impl Cx<'_> {
                         let minor = self.det(num, m, n, &rows_, &cols_, out);
                         let dst = t + j * n + i;
                         let op = if (i + j).is_multiple_of(2) {
-                            Op::Copy {
+                            Op::Copy(CopyArgs {
                                 d: Val {
                                     col: dst,
                                     mat: 0,
@@ -213,28 +188,28 @@ impl Cx<'_> {
                                     ncols: 1,
                                     nmats: 0,
                                 },
-                            }
+                            })
                         } else {
-                            Op::Un {
+                            Op::Un(UnArgs {
                                 op: UnOp::FNeg,
                                 num,
                                 d: dst,
                                 a: minor,
                                 n: 1,
-                            }
+                            })
                         };
                         out.push(op);
                     }
                 }
                 out.push(self.bin(BinOp::FDiv, num, t, t, det, n * n, true));
-                out.push(Op::Cvt {
+                out.push(Op::Cvt(CvtArgs {
                     kind: CvtKind::FConv,
                     from: num,
                     to: num_out,
                     d: d.col,
                     a: t,
                     n: n * n,
-                });
+                }));
                 Ok(true)
             }
             g::Ldexp => {
@@ -250,7 +225,7 @@ impl Cx<'_> {
                         let t = self.alloc_cols(n);
                         let lo = self.konst(i32::MIN as i64 as u64);
                         let hi = self.konst(i32::MAX as u64);
-                        out.push(Op::Tern {
+                        out.push(Op::Tern(TernArgs {
                             op: TernOp::SClamp,
                             num: Num::Int(64),
                             d: t,
@@ -260,19 +235,19 @@ impl Cx<'_> {
                             n,
                             bs: true,
                             cs: true,
-                        });
+                        }));
                         e = t;
                     }
                     w => {
                         let t = self.alloc_cols(n);
-                        out.push(Op::Cvt {
+                        out.push(Op::Cvt(CvtArgs {
                             kind: CvtKind::SConv,
                             from: Num::Int(w as u8),
                             to: Num::Int(32),
                             d: t,
                             a: e,
                             n,
-                        });
+                        }));
                         e = t;
                     }
                 }
@@ -307,37 +282,37 @@ impl Cx<'_> {
                 } else {
                     self.alloc_cols(n)
                 };
-                out.push(Op::Un {
+                out.push(Op::Un(UnArgs {
                     op: first,
                     num,
                     d: d.col,
                     a: xc,
                     n,
-                });
-                out.push(Op::Un {
+                }));
+                out.push(Op::Un(UnArgs {
                     op: second,
                     num,
                     d: sc,
                     a: xc,
                     n,
-                });
+                }));
                 if is_frexp {
                     let (en, _) = self.t.comps(second_ty)?;
                     if en.bits() != 32 {
-                        out.push(Op::Cvt {
+                        out.push(Op::Cvt(CvtArgs {
                             kind: CvtKind::SConv,
                             from: Num::Int(32),
                             to: en,
                             d: sc,
                             a: sc,
                             n,
-                        });
+                        }));
                     }
                 }
                 if matches!(inst, g::Frexp | g::Modf) {
                     let mut leaves = Vec::new();
                     self.leaves_through(arg(1)?, second_ty, &mut leaves)?;
-                    out.push(Op::Store {
+                    out.push(Op::Store(StoreArgs {
                         ptr: self.col(arg(1)?)?,
                         v: Val {
                             col: sc,
@@ -346,7 +321,7 @@ impl Cx<'_> {
                             nmats: 0,
                         },
                         leaves: leaves.into(),
-                    });
+                    }));
                 }
                 Ok(true)
             }
@@ -364,7 +339,7 @@ impl Cx<'_> {
                 let sk = self.konst(floats::from_f64(Num::F32, scale));
                 let t = self.alloc_cols(k);
                 let xc = self.col(arg(0)?)?;
-                out.push(Op::Tern {
+                out.push(Op::Tern(TernArgs {
                     op: TernOp::FClamp,
                     num: Num::F32,
                     d: t,
@@ -374,32 +349,32 @@ impl Cx<'_> {
                     n: k,
                     bs: true,
                     cs: true,
-                });
+                }));
                 out.push(self.bin(BinOp::FMul, Num::F32, t, t, sk, k, true));
-                out.push(Op::Un {
+                out.push(Op::Un(UnArgs {
                     op: UnOp::Round,
                     num: Num::F32,
                     d: t,
                     a: t,
                     n: k,
-                });
+                }));
                 let ti = self.alloc_cols(k);
-                out.push(Op::Cvt {
+                out.push(Op::Cvt(CvtArgs {
                     kind: if snorm { CvtKind::FToS } else { CvtKind::FToU },
                     from: Num::F32,
                     to: Num::Int(w),
                     d: ti,
                     a: t,
                     n: k,
-                });
-                out.push(Op::Bitcast {
+                }));
+                out.push(Op::Bitcast(BitcastArgs {
                     d: d.col,
                     a: ti,
                     from: Num::Int(w),
                     na: k,
                     to: Num::Int(32),
                     nd: 1,
-                });
+                }));
                 Ok(true)
             }
             g::UnpackSnorm4x8 | g::UnpackUnorm4x8 | g::UnpackSnorm2x16 | g::UnpackUnorm2x16 => {
@@ -413,27 +388,27 @@ impl Cx<'_> {
                 let scale = ((1u64 << (w - u8::from(snorm))) - 1) as f64;
                 let sk = self.konst(floats::from_f64(Num::F32, scale));
                 let ti = self.alloc_cols(k);
-                out.push(Op::Bitcast {
+                out.push(Op::Bitcast(BitcastArgs {
                     d: ti,
                     a: self.col(arg(0)?)?,
                     from: Num::Int(32),
                     na: 1,
                     to: Num::Int(w),
                     nd: k,
-                });
-                out.push(Op::Cvt {
+                }));
+                out.push(Op::Cvt(CvtArgs {
                     kind: if snorm { CvtKind::SToF } else { CvtKind::UToF },
                     from: Num::Int(w),
                     to: Num::F32,
                     d: d.col,
                     a: ti,
                     n: k,
-                });
+                }));
                 out.push(self.bin(BinOp::FDiv, Num::F32, d.col, d.col, sk, k, true));
                 if snorm {
                     let lo = self.konst(floats::from_f64(Num::F32, -1.0));
                     let one = self.konst(floats::from_f64(Num::F32, 1.0));
-                    out.push(Op::Tern {
+                    out.push(Op::Tern(TernArgs {
                         op: TernOp::FClamp,
                         num: Num::F32,
                         d: d.col,
@@ -443,7 +418,7 @@ impl Cx<'_> {
                         n: k,
                         bs: true,
                         cs: true,
-                    });
+                    }));
                 }
                 Ok(true)
             }
@@ -544,6 +519,284 @@ impl Cx<'_> {
                         self.vals.insert(src, pv);
                     }
                 }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'m> Cx<'m> {
+    /// Compiles `opcode` if it is of this family (see [`Family`]).
+    pub(super) fn glsl_inst(&mut self, inst: &Inst, out: &mut Vec<Op>) -> Compiled {
+        if inst.opcode != op::ExtInst {
+            return Ok(false);
+        }
+        self.ext_inst(inst.rt, inst.d, inst.a, out)?;
+        Ok(true)
+    }
+
+    pub(super) fn ext_inst(
+        &mut self,
+        rt: u32,
+        d: Val,
+        a: &[u32],
+        out: &mut Vec<Op>,
+    ) -> Result<(), ExecError> {
+        use grammar::glsl_std_450 as g;
+        let set = a.first().copied().unwrap_or(0);
+        let inst = a.get(1).copied().unwrap_or(0);
+        let args = &a[2.min(a.len())..];
+        if self.printf_set.contains(&set) {
+            let fmt = self
+                .strings
+                .get(&args.first().copied().unwrap_or(0))
+                .cloned()
+                .unwrap_or_default();
+            let mut pa = Vec::new();
+            for &x in &args[1..] {
+                let (num, n) = self.t.comps(self.ty_of(x)?)?;
+                pa.push((self.col(x)?, num, n));
+            }
+            out.push(Op::Printf(PrintfArgs {
+                fmt,
+                args: pa.into(),
+            }));
+            return Ok(());
+        }
+        if self.other_sets.contains(&set) {
+            return Ok(());
+        }
+        if !self.glsl_set.contains(&set) {
+            return bad("unknown extended instruction set");
+        }
+        let arg_cols: Vec<u32> = args
+            .iter()
+            .map(|&id| self.col(id))
+            .collect::<Result<_, _>>()?;
+        let c = |i: usize| -> Result<u32, ExecError> {
+            arg_cols
+                .get(i)
+                .copied()
+                .ok_or_else(|| ExecError::invalid("missing operand"))
+        };
+        if self.ext_more(inst, rt, d, args, out)? {
+            return Ok(());
+        }
+        let (num, n) = match args.first() {
+            Some(&x) => self.t.comps(self.ty_of(x)?)?,
+            None => return bad("GLSL.std.450 instruction without operands"),
+        };
+        let un = |u| {
+            Op::Un(UnArgs {
+                op: u,
+                num,
+                d: d.col,
+                a: 0,
+                n,
+            })
+        };
+        let row = ScalarOpRow::for_glsl(inst).map(|r| r.op);
+        let un_op = if let Some(ScalarOp::Un(u)) = row {
+            Some(u)
+        } else {
+            None
+        };
+        if let Some(u) = un_op {
+            let mut o = un(u);
+            if let Op::Un(UnArgs { a, .. }) = &mut o {
+                *a = c(0)?;
+            }
+            out.push(o);
+            return Ok(());
+        }
+        let bin_op = if let Some(ScalarOp::Bin(b)) = row {
+            Some(b)
+        } else {
+            None
+        };
+        if let Some(b) = bin_op {
+            out.push(Op::Bin(BinArgs {
+                op: b,
+                num,
+                d: d.col,
+                a: c(0)?,
+                b: c(1)?,
+                n,
+                bs: false,
+            }));
+            return Ok(());
+        }
+        let tern = if let Some(ScalarOp::Tern(t)) = row {
+            Some(t)
+        } else {
+            None
+        };
+        if let Some(t) = tern {
+            out.push(Op::Tern(TernArgs {
+                op: t,
+                num,
+                d: d.col,
+                a: c(0)?,
+                b: c(1)?,
+                c: c(2)?,
+                n,
+                bs: false,
+                cs: false,
+            }));
+            return Ok(());
+        }
+        match inst {
+            g::Length | g::Normalize | g::Distance => {
+                let x = if inst == g::Distance {
+                    let t = self.alloc_cols(n);
+                    out.push(Op::Bin(BinArgs {
+                        op: BinOp::FSub,
+                        num,
+                        d: t,
+                        a: c(0)?,
+                        b: c(1)?,
+                        n,
+                        bs: false,
+                    }));
+                    t
+                } else {
+                    c(0)?
+                };
+                let len = self.alloc_cols(1);
+                self.dot(num, len, x, 1, x, 1, n, out);
+                out.push(Op::Un(UnArgs {
+                    op: UnOp::Sqrt,
+                    num,
+                    d: len,
+                    a: len,
+                    n: 1,
+                }));
+                if inst == g::Normalize {
+                    let one = self.alloc_cols(1);
+                    self.img[one as usize] = floats::from_f64(num, 1.0);
+                    self.const_len.push((one, self.img[one as usize]));
+                    out.push(Op::Bin(BinArgs {
+                        op: BinOp::FDiv,
+                        num,
+                        d: len,
+                        a: one,
+                        b: len,
+                        n: 1,
+                        bs: false,
+                    }));
+                    out.push(Op::Bin(BinArgs {
+                        op: BinOp::FMul,
+                        num,
+                        d: d.col,
+                        a: x,
+                        b: len,
+                        n,
+                        bs: true,
+                    }));
+                } else {
+                    out.push(Op::Copy(CopyArgs {
+                        d,
+                        a: Val {
+                            col: len,
+                            mat: 0,
+                            ncols: 1,
+                            nmats: 0,
+                        },
+                    }));
+                }
+            }
+            g::Cross => {
+                let (x, y) = (c(0)?, c(1)?);
+                let t = self.alloc_cols(1);
+                for i in 0..3u32 {
+                    let (j, k) = ((i + 1) % 3, (i + 2) % 3);
+                    out.push(Op::Bin(BinArgs {
+                        op: BinOp::FMul,
+                        num,
+                        d: d.col + i,
+                        a: x + j,
+                        b: y + k,
+                        n: 1,
+                        bs: false,
+                    }));
+                    out.push(Op::Bin(BinArgs {
+                        op: BinOp::FMul,
+                        num,
+                        d: t,
+                        a: x + k,
+                        b: y + j,
+                        n: 1,
+                        bs: false,
+                    }));
+                    out.push(Op::Bin(BinArgs {
+                        op: BinOp::FSub,
+                        num,
+                        d: d.col + i,
+                        a: d.col + i,
+                        b: t,
+                        n: 1,
+                        bs: false,
+                    }));
+                }
+            }
+            g::PackHalf2x16 => {
+                let t = self.alloc_cols(2);
+                out.push(Op::Cvt(CvtArgs {
+                    kind: CvtKind::FConv,
+                    from: Num::F32,
+                    to: Num::F16,
+                    d: t,
+                    a: c(0)?,
+                    n: 2,
+                }));
+                out.push(Op::Bitcast(BitcastArgs {
+                    d: d.col,
+                    a: t,
+                    from: Num::F16,
+                    na: 2,
+                    to: Num::Int(32),
+                    nd: 1,
+                }));
+            }
+            g::UnpackHalf2x16 => {
+                let t = self.alloc_cols(2);
+                out.push(Op::Bitcast(BitcastArgs {
+                    d: t,
+                    a: c(0)?,
+                    from: Num::Int(32),
+                    na: 1,
+                    to: Num::F16,
+                    nd: 2,
+                }));
+                out.push(Op::Cvt(CvtArgs {
+                    kind: CvtKind::FConv,
+                    from: Num::F16,
+                    to: Num::F32,
+                    d: d.col,
+                    a: t,
+                    n: 2,
+                }));
+            }
+            g::PackDouble2x32 => out.push(Op::Bitcast(BitcastArgs {
+                d: d.col,
+                a: c(0)?,
+                from: Num::Int(32),
+                na: 2,
+                to: Num::F64,
+                nd: 1,
+            })),
+            g::UnpackDouble2x32 => out.push(Op::Bitcast(BitcastArgs {
+                d: d.col,
+                a: c(0)?,
+                from: Num::F64,
+                na: 1,
+                to: Num::Int(32),
+                nd: 2,
+            })),
+            g::IMix => return unsupported("GLSL.std.450 IMix is not supported"),
+            _ => {
+                let _ = rt;
+                return unsupported(format!("GLSL.std.450 instruction {inst} is not supported"));
             }
         }
         Ok(())

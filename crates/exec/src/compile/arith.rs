@@ -1,0 +1,441 @@
+//! Arithmetic beyond the scalar-op table: bit casts and pointer conversions, QuantizeToF16, Any/All, vector and matrix products (expanded per component), extended arithmetic, BitFieldInsert.
+
+use super::*;
+
+impl<'m> Cx<'m> {
+    /// Per-component operations of the scalar-op table (see [`Family`]).
+    pub(super) fn scalar_op_inst(&mut self, inst: &Inst, out: &mut Vec<Op>) -> Compiled {
+        let (opcode, rt, rid, d, a) = (inst.opcode, inst.rt, inst.rid, inst.d, inst.a);
+        let arg = |i: usize| operand(a, i);
+        // Plain per-component ops: the scalar-op table maps the opcode.
+        let row = ScalarOpRow::for_opcode(opcode);
+        let bin_op = if let Some(ScalarOp::Bin(b)) = row.map(|r| r.op) {
+            Some(b)
+        } else {
+            None
+        };
+        if let Some(b) = bin_op {
+            let (num, n) = self.comps_of(arg(0)?)?;
+            // Unsigned division or remainder by a constant power of two: a shift or a mask.
+            if matches!(b, BinOp::UDiv | BinOp::UMod)
+                && n == 1
+                && !num.is_float()
+                && let Ok(v) = self.const_u64(arg(1)?)
+                && v.is_power_of_two()
+            {
+                let (op2, k) = if b == BinOp::UDiv {
+                    (BinOp::ShrL, v.trailing_zeros() as u64)
+                } else {
+                    (BinOp::And, v - 1)
+                };
+                let kc = self.alloc_cols(1);
+                self.img[kc as usize] = k;
+                self.const_len.push((kc, k));
+                out.push(Op::Bin(BinArgs {
+                    op: op2,
+                    num,
+                    d: d.col,
+                    a: self.col(arg(0)?)?,
+                    b: kc,
+                    n,
+                    bs: false,
+                }));
+                return Ok(true);
+            }
+            let num = if matches!(opcode, op::PtrEqual | op::PtrNotEqual) {
+                Num::Int(64)
+            } else {
+                num
+            };
+            out.push(Op::Bin(BinArgs {
+                op: b,
+                num,
+                d: d.col,
+                a: self.col(arg(0)?)?,
+                b: self.col(arg(1)?)?,
+                n,
+                bs: false,
+            }));
+            return Ok(true);
+        }
+        let un_op = if let Some(ScalarOp::Un(u)) = row.map(|r| r.op) {
+            Some(u)
+        } else {
+            None
+        };
+        if let Some(u) = un_op {
+            let (num, n) = self.comps_of(arg(0)?)?;
+            out.push(Op::Un(UnArgs {
+                op: u,
+                num,
+                d: d.col,
+                a: self.col(arg(0)?)?,
+                n,
+            }));
+            return Ok(true);
+        }
+        if let Some(ScalarOp::Tern(t)) = row.map(|r| r.op) {
+            let (num, n) = self.comps_of(arg(0)?)?;
+            // Operands with fewer components than the result (BitField offset and count) are
+            // scalars applied to every component.
+            let scalar = |cx: &Self, i: usize| -> Result<bool, ExecError> {
+                Ok(cx.comps_of(arg(i)?)?.1 < n)
+            };
+            out.push(Op::Tern(TernArgs {
+                op: t,
+                num,
+                d: d.col,
+                a: self.col(arg(0)?)?,
+                b: self.col(arg(1)?)?,
+                c: self.col(arg(2)?)?,
+                n,
+                bs: scalar(self, 1)?,
+                cs: scalar(self, 2)?,
+            }));
+            return Ok(true);
+        }
+        let cvt = if let Some(ScalarOp::Cvt(k)) = row.map(|r| r.op) {
+            Some(k)
+        } else {
+            None
+        };
+        if let Some(k) = cvt {
+            let (from, n) = self.comps_of(arg(0)?)?;
+            let (to, _) = self.t.comps(rt)?;
+            let k = if k == CvtKind::FConv
+                && self
+                    .m
+                    .has_decoration(rid, decoration::SaturatedToLargestFloat8NormalConversionEXT)
+            {
+                CvtKind::FConvSat
+            } else {
+                k
+            };
+            out.push(Op::Cvt(CvtArgs {
+                kind: k,
+                from,
+                to,
+                d: d.col,
+                a: self.col(arg(0)?)?,
+                n,
+            }));
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Compiles `opcode` if it is of this family (see [`Family`]).
+    pub(super) fn arith_inst(&mut self, inst: &Inst, out: &mut Vec<Op>) -> Result<bool, ExecError> {
+        let Inst {
+            opcode,
+            rt,
+            rid: _,
+            d,
+            a,
+        } = *inst;
+        let arg = |i: usize| operand(a, i);
+        match opcode {
+            op::Bitcast | op::ConvertUToPtr | op::ConvertPtrToU => {
+                let src = arg(0)?;
+                let sty = self.ty_of(src)?;
+                let s_ptr = matches!(self.t.get(sty)?, Ty::Pointer { .. });
+                let d_ptr = matches!(self.t.get(rt)?, Ty::Pointer { .. });
+                let (from, na) = if s_ptr {
+                    (Num::Int(64), 1)
+                } else {
+                    self.t.comps(sty)?
+                };
+                let (to, nd) = if d_ptr {
+                    (Num::Int(64), 1)
+                } else {
+                    self.t.comps(rt)?
+                };
+                if from.bits() * na == to.bits() * nd && !(s_ptr || d_ptr)
+                    || (from == to && na == nd)
+                {
+                    out.push(Op::Bitcast(BitcastArgs {
+                        d: d.col,
+                        a: self.col(src)?,
+                        from,
+                        na,
+                        to,
+                        nd,
+                    }));
+                } else if s_ptr || d_ptr {
+                    // Pointer <-> integer or uvec2: an address is 64 bits.
+                    if nd == 2 && to.bits() == 32 {
+                        out.push(Op::Bitcast(BitcastArgs {
+                            d: d.col,
+                            a: self.col(src)?,
+                            from: Num::Int(64),
+                            na: 1,
+                            to,
+                            nd,
+                        }));
+                    } else if na == 2 && from.bits() == 32 {
+                        out.push(Op::Bitcast(BitcastArgs {
+                            d: d.col,
+                            a: self.col(src)?,
+                            from,
+                            na,
+                            to: Num::Int(64),
+                            nd: 1,
+                        }));
+                    } else {
+                        out.push(Op::Trunc(TruncArgs {
+                            d: d.col,
+                            a: self.col(src)?,
+                            bits: to.bits().min(from.bits()) as u8,
+                        }));
+                    }
+                } else {
+                    return bad("OpBitcast between types of different sizes");
+                }
+            }
+            op::QuantizeToF16 => {
+                let (num, n) = self.comps_of(arg(0)?)?;
+                out.push(Op::Cvt(CvtArgs {
+                    kind: CvtKind::FConv,
+                    from: num,
+                    to: Num::F16,
+                    d: d.col,
+                    a: self.col(arg(0)?)?,
+                    n,
+                }));
+                out.push(Op::Cvt(CvtArgs {
+                    kind: CvtKind::FConv,
+                    from: Num::F16,
+                    to: num,
+                    d: d.col,
+                    a: d.col,
+                    n,
+                }));
+            }
+            op::Any | op::All => {
+                let v = self.val(arg(0)?)?;
+                let b = if opcode == op::Any {
+                    BinOp::LOr
+                } else {
+                    BinOp::LAnd
+                };
+                out.push(Op::Copy(CopyArgs {
+                    d,
+                    a: Val { ncols: 1, ..v },
+                }));
+                for k in 1..v.ncols {
+                    out.push(Op::Bin(BinArgs {
+                        op: b,
+                        num: Num::Bool,
+                        d: d.col,
+                        a: d.col,
+                        b: v.col + k,
+                        n: 1,
+                        bs: false,
+                    }));
+                }
+            }
+            op::VectorTimesScalar | op::MatrixTimesScalar => {
+                let (num, _) = self.comps_of(arg(1)?)?;
+                out.push(Op::Bin(BinArgs {
+                    op: BinOp::FMul,
+                    num,
+                    d: d.col,
+                    a: self.col(arg(0)?)?,
+                    b: self.col(arg(1)?)?,
+                    n: d.ncols,
+                    bs: true,
+                }));
+            }
+            op::Dot => {
+                let (num, n) = self.comps_of(arg(0)?)?;
+                self.dot(
+                    num,
+                    d.col,
+                    self.col(arg(0)?)?,
+                    1,
+                    self.col(arg(1)?)?,
+                    1,
+                    n,
+                    out,
+                );
+            }
+            op::MatrixTimesVector => {
+                // M: C columns of R rows; v: C components.
+                let mt = self.ty_of(arg(0)?)?;
+                let Ty::Matrix { col, n: ncol } = self.t.get(mt)?.clone() else {
+                    return bad("not a matrix");
+                };
+                let (num, rows) = self.t.comps(col)?;
+                let (mc, vc) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
+                for r in 0..rows {
+                    self.dot(num, d.col + r, mc + r, rows, vc, 1, ncol, out);
+                }
+            }
+            op::VectorTimesMatrix => {
+                let mt = self.ty_of(arg(1)?)?;
+                let Ty::Matrix { col, n: ncol } = self.t.get(mt)?.clone() else {
+                    return bad("not a matrix");
+                };
+                let (num, rows) = self.t.comps(col)?;
+                let (vc, mc) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
+                for c in 0..ncol {
+                    self.dot(num, d.col + c, vc, 1, mc + c * rows, 1, rows, out);
+                }
+            }
+            op::MatrixTimesMatrix => {
+                let at = self.ty_of(arg(0)?)?;
+                let bt = self.ty_of(arg(1)?)?;
+                let Ty::Matrix { col, n: k } = self.t.get(at)?.clone() else {
+                    return bad("not a matrix");
+                };
+                let Ty::Matrix { n: nc, .. } = self.t.get(bt)?.clone() else {
+                    return bad("not a matrix");
+                };
+                let (num, rows) = self.t.comps(col)?;
+                let (ac, bc) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
+                for j in 0..nc {
+                    for r in 0..rows {
+                        self.dot(
+                            num,
+                            d.col + j * rows + r,
+                            ac + r,
+                            rows,
+                            bc + j * k,
+                            1,
+                            k,
+                            out,
+                        );
+                    }
+                }
+            }
+            op::OuterProduct => {
+                let va = self.val(arg(0)?)?;
+                let vb = self.val(arg(1)?)?;
+                let (num, _) = self.comps_of(arg(0)?)?;
+                for j in 0..vb.ncols {
+                    out.push(Op::Bin(BinArgs {
+                        op: BinOp::FMul,
+                        num,
+                        d: d.col + j * va.ncols,
+                        a: va.col,
+                        b: vb.col + j,
+                        n: va.ncols,
+                        bs: true,
+                    }));
+                }
+            }
+            op::Transpose => {
+                let st = self.ty_of(arg(0)?)?;
+                let Ty::Matrix { col, n: ncol } = self.t.get(st)?.clone() else {
+                    return bad("not a matrix");
+                };
+                let (_, rows) = self.t.comps(col)?;
+                let s = self.col(arg(0)?)?;
+                for c in 0..ncol {
+                    for r in 0..rows {
+                        out.push(Op::Copy(CopyArgs {
+                            d: Val {
+                                col: d.col + r * ncol + c,
+                                mat: 0,
+                                ncols: 1,
+                                nmats: 0,
+                            },
+                            a: Val {
+                                col: s + c * rows + r,
+                                mat: 0,
+                                ncols: 1,
+                                nmats: 0,
+                            },
+                        }));
+                    }
+                }
+            }
+            op::IAddCarry | op::ISubBorrow | op::UMulExtended | op::SMulExtended => {
+                let (num, n) = self.comps_of(arg(0)?)?;
+                let (x, y) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
+                let (lo, hi) = match opcode {
+                    op::IAddCarry => (BinOp::IAdd, BinOp::AddCarry),
+                    op::ISubBorrow => (BinOp::ISub, BinOp::SubBorrow),
+                    op::UMulExtended => (BinOp::IMul, BinOp::UMulHi),
+                    _ => (BinOp::IMul, BinOp::SMulHi),
+                };
+                out.push(Op::Bin(BinArgs {
+                    op: lo,
+                    num,
+                    d: d.col,
+                    a: x,
+                    b: y,
+                    n,
+                    bs: false,
+                }));
+                out.push(Op::Bin(BinArgs {
+                    op: hi,
+                    num,
+                    d: d.col + n,
+                    a: x,
+                    b: y,
+                    n,
+                    bs: false,
+                }));
+            }
+            op::BitFieldInsert => {
+                let (num, n) = self.comps_of(arg(0)?)?;
+                out.push(Op::BfInsert(BfInsertArgs {
+                    d: d.col,
+                    base: self.col(arg(0)?)?,
+                    ins: self.col(arg(1)?)?,
+                    off: self.col(arg(2)?)?,
+                    cnt: self.col(arg(3)?)?,
+                    n,
+                    bits: num.bits() as u8,
+                }));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn dot(
+        &mut self,
+        num: Num,
+        d: u32,
+        a: u32,
+        sa: u32,
+        b: u32,
+        sb: u32,
+        n: u32,
+        out: &mut Vec<Op>,
+    ) {
+        let tmp = self.alloc_cols(1);
+        out.push(Op::Bin(BinArgs {
+            op: BinOp::FMul,
+            num,
+            d,
+            a,
+            b,
+            n: 1,
+            bs: false,
+        }));
+        for k in 1..n {
+            out.push(Op::Bin(BinArgs {
+                op: BinOp::FMul,
+                num,
+                d: tmp,
+                a: a + k * sa,
+                b: b + k * sb,
+                n: 1,
+                bs: false,
+            }));
+            out.push(Op::Bin(BinArgs {
+                op: BinOp::FAdd,
+                num,
+                d,
+                a: d,
+                b: tmp,
+                n: 1,
+                bs: false,
+            }));
+        }
+    }
+}

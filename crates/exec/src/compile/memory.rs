@@ -1,0 +1,181 @@
+//! Memory instructions: loads, stores, copies, access chains, OpArrayLength.
+
+use super::*;
+
+impl<'m> Cx<'m> {
+    /// Compiles `opcode` if it is of this family (see [`Family`]).
+    pub(super) fn memory_inst(&mut self, inst: &Inst, out: &mut Vec<Op>) -> Compiled {
+        let (opcode, rt, rid, d, a) = (inst.opcode, inst.rt, inst.rid, inst.d, inst.a);
+        let arg = |i: usize| operand(a, i);
+        match opcode {
+            op::Load => {
+                let mut leaves = Vec::new();
+                self.leaves_through(arg(0)?, rt, &mut leaves)?;
+                out.push(Op::Load(LoadArgs {
+                    d,
+                    ptr: self.col(arg(0)?)?,
+                    leaves: leaves.into(),
+                }));
+            }
+            op::Store => {
+                let v = self.val(arg(1)?)?;
+                let ty = self.ty_of(arg(1)?)?;
+                let mut leaves = Vec::new();
+                self.leaves_through(arg(0)?, ty, &mut leaves)?;
+                out.push(Op::Store(StoreArgs {
+                    ptr: self.col(arg(0)?)?,
+                    v,
+                    leaves: leaves.into(),
+                }));
+            }
+            op::CopyMemory | op::CopyMemorySized => {
+                let pty = self.ty_of(arg(1)?)?;
+                let bytes = if opcode == op::CopyMemorySized {
+                    self.const_u64(arg(2)?)? as u32
+                } else {
+                    match self.t.get(pty)? {
+                        Ty::Pointer { pointee, .. } => self.t.size_align(*pointee)?.0,
+                        _ => 0,
+                    }
+                };
+                out.push(Op::CopyMem(CopyMemArgs {
+                    dst: self.col(arg(0)?)?,
+                    src: self.col(arg(1)?)?,
+                    bytes,
+                }));
+            }
+            op::AccessChain
+            | op::InBoundsAccessChain
+            | op::PtrAccessChain
+            | op::InBoundsPtrAccessChain => {
+                let base = arg(0)?;
+                let bty = self.ty_of(base)?;
+                let Ty::Pointer { pointee, .. } = self.t.get(bty)?.clone() else {
+                    return bad("access chain base is not a pointer");
+                };
+                let mut steps: Vec<Step> = Vec::new();
+                let mut cur = pointee;
+                let mut idx = &a[1..];
+                let mut lay = self.ptr_lay.get(&base).copied();
+                let push_step = |cx: &Self,
+                                 steps: &mut Vec<Step>,
+                                 id: u32,
+                                 stride: i64|
+                 -> Result<(), ExecError> {
+                    if cx.const_ids.contains(&id) {
+                        let (num, _) = cx.t.comps(cx.ty_of(id)?)?;
+                        let v = floats::sext(cx.const_u64(id)?, num.bits());
+                        steps.push(Step::Const(v * stride));
+                    } else {
+                        let (num, _) = cx.t.comps(cx.ty_of(id)?)?;
+                        steps.push(Step::Dyn {
+                            idx: cx.col(id)?,
+                            bits: num.bits() as u8,
+                            stride,
+                        });
+                    }
+                    Ok(())
+                };
+                if matches!(opcode, op::PtrAccessChain | op::InBoundsPtrAccessChain) {
+                    let stride = match self.m.decoration_param(bty, decoration::ArrayStride) {
+                        Some(Some(s)) => s as i64,
+                        _ => {
+                            let (s, al) = self.t.size_align(pointee)?;
+                            s.next_multiple_of(al.max(1)) as i64
+                        }
+                    };
+                    push_step(self, &mut steps, idx[0], stride)?;
+                    idx = &idx[1..];
+                }
+                for &i in idx {
+                    match self.t.get(cur)?.clone() {
+                        Ty::Struct(_) => {
+                            let k = self.const_u64(i)? as u32;
+                            let (off, mt) = self.t.mem_member(cur, k)?;
+                            steps.push(Step::Const(off as i64));
+                            lay = self
+                                .t
+                                .member_matrix_layout(cur, k)
+                                .map(|(stride, row_major)| glsl::PtrLay::Mat { stride, row_major });
+                            cur = mt;
+                        }
+                        Ty::Array { elem, .. } | Ty::RuntimeArray { elem } => {
+                            let s = self.t.stride(cur)? as i64;
+                            push_step(self, &mut steps, i, s)?;
+                            cur = elem;
+                        }
+                        Ty::Vector { elem, .. } => {
+                            let s = match lay.take() {
+                                Some(glsl::PtrLay::Col { elem_stride }) => elem_stride as i64,
+                                _ => self.t.size_align(elem)?.0 as i64,
+                            };
+                            push_step(self, &mut steps, i, s)?;
+                            cur = elem;
+                        }
+                        Ty::Matrix { col, .. } => {
+                            let (s, al) = self.t.size_align(col)?;
+                            // A column of a member with MatrixStride: column-major columns
+                            // are `stride` apart; row-major ones are one component apart,
+                            // their components `stride` apart.
+                            let (s, next) = match lay.take() {
+                                Some(glsl::PtrLay::Mat {
+                                    stride,
+                                    row_major: false,
+                                }) => (stride as i64, None),
+                                Some(glsl::PtrLay::Mat {
+                                    stride,
+                                    row_major: true,
+                                }) => (
+                                    self.t.comps(col)?.0.bytes() as i64,
+                                    Some(glsl::PtrLay::Col {
+                                        elem_stride: stride,
+                                    }),
+                                ),
+                                _ => (s.next_multiple_of(al) as i64, None),
+                            };
+                            push_step(self, &mut steps, i, s)?;
+                            lay = next;
+                            cur = col;
+                        }
+                        Ty::CoopMat(cm) => {
+                            push_step(self, &mut steps, i, cm.num.bytes() as i64)?;
+                            cur = 0;
+                        }
+                        t => return bad(format!("cannot index into {t:?}")),
+                    }
+                }
+                // Merge constant steps.
+                let mut merged: Vec<Step> = Vec::new();
+                for s in steps {
+                    match (merged.last_mut(), s) {
+                        (Some(Step::Const(x)), Step::Const(y)) => *x += y,
+                        (_, s) => merged.push(s),
+                    }
+                }
+                if let Some(l) = lay {
+                    self.ptr_lay.insert(rid, l);
+                }
+                out.push(Op::AccessChain(AccessChainArgs {
+                    d: d.col,
+                    base: self.col(base)?,
+                    steps: merged.into(),
+                }));
+            }
+            op::ArrayLength => {
+                let pty = self.ty_of(arg(0)?)?;
+                let Ty::Pointer { pointee, .. } = self.t.get(pty)?.clone() else {
+                    return bad("OpArrayLength of a non-pointer");
+                };
+                let (off, mt) = self.t.mem_member(pointee, arg(1)?)?;
+                out.push(Op::ArrayLength(ArrayLengthArgs {
+                    d: d.col,
+                    ptr: self.col(arg(0)?)?,
+                    off,
+                    stride: self.t.stride(mt)?,
+                }));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}

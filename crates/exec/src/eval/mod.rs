@@ -1,0 +1,947 @@
+//! Per-lane semantics and column kernels: what each pure op does to the register file.
+//!
+//! Used by the executor (every batch) and by the compiler (OpSpecConstantOp is run on a
+//! one-lane register image at compile time), so both give an op the same meaning.
+
+pub(crate) mod tensor;
+
+use crate::floats::{self, sext, trunc};
+use crate::program::*;
+use crate::{ExecError, err};
+
+/// Words of an active-lane mask.
+pub(crate) const MW: usize = MAX_LANES / 64;
+/// One bit per lane of a batch.
+pub(crate) type Mask = [u64; MW];
+
+macro_rules! each_lane {
+    ($mask:expr, $lanes:expr, $dense:expr, |$l:ident| $body:block) => {
+        if $dense {
+            for $l in 0..$lanes $body
+        } else {
+            for (w, &bits) in $mask.iter().enumerate() {
+                let mut bb = bits;
+                while bb != 0 {
+                    let $l = w * 64 + bb.trailing_zeros() as usize;
+                    bb &= bb - 1;
+                    $body
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use each_lane;
+
+// ---------------------------------------------------------------------------------------------
+// Per-lane scalar semantics.
+
+#[inline(always)]
+fn fb(x: bool) -> u64 {
+    x as u64
+}
+
+/// Unary op on raw bits. Float operations on an integer kind leave the bits alone (negation
+/// negates, IsNan/IsInf are false); integer operations on a float kind act on its bits.
+pub(crate) fn un1(op: UnOp, num: Num, x: u64) -> u64 {
+    let bits = num.bits();
+    let s = sext(x, bits);
+    let float = num.is_float();
+    // A float operation: `$e` over the value `$v` as f64, rounded back to `num`.
+    macro_rules! fun {
+        (|$v:ident| $e:expr) => {
+            if float {
+                let $v = floats::to_f64(num, x);
+                floats::from_f64(num, $e)
+            } else {
+                trunc(x, bits)
+            }
+        };
+    }
+    let int = |v: u64| trunc(v, bits);
+    match op {
+        UnOp::FNeg if float => fun!(|v| -v),
+        UnOp::FNeg | UnOp::SNeg => int(s.wrapping_neg() as u64),
+        UnOp::IsNan => fb(float && floats::to_f64(num, x).is_nan()),
+        UnOp::IsInf => fb(float && floats::to_f64(num, x).is_infinite()),
+        UnOp::Round => fun!(|v| v.round()),
+        UnOp::RoundEven => fun!(|v| v.round_ties_even()),
+        UnOp::Trunc => fun!(|v| v.trunc()),
+        UnOp::FAbs => fun!(|v| v.abs()),
+        UnOp::FSign => fun!(|v| if v > 0.0 {
+            1.0
+        } else if v < 0.0 {
+            -1.0
+        } else {
+            v
+        }),
+        UnOp::Floor => fun!(|v| v.floor()),
+        UnOp::Ceil => fun!(|v| v.ceil()),
+        UnOp::Fract => fun!(|v| v - v.floor()),
+        UnOp::Radians => fun!(|v| v.to_radians()),
+        UnOp::Degrees => fun!(|v| v.to_degrees()),
+        UnOp::Sin => fun!(|v| v.sin()),
+        UnOp::Cos => fun!(|v| v.cos()),
+        UnOp::Tan => fun!(|v| v.tan()),
+        UnOp::Asin => fun!(|v| v.asin()),
+        UnOp::Acos => fun!(|v| v.acos()),
+        UnOp::Atan => fun!(|v| v.atan()),
+        UnOp::Sinh => fun!(|v| v.sinh()),
+        UnOp::Cosh => fun!(|v| v.cosh()),
+        UnOp::Tanh => fun!(|v| v.tanh()),
+        UnOp::Asinh => fun!(|v| v.asinh()),
+        UnOp::Acosh => fun!(|v| v.acosh()),
+        UnOp::Atanh => fun!(|v| v.atanh()),
+        UnOp::Exp => fun!(|v| v.exp()),
+        UnOp::Log => fun!(|v| v.ln()),
+        UnOp::Exp2 => fun!(|v| v.exp2()),
+        UnOp::Log2 => fun!(|v| v.log2()),
+        UnOp::Sqrt => fun!(|v| v.sqrt()),
+        UnOp::InverseSqrt => fun!(|v| 1.0 / v.sqrt()),
+        UnOp::FrexpMant => fun!(|v| frexp(v).0),
+        UnOp::FrexpExp if float => frexp(floats::to_f64(num, x)).1 as u32 as u64,
+        UnOp::FrexpExp => trunc(x, bits),
+        UnOp::ModfFract => fun!(|v| if v.is_infinite() {
+            0f64.copysign(v)
+        } else {
+            (v - v.trunc()).copysign(v)
+        }),
+        UnOp::Not => int(!x),
+        UnOp::LNot => fb(x == 0),
+        UnOp::BitCount => trunc(x, bits).count_ones() as u64,
+        UnOp::BitReverse => int(x.reverse_bits() >> (64 - bits)),
+        UnOp::SAbs => int(s.wrapping_abs() as u64),
+        UnOp::SSign => int(s.signum() as u64),
+        UnOp::FindILsb => lowest_or_all_ones(trunc(x, bits), bits, false),
+        UnOp::FindUMsb => lowest_or_all_ones(trunc(x, bits), bits, true),
+        UnOp::FindSMsb => {
+            let t = if s < 0 { !s as u64 } else { s as u64 };
+            lowest_or_all_ones(t, bits, true)
+        }
+    }
+}
+
+/// FindILsb (`msb` false) / Find[SU]Msb (`msb` true) of `t`: the bit index, or −1 in `bits`
+/// bits when no bit is set.
+fn lowest_or_all_ones(t: u64, bits: u32, msb: bool) -> u64 {
+    if t == 0 {
+        trunc(u64::MAX, bits)
+    } else if msb {
+        63 - t.leading_zeros() as u64
+    } else {
+        t.trailing_zeros() as u64
+    }
+}
+
+/// GLSL.std.450 Frexp: `v = m · 2^e` with `0.5 <= |m| < 1`; zero, infinities and NaN give
+/// `(v, 0)`.
+fn frexp(v: f64) -> (f64, i32) {
+    if v == 0.0 || !v.is_finite() {
+        return (v, 0);
+    }
+    // Subnormal f64: scale into the normal range first.
+    let (v, adj) = if v.abs() < f64::MIN_POSITIVE {
+        (v * 2f64.powi(64), -64)
+    } else {
+        (v, 0)
+    };
+    let b = v.to_bits();
+    let e = ((b >> 52) & 0x7ff) as i32 - 1022;
+    let m = f64::from_bits((b & !(0x7ffu64 << 52)) | (1022u64 << 52));
+    (m, e + adj)
+}
+
+/// `a · 2^e` without overflowing the intermediate power of two (exponents beyond ±2200
+/// saturate: any finite f64 is then scaled to zero or infinity).
+fn ldexp(a: f64, e: i64) -> f64 {
+    let mut e = e.clamp(-2200, 2200) as i32;
+    let mut r = a;
+    while e > 1000 {
+        r *= 2f64.powi(1000);
+        e -= 1000;
+    }
+    while e < -1000 {
+        r *= 2f64.powi(-1000);
+        e += 1000;
+    }
+    r * 2f64.powi(e)
+}
+
+/// min/max that return the other operand when one is NaN (GLSL.std.450 FMin/NMin and
+/// FMax/NMax alike).
+fn min_max_nan(a: f64, b: f64, max: bool) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() {
+        a
+    } else if max {
+        a.max(b)
+    } else {
+        a.min(b)
+    }
+}
+
+/// Binary op on raw bits. Float operations compute in f64 and round once to `num` (exact for
+/// + − × ÷ on every kind up to f32, see `floats`); integer operations wrap to the width.
+pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
+    use BinOp::*;
+    let bits = num.bits().max(1);
+    if num == Num::F32 && matches!(op, FAdd | FSub | FMul | FDiv) {
+        let (a, b) = (f32::from_bits(x as u32), f32::from_bits(y as u32));
+        let r = if op == FAdd {
+            a + b
+        } else if op == FSub {
+            a - b
+        } else if op == FMul {
+            a * b
+        } else {
+            a / b
+        };
+        return r.to_bits() as u64;
+    }
+    // A float operation over the operands as f64, rounded back to `num`.
+    macro_rules! fop {
+        (|$a:ident, $b:ident| $e:expr) => {{
+            let ($a, $b) = (floats::to_f64(num, x), floats::to_f64(num, y));
+            floats::from_f64(num, $e)
+        }};
+    }
+    // A float comparison; `$un` is whether either operand is NaN.
+    macro_rules! fcmp {
+        (|$a:ident, $b:ident, $un:ident| $e:expr) => {{
+            let ($a, $b) = (floats::to_f64(num, x), floats::to_f64(num, y));
+            let $un = $a.is_nan() || $b.is_nan();
+            fb($e)
+        }};
+    }
+    let (sa, sb) = (sext(x, bits), sext(y, bits));
+    let (ua, ub) = (trunc(x, bits), trunc(y, bits));
+    let int = |v: u64| trunc(v, bits);
+    match op {
+        FAdd => fop!(|a, b| a + b),
+        FSub => fop!(|a, b| a - b),
+        FMul => fop!(|a, b| a * b),
+        FDiv => fop!(|a, b| a / b),
+        FRem => fop!(|a, b| a % b),
+        FMod => fop!(|a, b| {
+            let r = a % b;
+            if r != 0.0 && (r < 0.0) != (b < 0.0) {
+                r + b
+            } else {
+                r
+            }
+        }),
+        FOEq => fcmp!(|a, b, _un| a == b),
+        FUEq => fcmp!(|a, b, un| un || a == b),
+        FONe => fcmp!(|a, b, un| !un && a != b),
+        FUNe => fcmp!(|a, b, _un| a != b),
+        FOLt => fcmp!(|a, b, _un| a < b),
+        FULt => fcmp!(|a, b, un| un || a < b),
+        FOGt => fcmp!(|a, b, _un| a > b),
+        FUGt => fcmp!(|a, b, un| un || a > b),
+        FOLe => fcmp!(|a, b, _un| a <= b),
+        FULe => fcmp!(|a, b, un| un || a <= b),
+        FOGe => fcmp!(|a, b, _un| a >= b),
+        FUGe => fcmp!(|a, b, un| un || a >= b),
+        Ordered => fcmp!(|_a, _b, un| !un),
+        Unordered => fcmp!(|_a, _b, un| un),
+        FMin | NMin => fop!(|a, b| min_max_nan(a, b, false)),
+        FMax | NMax => fop!(|a, b| min_max_nan(a, b, true)),
+        Pow => fop!(|a, b| a.powf(b)),
+        Atan2 => fop!(|a, b| a.atan2(b)),
+        Step => fop!(|a, b| if b < a { 0.0 } else { 1.0 }),
+        Ldexp => floats::from_f64(num, ldexp(floats::to_f64(num, x), sext(y, 32))),
+        IAdd => int(ua.wrapping_add(ub)),
+        ISub => int(ua.wrapping_sub(ub)),
+        IMul => int(ua.wrapping_mul(ub)),
+        UDiv => int(ua.checked_div(ub).unwrap_or(0)),
+        SDiv => int(sa.checked_div(sb).unwrap_or(0) as u64),
+        UMod => int(ua.checked_rem(ub).unwrap_or(0)),
+        SRem => int(sa.checked_rem(sb).unwrap_or(0) as u64),
+        SMod => {
+            let r = sa.checked_rem(sb).unwrap_or(0);
+            int((if r != 0 && (r < 0) != (sb < 0) {
+                r + sb
+            } else {
+                r
+            }) as u64)
+        }
+        Shl => int(if ub >= bits as u64 { 0 } else { ua << ub }),
+        ShrL => int(if ub >= bits as u64 { 0 } else { ua >> ub }),
+        ShrA => int((sa >> ub.min(63)) as u64),
+        And => ua & ub,
+        Or => ua | ub,
+        Xor => ua ^ ub,
+        IEq => fb(ua == ub),
+        INe => fb(ua != ub),
+        UGt => fb(ua > ub),
+        UGe => fb(ua >= ub),
+        ULt => fb(ua < ub),
+        ULe => fb(ua <= ub),
+        SGt => fb(sa > sb),
+        SGe => fb(sa >= sb),
+        SLt => fb(sa < sb),
+        SLe => fb(sa <= sb),
+        LEq => fb((x != 0) == (y != 0)),
+        LNe => fb((x != 0) != (y != 0)),
+        LAnd => fb(x != 0 && y != 0),
+        LOr => fb(x != 0 || y != 0),
+        UMin => ua.min(ub),
+        UMax => ua.max(ub),
+        SMin => int(sa.min(sb) as u64),
+        SMax => int(sa.max(sb) as u64),
+        UMulHi => int(((ua as u128 * ub as u128) >> bits) as u64),
+        SMulHi => int(((sa as i128 * sb as i128) >> bits) as u64),
+        AddCarry => {
+            fb(ua.wrapping_add(ub) != trunc(ua.wrapping_add(ub), bits)
+                || ua.checked_add(ub).is_none())
+        }
+        SubBorrow => fb(ua < ub),
+    }
+}
+
+/// Ternary op on raw bits.
+pub(crate) fn tern1(op: TernOp, num: Num, x: u64, y: u64, z: u64) -> u64 {
+    let bits = num.bits();
+    // A float operation over the operands as f64, rounded back to `num`.
+    macro_rules! fop {
+        (|$a:ident, $b:ident, $c:ident| $e:expr) => {{
+            let ($a, $b, $c) = (
+                floats::to_f64(num, x),
+                floats::to_f64(num, y),
+                floats::to_f64(num, z),
+            );
+            floats::from_f64(num, $e)
+        }};
+    }
+    let extract = |signed: bool| {
+        let (off, cnt) = (y.min(64) as u32, z.min(64) as u32);
+        if cnt == 0 {
+            return 0;
+        }
+        let v = trunc(x >> off.min(63), cnt);
+        if signed {
+            trunc(sext(v, cnt) as u64, bits)
+        } else {
+            v
+        }
+    };
+    match op {
+        TernOp::UClamp => trunc(x, bits).max(trunc(y, bits)).min(trunc(z, bits)),
+        TernOp::SClamp => trunc(
+            sext(x, bits).max(sext(y, bits)).min(sext(z, bits)) as u64,
+            bits,
+        ),
+        TernOp::UExtract => extract(false),
+        TernOp::SExtract => extract(true),
+        TernOp::FMix => fop!(|a, b, c| a + (b - a) * c),
+        TernOp::FClamp | TernOp::NClamp => fop!(|a, b, c| a.max(b).min(c)),
+        TernOp::Fma if num == Num::F32 => {
+            fop!(|a, b, c| (a as f32).mul_add(b as f32, c as f32) as f64)
+        }
+        TernOp::Fma => fop!(|a, b, c| a.mul_add(b, c)),
+        TernOp::SmoothStep => fop!(|a, b, c| {
+            let t = ((c - a) / (b - a)).clamp(0.0, 1.0);
+            t * t * (3.0 - 2.0 * t)
+        }),
+    }
+}
+
+/// Conversion on raw bits.
+pub(crate) fn cvt1(kind: CvtKind, from: Num, to: Num, x: u64) -> u64 {
+    let tb = to.bits();
+    match kind {
+        CvtKind::UConv => trunc(trunc(x, from.bits()), tb),
+        CvtKind::SConv => trunc(sext(x, from.bits()) as u64, tb),
+        CvtKind::FConv => floats::from_f64(to, floats::to_f64(from, x)),
+        CvtKind::FConvSat => floats::from_f64_sat(to, floats::to_f64(from, x)),
+        CvtKind::SToF => floats::from_f64(to, sext(x, from.bits()) as f64),
+        CvtKind::UToF => floats::from_f64(to, trunc(x, from.bits()) as f64),
+        CvtKind::FToU => {
+            let v = floats::to_f64(from, x);
+            let max = if tb >= 64 {
+                u64::MAX as f64
+            } else {
+                ((1u64 << tb) - 1) as f64
+            };
+            trunc(
+                if v.is_nan() {
+                    0
+                } else {
+                    v.clamp(0.0, max) as u64
+                },
+                tb,
+            )
+        }
+        CvtKind::FToS => {
+            let v = floats::to_f64(from, x);
+            let (lo, hi) = (-(2f64.powi(tb as i32 - 1)), 2f64.powi(tb as i32 - 1) - 1.0);
+            trunc(
+                if v.is_nan() {
+                    0
+                } else {
+                    v.clamp(lo, hi) as i64 as u64
+                },
+                tb,
+            )
+        }
+    }
+}
+
+/// Specialized loops for 32-bit integer ops (the address arithmetic of most shaders).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn bin_u32(
+    op: BinOp,
+    c: &mut [u64],
+    dc: usize,
+    ac: usize,
+    bc: usize,
+    lanes: usize,
+    mask: &Mask,
+    dense: bool,
+) -> bool {
+    macro_rules! go {
+        (|$x:ident, $y:ident| $e:expr) => {{
+            // All lanes and a result column distinct from both operands: plain slices, so the
+            // loop has no bounds checks and vectorizes.
+            if dense && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes) {
+                for ((d, &$x), &$y) in dd.iter_mut().zip(aa).zip(bb) {
+                    let ($x, $y) = ($x as u32, $y as u32);
+                    *d = ($e) as u64;
+                }
+                return true;
+            }
+            each_lane!(mask, lanes, dense, |l| {
+                let $x = c[ac + l] as u32;
+                let $y = c[bc + l] as u32;
+                c[dc + l] = ($e) as u64;
+            });
+            true
+        }};
+    }
+    // Shifts by an amount the same in every lane (usually a constant): a scalar shift count
+    // lets the loop vectorize (SSE2 has no per-lane variable shifts).
+    if dense
+        && matches!(op, BinOp::Shl | BinOp::ShrL | BinOp::ShrA)
+        && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes)
+        && let Some(&y0) = bb.first()
+        && bb.iter().fold(0, |acc, &y| acc | (y ^ y0)) as u32 == 0
+    {
+        let y = y0 as u32;
+        let it = dd.iter_mut().zip(aa);
+        if op == BinOp::ShrA {
+            it.for_each(|(d, &x)| *d = ((x as i32) >> y.min(31)) as u32 as u64);
+        } else if y >= 32 {
+            it.for_each(|(d, _)| *d = 0);
+        } else if op == BinOp::Shl {
+            it.for_each(|(d, &x)| *d = ((x as u32) << y) as u64);
+        } else {
+            it.for_each(|(d, &x)| *d = ((x as u32) >> y) as u64);
+        }
+        return true;
+    }
+    match op {
+        BinOp::IAdd => go!(|x, y| x.wrapping_add(y)),
+        BinOp::ISub => go!(|x, y| x.wrapping_sub(y)),
+        BinOp::IMul => go!(|x, y| x.wrapping_mul(y)),
+        BinOp::UDiv => go!(|x, y| x.checked_div(y).unwrap_or(0)),
+        BinOp::UMod => go!(|x, y| x.checked_rem(y).unwrap_or(0)),
+        BinOp::Shl => go!(|x, y| if y >= 32 { 0 } else { x << y }),
+        BinOp::ShrL => go!(|x, y| if y >= 32 { 0 } else { x >> y }),
+        BinOp::ShrA => go!(|x, y| ((x as i32) >> y.min(31)) as u32),
+        BinOp::And => go!(|x, y| x & y),
+        BinOp::Or => go!(|x, y| x | y),
+        BinOp::Xor => go!(|x, y| x ^ y),
+        BinOp::IEq => go!(|x, y| x == y),
+        BinOp::INe => go!(|x, y| x != y),
+        BinOp::ULt => go!(|x, y| x < y),
+        BinOp::ULe => go!(|x, y| x <= y),
+        BinOp::UGt => go!(|x, y| x > y),
+        BinOp::UGe => go!(|x, y| x >= y),
+        BinOp::SLt => go!(|x, y| (x as i32) < (y as i32)),
+        BinOp::SLe => go!(|x, y| (x as i32) <= (y as i32)),
+        BinOp::SGt => go!(|x, y| (x as i32) > (y as i32)),
+        BinOp::SGe => go!(|x, y| (x as i32) >= (y as i32)),
+        BinOp::UMin => go!(|x, y| x.min(y)),
+        BinOp::UMax => go!(|x, y| x.max(y)),
+        BinOp::SMin => go!(|x, y| (x as i32).min(y as i32) as u32),
+        BinOp::SMax => go!(|x, y| (x as i32).max(y as i32) as u32),
+        // No specialized loop: the generic per-lane path.
+        BinOp::SDiv
+        | BinOp::SRem
+        | BinOp::SMod
+        | BinOp::FAdd
+        | BinOp::FSub
+        | BinOp::FMul
+        | BinOp::FDiv
+        | BinOp::FRem
+        | BinOp::FMod
+        | BinOp::FOEq
+        | BinOp::FUEq
+        | BinOp::FONe
+        | BinOp::FUNe
+        | BinOp::FOLt
+        | BinOp::FULt
+        | BinOp::FOGt
+        | BinOp::FUGt
+        | BinOp::FOLe
+        | BinOp::FULe
+        | BinOp::FOGe
+        | BinOp::FUGe
+        | BinOp::Ordered
+        | BinOp::Unordered
+        | BinOp::LEq
+        | BinOp::LNe
+        | BinOp::LAnd
+        | BinOp::LOr
+        | BinOp::FMin
+        | BinOp::FMax
+        | BinOp::NMin
+        | BinOp::NMax
+        | BinOp::Pow
+        | BinOp::Atan2
+        | BinOp::Step
+        | BinOp::Ldexp
+        | BinOp::UMulHi
+        | BinOp::SMulHi
+        | BinOp::AddCarry
+        | BinOp::SubBorrow => false,
+    }
+}
+
+/// All-lanes access chain on plain slices: constant steps fold into one offset and the first
+/// dynamic step reads the base column directly (no copy pass). False, with nothing written,
+/// when a column is out of range or an index column is the result column.
+pub(crate) fn access_chain_dense(
+    c: &mut [u64],
+    dc: usize,
+    bc: usize,
+    steps: &[Step],
+    lanes: usize,
+) -> bool {
+    let fits = |x: usize| x + lanes <= c.len();
+    let dyn_ok = steps.iter().all(|s| match *s {
+        Step::Dyn { idx, bits, .. } => {
+            let ic = idx as usize * lanes;
+            ic != dc && fits(ic) && (1..=64).contains(&bits)
+        }
+        Step::Const(_) => true,
+    });
+    if !dyn_ok || !fits(dc) || !fits(bc) {
+        return false;
+    }
+    let k = steps.iter().fold(0u64, |a, s| match *s {
+        Step::Const(x) => a.wrapping_add(x as u64),
+        Step::Dyn { .. } => a,
+    });
+    let mut dyns = steps.iter().filter_map(|s| match *s {
+        Step::Dyn { idx, bits, stride } => Some((idx as usize * lanes, 64 - bits as u32, stride)),
+        Step::Const(_) => None,
+    });
+    let mut first = dyns.next();
+    if let Some((ic, s, stride)) = first
+        && let Some((dd, bb, ii)) = cols3(c, dc, bc, ic, lanes)
+    {
+        for ((d, &b), &i) in dd.iter_mut().zip(bb).zip(ii) {
+            let i = ((i << s) as i64) >> s;
+            *d = b
+                .wrapping_add(k)
+                .wrapping_add(i.wrapping_mul(stride) as u64);
+        }
+        first = None;
+    } else {
+        c.copy_within(bc..bc + lanes, dc);
+        if k != 0 {
+            c[dc..dc + lanes]
+                .iter_mut()
+                .for_each(|d| *d = d.wrapping_add(k));
+        }
+    }
+    for (ic, s, stride) in first.into_iter().chain(dyns) {
+        let Some((dd, ii, _)) = cols3(c, dc, ic, ic, lanes) else {
+            unreachable!("checked above: index columns are in range and not the result");
+        };
+        for (d, &i) in dd.iter_mut().zip(ii) {
+            let i = ((i << s) as i64) >> s;
+            *d = d.wrapping_add(i.wrapping_mul(stride) as u64);
+        }
+    }
+    true
+}
+
+/// Column `d` (mutable) and columns `a`, `b` (shared) of the register file, or None when `d` is
+/// one of them. Columns start at multiples of `lanes`, so distinct ones never overlap.
+fn cols3(
+    c: &mut [u64],
+    d: usize,
+    a: usize,
+    b: usize,
+    lanes: usize,
+) -> Option<(&mut [u64], &[u64], &[u64])> {
+    if d == a || d == b || d + lanes > c.len() {
+        return None;
+    }
+    let (lo, hi) = c.split_at_mut(d);
+    let (dst, hi) = hi.split_at_mut(lanes);
+    let (lo, hi): (&[u64], &[u64]) = (lo, hi);
+    let pick = |x: usize| {
+        if x < d {
+            lo.get(x..x + lanes)
+        } else {
+            x.checked_sub(d + lanes).and_then(|o| hi.get(o..o + lanes))
+        }
+    };
+    Some((dst, pick(a)?, pick(b)?))
+}
+
+/// Runs pure column ops on a one-lane register image (OpSpecConstantOp).
+pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
+    let mut mask = [0u64; MW];
+    mask[0] = 1;
+    let mut k = Columns {
+        c: img,
+        lanes: 1,
+        mask: &mask,
+        dense: true,
+    };
+    for o in ops {
+        match o {
+            Op::Un(x) => k.un(x),
+            Op::Bin(x) => k.bin(x),
+            Op::Tern(x) => k.tern(x),
+            Op::BfInsert(x) => k.bf_insert(x),
+            Op::Cvt(x) => k.cvt(x),
+            Op::Bitcast(x) => k.bitcast(x),
+            Op::Trunc(x) => k.trunc_col(x),
+            Op::Select(x) if x.nmats == 0 => k.select(x),
+            Op::Copy(x) if x.a.nmats == 0 => k.copy(x),
+            Op::ExtractDyn(x) => k.extract_dyn(x),
+            Op::InsertDyn(x) => k.insert_dyn(x),
+            Op::Select(_)
+            | Op::Copy(_)
+            | Op::Load(_)
+            | Op::Store(_)
+            | Op::CopyMem(_)
+            | Op::AccessChain(_)
+            | Op::ArrayLength(_)
+            | Op::Atomic(_)
+            | Op::Barrier
+            | Op::Call(_)
+            | Op::Sg(_)
+            | Op::CmLoad(_)
+            | Op::CmStore(_)
+            | Op::CmMulAdd(_)
+            | Op::CmExtract(_)
+            | Op::CmInsert(_)
+            | Op::CmSplat(_)
+            | Op::CmUn(_)
+            | Op::CmBin(_)
+            | Op::CmScale(_)
+            | Op::CmCvt(_)
+            | Op::Printf(_)
+            | Op::Coop2(_)
+            | Op::Unsupported(_) => {
+                return err(format!("{o:?} cannot be evaluated in OpSpecConstantOp"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The register file of a batch as the column kernels see it: `lanes` values per column,
+/// the active mask, and whether every lane is active (`dense`: plain loops).
+pub(crate) struct Columns<'a> {
+    /// The lane columns.
+    pub c: &'a mut [u64],
+    /// Lanes per column.
+    pub lanes: usize,
+    /// Active lanes.
+    pub mask: &'a Mask,
+    /// All lanes active.
+    pub dense: bool,
+}
+
+impl Columns<'_> {
+    /// [`Op::Bin`].
+    pub(crate) fn bin(
+        &mut self,
+        &BinArgs {
+            op,
+            num,
+            d,
+            a,
+            b,
+            n,
+            bs,
+        }: &BinArgs,
+    ) {
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: u32| x as usize * lanes;
+
+        for k in 0..n {
+            let (dc, ac, bc) = (col(d + k), col(a + k), col(if bs { b } else { b + k }));
+            if num == Num::Int(32) && bin_u32(op, c, dc, ac, bc, lanes, mask, dense) {
+                continue;
+            }
+            if num == Num::F32 && op == BinOp::FMul {
+                each_lane!(mask, lanes, dense, |l| {
+                    c[dc + l] = (f32::from_bits(c[ac + l] as u32)
+                        * f32::from_bits(c[bc + l] as u32))
+                    .to_bits() as u64;
+                })
+            } else if num == Num::F32 && op == BinOp::FAdd {
+                each_lane!(mask, lanes, dense, |l| {
+                    c[dc + l] = (f32::from_bits(c[ac + l] as u32)
+                        + f32::from_bits(c[bc + l] as u32))
+                    .to_bits() as u64;
+                })
+            } else {
+                each_lane!(mask, lanes, dense, |l| {
+                    c[dc + l] = bin1(op, num, c[ac + l], c[bc + l]);
+                })
+            }
+        }
+    }
+
+    /// [`Op::Un`].
+    pub(crate) fn un(&mut self, &UnArgs { op, num, d, a, n }: &UnArgs) {
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: u32| x as usize * lanes;
+
+        for k in 0..n {
+            let (dc, ac) = (col(d + k), col(a + k));
+            each_lane!(mask, lanes, dense, |l| {
+                c[dc + l] = un1(op, num, c[ac + l]);
+            });
+        }
+    }
+
+    /// [`Op::Tern`].
+    pub(crate) fn tern(
+        &mut self,
+        &TernArgs {
+            op,
+            num,
+            d,
+            a,
+            b,
+            c: cc,
+            n,
+            bs,
+            cs,
+        }: &TernArgs,
+    ) {
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: u32| x as usize * lanes;
+
+        for k in 0..n {
+            let (dc, ac) = (col(d + k), col(a + k));
+            let bc = col(if bs { b } else { b + k });
+            let ccc = col(if cs { cc } else { cc + k });
+            each_lane!(mask, lanes, dense, |l| {
+                c[dc + l] = tern1(op, num, c[ac + l], c[bc + l], c[ccc + l]);
+            });
+        }
+    }
+
+    /// [`Op::BfInsert`].
+    pub(crate) fn bf_insert(
+        &mut self,
+        &BfInsertArgs {
+            d,
+            base,
+            ins,
+            off,
+            cnt,
+            n,
+            bits,
+        }: &BfInsertArgs,
+    ) {
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: u32| x as usize * lanes;
+
+        for k in 0..n {
+            let (dc, bc, ic) = (col(d + k), col(base + k), col(ins + k));
+            let (oc, cc2) = (col(off), col(cnt));
+            each_lane!(mask, lanes, dense, |l| {
+                let (o, n2) = (c[oc + l].min(64) as u32, c[cc2 + l].min(64) as u32);
+                let m = if n2 == 0 {
+                    0
+                } else {
+                    trunc(u64::MAX, n2) << o.min(63)
+                };
+                c[dc + l] = trunc(
+                    (c[bc + l] & !m) | ((c[ic + l] << o.min(63)) & m),
+                    bits as u32,
+                );
+            });
+        }
+    }
+
+    /// [`Op::Cvt`].
+    pub(crate) fn cvt(
+        &mut self,
+        &CvtArgs {
+            kind,
+            from,
+            to,
+            d,
+            a,
+            n,
+        }: &CvtArgs,
+    ) {
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: u32| x as usize * lanes;
+
+        for k in 0..n {
+            let (dc, ac) = (col(d + k), col(a + k));
+            if (kind, from, to) == (CvtKind::UToF, Num::Int(32), Num::F32) {
+                each_lane!(mask, lanes, dense, |l| {
+                    c[dc + l] = (c[ac + l] as u32 as f32).to_bits() as u64;
+                })
+            } else {
+                each_lane!(mask, lanes, dense, |l| {
+                    c[dc + l] = cvt1(kind, from, to, c[ac + l]);
+                })
+            }
+        }
+    }
+
+    /// [`Op::Bitcast`].
+    pub(crate) fn bitcast(
+        &mut self,
+        &BitcastArgs {
+            d,
+            a,
+            from,
+            na,
+            to,
+            nd,
+        }: &BitcastArgs,
+    ) {
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: u32| x as usize * lanes;
+
+        let (fb_, tb) = (from.bits().max(1), to.bits().max(1));
+        each_lane!(mask, lanes, dense, |l| {
+            let mut acc: u128 = 0;
+            for k in 0..na {
+                acc |= (trunc(c[col(a + k) + l], fb_) as u128) << (k * fb_);
+            }
+            for k in 0..nd {
+                c[col(d + k) + l] = trunc((acc >> (k * tb)) as u64, tb);
+            }
+        });
+    }
+
+    /// [`Op::Trunc`].
+    pub(crate) fn trunc_col(&mut self, &TruncArgs { d, a, bits }: &TruncArgs) {
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: u32| x as usize * lanes;
+
+        let (dc, ac) = (col(d), col(a));
+        each_lane!(mask, lanes, dense, |l| {
+            c[dc + l] = trunc(c[ac + l], bits as u32);
+        });
+    }
+
+    /// [`Op::Select`].
+    pub(crate) fn select(
+        &mut self,
+        &SelectArgs {
+            d,
+            c: cond,
+            a,
+            b,
+            n,
+            cs,
+            ..
+        }: &SelectArgs,
+    ) {
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: u32| x as usize * lanes;
+
+        for k in 0..n {
+            let (dc, ac, bc) = (col(d + k), col(a + k), col(b + k));
+            let cc = col(if cs { cond } else { cond + k });
+            each_lane!(mask, lanes, dense, |l| {
+                c[dc + l] = if c[cc + l] != 0 { c[ac + l] } else { c[bc + l] };
+            });
+        }
+    }
+
+    /// [`Op::Copy`].
+    pub(crate) fn copy(&mut self, &CopyArgs { d, a }: &CopyArgs) {
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: u32| x as usize * lanes;
+
+        for k in 0..a.ncols {
+            let (dc, ac) = (col(d.col + k), col(a.col + k));
+            if dense {
+                c.copy_within(ac..ac + lanes, dc);
+            } else {
+                each_lane!(mask, lanes, false, |l| {
+                    c[dc + l] = c[ac + l];
+                });
+            }
+        }
+    }
+
+    /// [`Op::ExtractDyn`].
+    pub(crate) fn extract_dyn(&mut self, &ExtractDynArgs { d, a, idx, n, w }: &ExtractDynArgs) {
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: u32| x as usize * lanes;
+
+        let (dc, ic) = (col(d), col(idx));
+        each_lane!(mask, lanes, dense, |l| {
+            let i = trunc(c[ic + l], w);
+            c[dc + l] = if i < n as u64 {
+                c[col(a + i as u32) + l]
+            } else {
+                0
+            };
+        });
+    }
+
+    /// [`Op::InsertDyn`].
+    pub(crate) fn insert_dyn(&mut self, &InsertDynArgs { d, a, v, idx, n, w }: &InsertDynArgs) {
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: u32| x as usize * lanes;
+
+        let (vc, ic) = (col(v), col(idx));
+        each_lane!(mask, lanes, dense, |l| {
+            let i = trunc(c[ic + l], w);
+            for k in 0..n {
+                c[col(d + k) + l] = if i == k as u64 {
+                    c[vc + l]
+                } else {
+                    c[col(a + k) + l]
+                };
+            }
+        });
+    }
+}
+
+/// The identity of a GroupNonUniform reduction or scan over `op` (SPIR-V 3.3.24 Group
+/// Operation: the value the exclusive scan gives the first invocation).
+pub(crate) fn reduction_identity(op: BinOp, num: Num) -> u64 {
+    let bits = num.bits();
+    use BinOp::*;
+    match op {
+        IMul => 1,
+        FMul => floats::from_f64(num, 1.0),
+        SMin => trunc((1u64 << (bits - 1)) - 1, bits),
+        UMin | And => trunc(u64::MAX, bits),
+        NMin | FMin => floats::from_f64(num, f64::INFINITY),
+        SMax => trunc(1u64 << (bits - 1), bits),
+        NMax | FMax => floats::from_f64(num, f64::NEG_INFINITY),
+        LAnd => 1,
+        IAdd | FAdd | Or | Xor | LOr | LNe | UMax => 0,
+        // Not reduction operators: the compiler never emits a reduction over them.
+        ISub | UDiv | SDiv | UMod | SRem | SMod | FSub | FDiv | FRem | FMod | Shl | ShrL | ShrA
+        | IEq | INe | UGt | UGe | ULt | ULe | SGt | SGe | SLt | SLe | FOEq | FUEq | FONe | FUNe
+        | FOLt | FULt | FOGt | FUGt | FOLe | FULe | FOGe | FUGe | Ordered | Unordered | LEq
+        | Pow | Atan2 | Step | Ldexp | UMulHi | SMulHi | AddCarry | SubBorrow => 0,
+    }
+}

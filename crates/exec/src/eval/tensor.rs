@@ -1,0 +1,96 @@
+//! SPV_NV_cooperative_matrix2 / SPV_NV_tensor_addressing support shared by the compiler
+//! (`compile/coop2.rs`) and the executor (`exec/coop2.rs`).
+//!
+//! Tensor layouts and views are immutable values kept in ordinary lane columns (one copy per
+//! lane, like any SSA value), so they can live in Function/Private variables and flow through
+//! phis: the compiler gives `OpTypeTensorLayoutNV` the shape of a `uint[LAYOUT_COLS]` array
+//! and `OpTypeTensorViewNV` that of a `uint[VIEW_COLS]` array. The encoding stores every
+//! field, static ones (dimension count, clamp mode, permutation) included, so an op needs only
+//! the value. The semantics themselves come from `coopmat_tensor`.
+
+use crate::ExecError;
+use coopmat_tensor::{ClampMode, MAX_DIM, TensorLayout, TensorView};
+
+/// A layout from its encoding (fields are replayed through the `coopmat_tensor` setters so
+/// every invariant of the type holds).
+pub(crate) fn layout_from(c: &[u64]) -> Result<TensorLayout, ExecError> {
+    let te = |e: coopmat_tensor::TensorError| ExecError::invalid(e.to_string());
+    let w = |i: usize| c[i] as u32;
+    let dims = w(0) as usize;
+    if !(1..=MAX_DIM).contains(&dims) {
+        return Err(ExecError::invalid(format!(
+            "tensor layout value has dimension count {dims} (uninitialized layout?)"
+        )));
+    }
+    let f = |base: usize| -> Vec<u32> { (0..dims).map(|i| w(base + i)).collect() };
+    let mut slice = Vec::with_capacity(2 * dims);
+    for i in 0..dims {
+        slice.push(w(17 + i));
+        slice.push(w(22 + i));
+    }
+    let l = TensorLayout::create(dims as u32, ClampMode::from_raw(w(1)).map_err(te)?)
+        .map_err(te)?
+        .set_dimension(&f(7))
+        .map_err(te)?
+        .set_stride(&f(12))
+        .map_err(te)?
+        .set_block_size(&f(2))
+        .map_err(te)?
+        .slice(&slice)
+        .map_err(te)?
+        .set_clamp_value(w(27));
+    Ok(l)
+}
+
+/// The encoding of a layout.
+pub(crate) fn layout_to(l: &TensorLayout, c: &mut [u64]) {
+    c.fill(0);
+    c[0] = l.dims() as u64;
+    c[1] = l.clamp_mode().raw() as u64;
+    for i in 0..l.dims() {
+        c[2 + i] = l.block_size()[i] as u64;
+        c[7 + i] = l.layout_dimension()[i] as u64;
+        c[12 + i] = l.stride()[i] as u64;
+        c[17 + i] = l.offset()[i] as u32 as u64;
+        c[22 + i] = l.span()[i] as u64;
+    }
+    c[27] = l.clamp_value() as u64;
+}
+
+/// A view from its encoding.
+pub(crate) fn view_from(c: &[u64]) -> Result<TensorView, ExecError> {
+    let te = |e: coopmat_tensor::TensorError| ExecError::invalid(e.to_string());
+    let w = |i: usize| c[i] as u32;
+    let dims = w(0) as usize;
+    if !(1..=MAX_DIM).contains(&dims) {
+        return Err(ExecError::invalid(format!(
+            "tensor view value has dimension count {dims} (uninitialized view?)"
+        )));
+    }
+    let f = |base: usize| -> Vec<u32> { (0..dims).map(|i| w(base + i)).collect() };
+    // set_dimension also recomputes the strides; set_stride then restores the stored ones.
+    Ok(TensorView::create(dims as u32, w(1) != 0, &f(2))
+        .map_err(te)?
+        .set_dimension(&f(7))
+        .map_err(te)?
+        .set_stride(&f(12))
+        .map_err(te)?
+        .set_clip(w(17), w(18), w(19), w(20)))
+}
+
+/// The encoding of a view.
+pub(crate) fn view_to(v: &TensorView, c: &mut [u64]) {
+    c.fill(0);
+    c[0] = v.dims() as u64;
+    c[1] = v.has_dimensions() as u64;
+    for i in 0..v.dims() {
+        c[2 + i] = v.permutation()[i] as u64;
+        c[7 + i] = v.view_dimension()[i] as u64;
+        c[12 + i] = v.view_stride()[i] as u64;
+    }
+    let (a, b, cc, d) = v.clip();
+    c[17] = a as u64;
+    c[18] = b as u64;
+    c[19] = cc as u64;
+    c[20] = d as u64;
+}

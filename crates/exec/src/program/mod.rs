@@ -1,0 +1,753 @@
+//! The instruction set: the pre-decoded program the compiler produces and the executor runs.
+//!
+//! This module depends on nothing else in the crate (the scalar operation table comes from
+//! `coopmat_spirv::scalar_ops`): compiler, evaluator and executor all build on it.
+
+mod coop2;
+
+pub use coop2::*;
+pub use coopmat_spirv::scalar_ops::{BinOp, CvtKind, TernOp, UnOp};
+use std::collections::HashMap;
+
+/// Most lanes (invocations) in one batch.
+pub const MAX_LANES: usize = 1024;
+
+/// A scalar kind as the engine stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Num {
+    /// Boolean (0 or 1).
+    Bool,
+    /// Integer of 8, 16, 32 or 64 bits (signedness is the instruction's business).
+    Int(u8),
+    /// IEEE binary16.
+    F16,
+    /// IEEE binary32.
+    F32,
+    /// IEEE binary64.
+    F64,
+    /// bfloat16 (SPV_KHR_bfloat16).
+    BF16,
+    /// OFP8 E4M3 (SPV_EXT_float8): bias 7, no infinities, NaN = S.1111.111.
+    E4M3,
+    /// OFP8 E5M2 (SPV_EXT_float8): bias 15, IEEE-like infinities and NaNs.
+    E5M2,
+}
+
+impl Num {
+    /// Size in bytes in memory.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Num::Bool => 4,
+            Num::Int(w) => w as u32 / 8,
+            Num::F16 | Num::BF16 => 2,
+            Num::F32 => 4,
+            Num::F64 => 8,
+            Num::E4M3 | Num::E5M2 => 1,
+        }
+    }
+
+    /// Bit width of the value.
+    pub fn bits(self) -> u32 {
+        match self {
+            Num::Bool => 1,
+            _ => self.bytes() * 8,
+        }
+    }
+
+    /// Whether it is a floating-point kind.
+    pub fn is_float(self) -> bool {
+        !matches!(self, Num::Bool | Num::Int(_))
+    }
+}
+
+/// A cooperative matrix type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CmType {
+    /// Component kind.
+    pub num: Num,
+    /// The component OpTypeInt's signedness (NV MulAdd uses it).
+    pub signed: bool,
+    /// Scope (Subgroup or Workgroup).
+    pub scope: u32,
+    /// Rows.
+    pub rows: u32,
+    /// Columns.
+    pub cols: u32,
+    /// Use (KHR), 2 (accumulator) for NV.
+    pub use_: u32,
+    /// Declared with OpTypeCooperativeMatrixNV.
+    pub nv: bool,
+}
+
+impl CmType {
+    /// Elements of one tile.
+    pub fn elems(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+    /// Whether the tile is kept as f32 (every float kind up to 32 bits) rather than raw bits.
+    pub fn is_f32_arena(&self) -> bool {
+        self.num.is_float() && self.num != Num::F64
+    }
+}
+
+/// One scalar or matrix piece of a value in memory.
+#[derive(Clone, Copy, Debug)]
+pub enum MemLeaf {
+    /// A scalar at byte offset `off` going to lane column `col` (relative).
+    Scalar { off: u32, num: Num, col: u32 },
+    /// A cooperative matrix stored as each lane's share (component i of lane l at `off + i·size`).
+    Mat { off: u32, mat: u32, cm: CmType },
+}
+
+/// Engine options.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// Invocations per subgroup: a power of two in 8..=128 (default 32).
+    pub subgroup_size: u32,
+    /// Rayon threads for independent workgroups; 0 = all cores.
+    pub threads: usize,
+    /// Vulkan robustBufferAccess results (loads of 0, dropped stores) instead of errors.
+    pub robust: bool,
+    /// Lane-instructions a single workgroup may execute before the run is stopped (0 = no limit).
+    pub instruction_budget: u64,
+    /// Print `NonSemantic.DebugPrintf` output to stdout.
+    pub printf: bool,
+    /// Which of DecodeFunc / DecodeVectorFunc tensor loads call (SPV_NV_cooperative_matrix_decode_vector).
+    pub decode_policy: DecodePolicy,
+    /// Run both decode forms for every V-group and fail on the first disagreement.
+    pub check_decode: bool,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            subgroup_size: 32,
+            threads: 0,
+            robust: false,
+            instruction_budget: 0,
+            printf: true,
+            decode_policy: DecodePolicy::Scalar,
+            check_decode: false,
+        }
+    }
+}
+
+/// Specialization constant values by SpecId: raw bits, zero-extended.
+pub type SpecConstants = HashMap<u32, u64>;
+
+/// What kind of descriptor a binding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindingKind {
+    /// A storage buffer (StorageBuffer class, or Uniform class with BufferBlock).
+    StorageBuffer,
+    /// A uniform buffer.
+    Uniform,
+}
+
+/// One descriptor the entry point uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindingInfo {
+    /// Descriptor set.
+    pub set: u32,
+    /// Binding number.
+    pub binding: u32,
+    /// Storage or uniform buffer.
+    pub kind: BindingKind,
+    /// Bytes the static layout needs (a trailing runtime array counted with 0 elements).
+    pub min_size: usize,
+    /// The variable's (or its block type's) OpName.
+    pub name: Option<String>,
+}
+
+/// Where a variable's pointer points.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum VarAddr {
+    /// A descriptor binding (set, binding).
+    Binding(u32, u32),
+    /// The push-constant block.
+    Push,
+    /// An engine-owned object (index into `locals`).
+    Local(u32),
+}
+
+/// An engine-owned memory object.
+#[derive(Clone, Debug)]
+pub(crate) struct LocalDef {
+    /// Bytes (per lane when `per_lane`).
+    pub bytes: u64,
+    /// One copy per lane (Function, Private, Input) or per batch (Workgroup).
+    pub per_lane: bool,
+}
+
+/// A built-in input to fill at the start of each workgroup.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BuiltinFill {
+    /// The local object.
+    pub local: u32,
+    /// Byte offset in it.
+    pub off: u32,
+    /// Which built-in.
+    pub builtin: u32,
+    /// Bytes per component (4 or 8).
+    pub comp_bytes: u32,
+}
+
+/// The compiled program.
+pub(crate) struct Program {
+    pub funcs: Vec<Func>,
+    pub entry: u32,
+    pub ncols: usize,
+    pub mats: Vec<MatSlot>,
+    pub mf_len: usize,
+    pub mw_len: usize,
+    pub const_cols: Vec<(u32, u64)>,
+    pub const_mats: Vec<(u32, u64)>,
+    pub var_cols: Vec<(u32, VarAddr)>,
+    pub locals: Vec<LocalDef>,
+    pub builtins: Vec<BuiltinFill>,
+    pub private_init: Vec<(Op, u32)>,
+    pub descs: Vec<String>,
+    pub bindings: Vec<BindingInfo>,
+    pub push_size: usize,
+    pub local_size: [u32; 3],
+    pub sg: u32,
+    pub lanes: u32,
+    pub options: EngineOptions,
+}
+
+/// A compiled, immutable pipeline: one entry point of one module with its specialization.
+pub struct Pipeline {
+    pub(crate) p: Program,
+    /// Word vectors of earlier dispatches, reused for the buffers of the next ones: a fresh
+    /// allocation per dispatch costs a page fault per 4 KiB (0.15–0.3 s for 64 MiB).
+    pub(crate) scratch: std::sync::Mutex<Vec<Vec<std::sync::atomic::AtomicU32>>>,
+}
+
+// The pre-decoded program: ops with operand slot indices, blocks in structured order.
+
+/// A register value: its first lane column and first matrix slot.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Val {
+    /// First lane column.
+    pub col: u32,
+    /// First matrix slot.
+    pub mat: u32,
+    /// Number of lane columns.
+    pub ncols: u32,
+    /// Number of matrix slots.
+    pub nmats: u32,
+}
+
+/// Atomic operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum AtomicOp {
+    Load,
+    Store,
+    Exchange,
+    CmpXchg,
+    IInc,
+    IDec,
+    IAdd,
+    ISub,
+    SMin,
+    UMin,
+    SMax,
+    UMax,
+    And,
+    Or,
+    Xor,
+    FAdd,
+    FMin,
+    FMax,
+}
+
+/// Subgroup (GroupNonUniform) operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum SgOp {
+    Elect,
+    All,
+    Any,
+    AllEqual,
+    Broadcast,
+    BroadcastFirst,
+    Ballot,
+    InverseBallot,
+    BallotBitExtract,
+    BallotBitCount,
+    BallotFindLsb,
+    BallotFindMsb,
+    Shuffle,
+    ShuffleXor,
+    ShuffleUp,
+    ShuffleDown,
+    QuadBroadcast,
+    QuadSwap,
+    Rotate,
+    Reduce(BinOp),
+}
+
+/// An access-chain step.
+#[derive(Clone, Copy, Debug)]
+pub enum Step {
+    /// Add a constant byte offset.
+    Const(i64),
+    /// Add `index × stride` with the index read from a column (`bits` wide, signed).
+    Dyn { idx: u32, bits: u8, stride: i64 },
+}
+
+/// An edge to a block, with the phi copies it performs (SPIR-V 2.2.5: phis read their
+/// operands as of the end of the predecessor, so the copies are parallel).
+#[derive(Clone, Debug, Default)]
+pub struct Edge {
+    /// Target block index.
+    pub target: u32,
+    /// (phi value, incoming value).
+    pub phis: Vec<(Val, Val)>,
+}
+
+/// Block terminators.
+#[derive(Clone, Debug)]
+pub enum Term {
+    /// OpBranch.
+    Branch(Edge),
+    /// OpBranchConditional.
+    Cond { c: u32, t: Edge, f: Edge },
+    /// OpSwitch.
+    Switch {
+        sel: u32,
+        bits: u8,
+        default: Edge,
+        cases: Vec<(u64, Edge)>,
+    },
+    /// OpReturn / OpReturnValue.
+    Return(Option<Val>),
+    /// OpKill / OpTerminateInvocation.
+    Kill,
+    /// OpUnreachable.
+    Unreachable,
+}
+
+/// One pre-decoded instruction. Column operands (`u32`) index lane columns; `*_mat` fields
+/// index matrix slots.
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub enum Op {
+    Un(UnArgs),
+    Bin(BinArgs),
+    Tern(TernArgs),
+    BfInsert(BfInsertArgs),
+    Cvt(CvtArgs),
+    /// Reinterpret `na` components of `from` as `nd` components of `to` (same total bits).
+    Bitcast(BitcastArgs),
+    Select(SelectArgs),
+    /// Copy a whole value (columns and matrix slots).
+    Copy(CopyArgs),
+    /// OpVectorExtractDynamic over `n` components (index `w` bits wide).
+    ExtractDyn(ExtractDynArgs),
+    InsertDyn(InsertDynArgs),
+    Load(LoadArgs),
+    Store(StoreArgs),
+    CopyMem(CopyMemArgs),
+    AccessChain(AccessChainArgs),
+    /// OpArrayLength: `(bytes of the object from the pointer on − off) / stride`.
+    ArrayLength(ArrayLengthArgs),
+    /// Truncate a pointer/integer column to `bits` (OpConvertPtrToU).
+    Trunc(TruncArgs),
+    Atomic(AtomicArgs),
+    Barrier,
+    Call(CallArgs),
+    Sg(SgArgs),
+    /// Cooperative-matrix load (`stride` is `u32::MAX` when absent).
+    CmLoad(CmLoadArgs),
+    CmStore(CmStoreArgs),
+    CmMulAdd(CmMulAddArgs),
+    CmExtract(CmExtractArgs),
+    CmInsert(CmInsertArgs),
+    CmSplat(CmSplatArgs),
+    CmUn(CmUnArgs),
+    CmBin(CmBinArgs),
+    CmScale(CmScaleArgs),
+    CmCvt(CmCvtArgs),
+    Printf(PrintfArgs),
+    /// SPV_NV_cooperative_matrix2 / tensor addressing (`coop2`).
+    Coop2(Box<C2>),
+    /// An instruction the engine could not compile: its error, raised if it is reached.
+    Unsupported(Box<crate::error::ExecError>),
+}
+
+/// A block in structured order.
+#[derive(Clone, Debug)]
+pub struct Block {
+    /// Its ops and, per op, the index of its source description.
+    pub ops: Vec<(Op, u32)>,
+    /// The terminator and its description index.
+    pub term: (Term, u32),
+}
+
+/// A compiled function.
+#[derive(Clone, Debug)]
+pub struct Func {
+    /// Result id.
+    pub id: u32,
+    /// Name for messages.
+    pub name: String,
+    /// Blocks; index 0 is the entry, the order is the reconvergence priority.
+    pub blocks: Vec<Block>,
+    /// Where ReturnValue puts its value.
+    pub ret: Option<Val>,
+    /// Parameter registers.
+    pub params: Vec<Val>,
+}
+
+/// Where a matrix slot lives.
+#[derive(Clone, Copy, Debug)]
+pub struct MatSlot {
+    /// Its type.
+    pub cm: CmType,
+    /// Offset in the f32 arena (f32-backed kinds) or the u64 arena (f64 as bits, integers).
+    pub off: usize,
+    /// Scope instances in a batch (subgroups or 1).
+    pub inst: u32,
+    /// Lanes per scope instance.
+    pub scope: u32,
+}
+
+/// Operands of [`Op::Un`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct UnArgs {
+    pub op: UnOp,
+    pub num: Num,
+    pub d: u32,
+    pub a: u32,
+    pub n: u32,
+}
+
+/// Operands of [`Op::Bin`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct BinArgs {
+    pub op: BinOp,
+    pub num: Num,
+    pub d: u32,
+    pub a: u32,
+    pub b: u32,
+    pub n: u32,
+    pub bs: bool,
+}
+
+/// Operands of [`Op::Tern`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct TernArgs {
+    pub op: TernOp,
+    pub num: Num,
+    pub d: u32,
+    pub a: u32,
+    pub b: u32,
+    pub c: u32,
+    pub n: u32,
+    pub bs: bool,
+    pub cs: bool,
+}
+
+/// Operands of [`Op::BfInsert`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct BfInsertArgs {
+    pub d: u32,
+    pub base: u32,
+    pub ins: u32,
+    pub off: u32,
+    pub cnt: u32,
+    pub n: u32,
+    pub bits: u8,
+}
+
+/// Operands of [`Op::Cvt`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CvtArgs {
+    pub kind: CvtKind,
+    pub from: Num,
+    pub to: Num,
+    pub d: u32,
+    pub a: u32,
+    pub n: u32,
+}
+
+/// Reinterpret `na` components of `from` as `nd` components of `to` (same total bits).
+/// (Operands of [`Op::Bitcast`].)
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct BitcastArgs {
+    pub d: u32,
+    pub a: u32,
+    pub from: Num,
+    pub na: u32,
+    pub to: Num,
+    pub nd: u32,
+}
+
+/// Operands of [`Op::Select`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct SelectArgs {
+    pub d: u32,
+    pub c: u32,
+    pub a: u32,
+    pub b: u32,
+    pub n: u32,
+    pub cs: bool,
+    pub nmats: u32,
+    pub dm: u32,
+    pub am: u32,
+    pub bm: u32,
+}
+
+/// Copy a whole value (columns and matrix slots).
+/// (Operands of [`Op::Copy`].)
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CopyArgs {
+    pub d: Val,
+    pub a: Val,
+}
+
+/// OpVectorExtractDynamic over `n` components (index `w` bits wide).
+/// (Operands of [`Op::ExtractDyn`].)
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct ExtractDynArgs {
+    pub d: u32,
+    pub a: u32,
+    pub idx: u32,
+    pub n: u32,
+    pub w: u32,
+}
+
+/// Operands of [`Op::InsertDyn`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct InsertDynArgs {
+    pub d: u32,
+    pub a: u32,
+    pub v: u32,
+    pub idx: u32,
+    pub n: u32,
+    pub w: u32,
+}
+
+/// Operands of [`Op::Load`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct LoadArgs {
+    pub d: Val,
+    pub ptr: u32,
+    pub leaves: Box<[MemLeaf]>,
+}
+
+/// Operands of [`Op::Store`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct StoreArgs {
+    pub ptr: u32,
+    pub v: Val,
+    pub leaves: Box<[MemLeaf]>,
+}
+
+/// Operands of [`Op::CopyMem`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CopyMemArgs {
+    pub dst: u32,
+    pub src: u32,
+    pub bytes: u32,
+}
+
+/// Operands of [`Op::AccessChain`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct AccessChainArgs {
+    pub d: u32,
+    pub base: u32,
+    pub steps: Box<[Step]>,
+}
+
+/// OpArrayLength: `(bytes of the object from the pointer on − off) / stride`.
+/// (Operands of [`Op::ArrayLength`].)
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct ArrayLengthArgs {
+    pub d: u32,
+    pub ptr: u32,
+    pub off: u32,
+    pub stride: u32,
+}
+
+/// Truncate a pointer/integer column to `bits` (OpConvertPtrToU).
+/// (Operands of [`Op::Trunc`].)
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct TruncArgs {
+    pub d: u32,
+    pub a: u32,
+    pub bits: u8,
+}
+
+/// Operands of [`Op::Atomic`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct AtomicArgs {
+    pub op: AtomicOp,
+    pub num: Num,
+    pub d: u32,
+    pub ptr: u32,
+    pub v: u32,
+    pub cmp: u32,
+}
+
+/// Operands of [`Op::Call`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CallArgs {
+    pub f: u32,
+    pub args: Box<[(Val, Val)]>,
+    pub ret: Option<(Val, Val)>,
+}
+
+/// Operands of [`Op::Sg`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct SgArgs {
+    pub op: SgOp,
+    pub num: Num,
+    pub d: u32,
+    pub a: u32,
+    pub b: u32,
+    pub n: u32,
+    pub scan: u8,
+    pub cluster: u32,
+}
+
+/// Cooperative-matrix load (`stride` is `u32::MAX` when absent).
+/// (Operands of [`Op::CmLoad`].)
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CmLoadArgs {
+    pub d: u32,
+    pub ptr: u32,
+    pub stride: u32,
+    pub col_major: bool,
+    pub pbytes: u32,
+}
+
+/// Operands of [`Op::CmStore`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CmStoreArgs {
+    pub ptr: u32,
+    pub m: u32,
+    pub stride: u32,
+    pub col_major: bool,
+    pub pbytes: u32,
+}
+
+/// Operands of [`Op::CmMulAdd`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CmMulAddArgs {
+    pub d: u32,
+    pub a: u32,
+    pub b: u32,
+    pub c: u32,
+    pub flags: u32,
+}
+
+/// Operands of [`Op::CmExtract`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CmExtractArgs {
+    pub d: u32,
+    pub m: u32,
+    pub idx: u32,
+}
+
+/// Operands of [`Op::CmInsert`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CmInsertArgs {
+    pub d: u32,
+    pub m: u32,
+    pub v: u32,
+    pub idx: u32,
+}
+
+/// Operands of [`Op::CmSplat`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CmSplatArgs {
+    pub d: u32,
+    pub v: u32,
+}
+
+/// Operands of [`Op::CmUn`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CmUnArgs {
+    pub op: UnOp,
+    pub d: u32,
+    pub a: u32,
+}
+
+/// Operands of [`Op::CmBin`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CmBinArgs {
+    pub op: BinOp,
+    pub d: u32,
+    pub a: u32,
+    pub b: u32,
+}
+
+/// Operands of [`Op::CmScale`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CmScaleArgs {
+    pub d: u32,
+    pub a: u32,
+    pub s: u32,
+}
+
+/// Operands of [`Op::CmCvt`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CmCvtArgs {
+    pub kind: CvtKind,
+    pub d: u32,
+    pub a: u32,
+}
+
+/// Operands of [`Op::Printf`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct PrintfArgs {
+    pub fmt: String,
+    pub args: Box<[(u32, Num, u32)]>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ops are stored by value in every block and read once per executed instruction: one
+    /// fits a cache line (64 bytes today; the largest is `Call`). A variant that grows past it
+    /// boxes its arguments instead.
+    #[test]
+    fn op_fits_a_cache_line() {
+        let size = std::mem::size_of::<Op>();
+        assert!(size <= 64, "Op is {size} bytes");
+    }
+}
