@@ -837,6 +837,12 @@ impl<'m> Cx<'m> {
                     self.var_cols.push((col, VarAddr::Local(li)));
                     return Ok(());
                 }
+                if bytes >= crate::memory::MAX_OBJECT_BYTES {
+                    return bad(format!(
+                        "variable %{} needs {bytes} bytes: more than the engine's object limit",
+                        inst.result_id.unwrap_or(0)
+                    ));
+                }
                 let li = self.locals.len() as u32;
                 self.locals.push(LocalDef {
                     bytes,

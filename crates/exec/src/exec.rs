@@ -752,29 +752,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
             }
             Op::AccessChain(AccessChainArgs { d, base, steps }) => {
-                // Column at a time: copy the base, then add each step to every active lane.
                 let (dc, bc) = (col(*d), col(*base));
-                let c = &mut self.cols;
-                if dense && eval::access_chain_dense(c, dc, bc, steps, lanes) {
-                    return Ok(());
-                }
-                each_lane!(mask, lanes, dense, |l| {
-                    c[dc + l] = c[bc + l];
-                });
-                for s in steps.iter() {
-                    match *s {
-                        Step::Const(x) => each_lane!(mask, lanes, dense, |l| {
-                            c[dc + l] = c[dc + l].wrapping_add(x as u64);
-                        }),
-                        Step::Dyn { idx, bits, stride } => {
-                            let ic = col(idx);
-                            each_lane!(mask, lanes, dense, |l| {
-                                let i = sext(c[ic + l], bits as u32);
-                                c[dc + l] = c[dc + l].wrapping_add(i.wrapping_mul(stride) as u64);
-                            });
-                        }
-                    }
-                }
+                eval::access_chain(&mut self.cols, dc, bc, steps, lanes, mask, dense);
             }
             Op::ArrayLength(ArrayLengthArgs {
                 d,
@@ -1482,6 +1461,20 @@ impl Pipeline {
     ) -> Result<crate::DispatchStats, ExecError> {
         let p = &self.p;
         let start = Instant::now();
+        if let Some((&(set, binding), buf)) = resources
+            .buffers
+            .iter()
+            .find(|(_, b)| b.len() as u64 >= memory::MAX_OBJECT_BYTES)
+        {
+            return fail(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "buffer (set {set}, binding {binding}) has {} bytes; the engine's limit is {}",
+                    buf.len(),
+                    memory::MAX_OBJECT_BYTES - 1
+                ),
+            );
+        }
         for b in &p.bindings {
             match resources.buffers.get(&(b.set, b.binding)) {
                 None => {

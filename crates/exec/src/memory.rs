@@ -18,6 +18,42 @@ pub const OBJ_SHIFT: u32 = 40;
 /// Object index of the first bound buffer.
 pub const FIRST_BUFFER_OBJECT: u32 = 1;
 const OFF_MASK: u64 = (1u64 << OBJ_SHIFT) - 1;
+/// Largest object: offsets from here up to the next object's base are a guard band that no
+/// object covers, so an offset can never run from one object into the next by accident.
+pub const MAX_OBJECT_BYTES: u64 = 1 << (OBJ_SHIFT - 1);
+/// The object index of [`POISON`].
+const POISON_OBJECT: u64 = u64::MAX >> OBJ_SHIFT;
+/// The address an offset computation gives when it leaves its object: every access through it
+/// is an out-of-bounds error (or Vulkan's robust result), never an access to another object.
+pub const POISON: u64 = POISON_OBJECT << OBJ_SHIFT;
+
+/// `base` moved by `delta` bytes, or [`POISON`] when the result leaves `base`'s object (before
+/// its start, or past the largest object size). Every address the engine derives from a pointer
+/// and a computed offset (access chains, cooperative and tensor loads and stores) goes through
+/// this, so memory isolation holds by construction. (The leaves of a load or store add their
+/// member offsets, below 2^32, with plain addition: a derived address's offset is below 2^39,
+/// so the sum stays inside the object's 2^40-byte window; [`POISON`] plus one stays poisoned.)
+/// Integers turned into pointers (PhysicalStorageBuffer) are device addresses as the shader
+/// computes them.
+#[inline]
+pub fn offset_address(base: u64, delta: i128) -> u64 {
+    match i64::try_from(delta) {
+        Ok(d) => offset_address_i64(base, d),
+        Err(_) => POISON,
+    }
+}
+
+/// [`offset_address`] for a 64-bit offset (the access-chain path).
+#[inline(always)]
+pub fn offset_address_i64(base: u64, delta: i64) -> u64 {
+    // A negative sum becomes a huge unsigned offset: outside too.
+    match ((base & OFF_MASK) as i64).checked_add(delta) {
+        Some(off) if base >> OBJ_SHIFT != POISON_OBJECT && (off as u64) < MAX_OBJECT_BYTES => {
+            (base & !OFF_MASK) | off as u64
+        }
+        _ => POISON,
+    }
+}
 
 /// The address of byte 0 of object `i`.
 pub fn object_base(i: u32) -> u64 {
@@ -76,6 +112,9 @@ pub struct MemErr {
 
 impl std::fmt::Display for MemErr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.addr >> OBJ_SHIFT == POISON_OBJECT {
+            return write!(f, "{} ({} bytes)", self.why, self.bytes);
+        }
         write!(
             f,
             "{} ({} bytes at address {:#x}: object {}, offset {})",
@@ -117,6 +156,14 @@ impl<'a> Mem<'a> {
             kind,
         };
         let Some(o) = self.objs.get(oi).filter(|_| oi != 0) else {
+            // No object has the poison index (there are fewer than 2^24): told apart only here,
+            // off the hot path.
+            if addr >> OBJ_SHIFT == POISON_OBJECT {
+                return Err(bad(
+                    crate::ErrorKind::OutOfBounds,
+                    "out-of-bounds access (the address was computed past the bounds of its object)",
+                ));
+            }
             return Err(bad(
                 crate::ErrorKind::NullPointer,
                 "access through an invalid or null pointer",

@@ -6,6 +6,7 @@
 pub(crate) mod tensor;
 
 use crate::floats::{self, sext, trunc};
+use crate::memory;
 use crate::program::*;
 use crate::{ExecError, err};
 
@@ -510,9 +511,79 @@ fn bin_u32(
     }
 }
 
+/// The byte offset an access chain adds for lane `l`: constant steps plus index × stride, in
+/// checked 64-bit arithmetic (None on overflow: far outside any object).
+#[inline]
+fn chain_delta(c: &[u64], l: usize, lanes: usize, steps: &[Step]) -> Option<i64> {
+    let mut delta = 0i64;
+    for s in steps {
+        let step = match *s {
+            Step::Const(x) => x,
+            Step::Dyn { idx, bits, stride } => {
+                let i = sext(*c.get(idx as usize * lanes + l)?, bits as u32);
+                i.checked_mul(stride)?
+            }
+        };
+        delta = delta.checked_add(step)?;
+    }
+    Some(delta)
+}
+
+/// The chain's constant offset when its wrapping column passes are exact for indices below 2^31
+/// (strides below 2^24, constants below 2^40, at most 64 steps) and its columns are in range,
+/// with the result column neither the base nor an index; None otherwise.
+fn wrapping_chain_offset(
+    len: usize,
+    dc: usize,
+    bc: usize,
+    steps: &[Step],
+    lanes: usize,
+) -> Option<u64> {
+    let fits = |x: usize| x + lanes <= len;
+    let ok = steps.len() <= 64
+        && dc != bc
+        && fits(dc)
+        && fits(bc)
+        && steps.iter().all(|s| match *s {
+            Step::Dyn { idx, bits, stride } => {
+                let ic = idx as usize * lanes;
+                ic != dc && fits(ic) && (1..=64).contains(&bits) && stride.unsigned_abs() < 1 << 24
+            }
+            Step::Const(x) => x.unsigned_abs() < 1 << 40,
+        });
+    ok.then(|| {
+        steps.iter().fold(0u64, |a, s| match *s {
+            Step::Const(x) => a.wrapping_add(x as u64),
+            Step::Dyn { .. } => a,
+        })
+    })
+}
+
+/// Nonzero when address `a`, derived from base `b`, is not in `b`'s object below
+/// [`memory::MAX_OBJECT_BYTES`]. (A poison base's results stay in the poison object, which no
+/// access resolves.)
+#[inline(always)]
+fn outside(a: u64, b: u64) -> u64 {
+    (a ^ (b >> memory::OBJ_SHIFT << memory::OBJ_SHIFT)) >> (memory::OBJ_SHIFT - 1)
+}
+
+/// Replaces each result that left its base's object by [`memory::POISON`].
+fn poison_outside(dd: &mut [u64], bb: &[u64]) {
+    for (d, &b) in dd.iter_mut().zip(bb) {
+        if outside(*d, b) != 0 {
+            *d = memory::POISON;
+        }
+    }
+}
+
 /// All-lanes access chain on plain slices: constant steps fold into one offset and the first
-/// dynamic step reads the base column directly (no copy pass). False, with nothing written,
-/// when a column is out of range or an index column is the result column.
+/// dynamic step reads the base column directly (no copy pass), in wrapping arithmetic that
+/// vectorizes. It is exact when every stride is below 2^24 and every index below 2^31 in
+/// magnitude (checked: the sum then cannot overflow); a last pass poisons each result that left
+/// its base's object, as [`memory::offset_address`] does. False when a column is out of range,
+/// an index column is the result column, a stride or the constant offset is too large (nothing
+/// written), or an index is (the result column is then garbage): the caller then takes the
+/// exact per-lane path, which writes every lane.
 pub(crate) fn access_chain_dense(
     c: &mut [u64],
     dc: usize,
@@ -520,31 +591,44 @@ pub(crate) fn access_chain_dense(
     steps: &[Step],
     lanes: usize,
 ) -> bool {
-    let fits = |x: usize| x + lanes <= c.len();
-    let dyn_ok = steps.iter().all(|s| match *s {
-        Step::Dyn { idx, bits, .. } => {
-            let ic = idx as usize * lanes;
-            ic != dc && fits(ic) && (1..=64).contains(&bits)
-        }
-        Step::Const(_) => true,
-    });
-    if !dyn_ok || !fits(dc) || !fits(bc) {
+    let Some(k) = wrapping_chain_offset(c.len(), dc, bc, steps, lanes) else {
         return false;
-    }
-    let k = steps.iter().fold(0u64, |a, s| match *s {
-        Step::Const(x) => a.wrapping_add(x as u64),
-        Step::Dyn { .. } => a,
-    });
+    };
     let mut dyns = steps.iter().filter_map(|s| match *s {
         Step::Dyn { idx, bits, stride } => Some((idx as usize * lanes, 64 - bits as u32, stride)),
         Step::Const(_) => None,
     });
+    // Nonzero when some index is 2^31 or more in magnitude: the wrapping sums may then be
+    // inexact, and the exact per-lane path redoes the chain.
+    let mut big = 0u64;
     let mut first = dyns.next();
     if let Some((ic, s, stride)) = first
         && let Some((dd, bb, ii)) = cols3(c, dc, bc, ic, lanes)
     {
+        if dyns.clone().next().is_none() {
+            // The usual one-index chain checks its object in the same pass, as an OR over the
+            // lanes (cheap where 64-bit compares are not); a rare stray lane is poisoned after.
+            let mut left = 0u64;
+            for ((d, &b), &i) in dd.iter_mut().zip(bb).zip(ii) {
+                let i = ((i << s) as i64) >> s;
+                big |= (i as u64).wrapping_add(1 << 31) >> 32;
+                let a = b
+                    .wrapping_add(k)
+                    .wrapping_add(i.wrapping_mul(stride) as u64);
+                left |= outside(a, b);
+                *d = a;
+            }
+            if big != 0 {
+                return false;
+            }
+            if left != 0 {
+                poison_outside(dd, bb);
+            }
+            return true;
+        }
         for ((d, &b), &i) in dd.iter_mut().zip(bb).zip(ii) {
             let i = ((i << s) as i64) >> s;
+            big |= (i as u64).wrapping_add(1 << 31) >> 32;
             *d = b
                 .wrapping_add(k)
                 .wrapping_add(i.wrapping_mul(stride) as u64);
@@ -564,10 +648,93 @@ pub(crate) fn access_chain_dense(
         };
         for (d, &i) in dd.iter_mut().zip(ii) {
             let i = ((i << s) as i64) >> s;
+            big |= (i as u64).wrapping_add(1 << 31) >> 32;
             *d = d.wrapping_add(i.wrapping_mul(stride) as u64);
         }
     }
+    if big != 0 {
+        return false;
+    }
+    // Each result must stay in its base's object, below the largest object size.
+    let Some((dd, bb, _)) = cols3(c, dc, bc, bc, lanes) else {
+        unreachable!("checked above: the result column is in range and not the base column");
+    };
+    if dd
+        .iter()
+        .zip(bb.iter())
+        .fold(0, |left, (&a, &b)| left | outside(a, b))
+        != 0
+    {
+        poison_outside(dd, bb);
+    }
     true
+}
+
+/// [`access_chain_dense`] for a partial mask: the same column passes and the same exactness
+/// conditions, over the active lanes only.
+fn access_chain_masked(
+    c: &mut [u64],
+    dc: usize,
+    bc: usize,
+    steps: &[Step],
+    lanes: usize,
+    mask: &Mask,
+) -> bool {
+    let Some(k) = wrapping_chain_offset(c.len(), dc, bc, steps, lanes) else {
+        return false;
+    };
+    each_lane!(mask, lanes, false, |l| {
+        c[dc + l] = c[bc + l].wrapping_add(k);
+    });
+    let mut big = 0u64;
+    for s in steps {
+        if let Step::Dyn { idx, bits, stride } = *s {
+            let (ic, sh) = (idx as usize * lanes, 64 - bits as u32);
+            each_lane!(mask, lanes, false, |l| {
+                let i = ((c[ic + l] << sh) as i64) >> sh;
+                big |= (i as u64).wrapping_add(1 << 31) >> 32;
+                c[dc + l] = c[dc + l].wrapping_add(i.wrapping_mul(stride) as u64);
+            });
+        }
+    }
+    if big != 0 {
+        return false;
+    }
+    each_lane!(mask, lanes, false, |l| {
+        if outside(c[dc + l], c[bc + l]) != 0 {
+            c[dc + l] = memory::POISON;
+        }
+    });
+    true
+}
+
+/// OpAccessChain / OpPtrAccessChain for the active lanes: each result is its base moved by the
+/// chain's offset, or [`memory::POISON`] when that leaves the base's object, so that no index
+/// can reach another buffer. (An access through such a pointer is undefined behaviour in
+/// SPIR-V; the engine reports it as out of bounds, or gives Vulkan's robust result with
+/// `robust`.)
+pub(crate) fn access_chain(
+    c: &mut [u64],
+    dc: usize,
+    bc: usize,
+    steps: &[Step],
+    lanes: usize,
+    mask: &Mask,
+    dense: bool,
+) {
+    if dense && access_chain_dense(c, dc, bc, steps, lanes) {
+        return;
+    }
+    if !dense && access_chain_masked(c, dc, bc, steps, lanes, mask) {
+        return;
+    }
+    each_lane!(mask, lanes, dense, |l| {
+        let addr = match chain_delta(c, l, lanes, steps) {
+            Some(delta) => memory::offset_address_i64(c[bc + l], delta),
+            None => memory::POISON,
+        };
+        c[dc + l] = addr;
+    });
 }
 
 /// Column `d` (mutable) and columns `a`, `b` (shared) of the register file, or None when `d` is

@@ -138,7 +138,7 @@ impl Batch<'_, '_> {
                 continue;
             }
             for oi in 0..outer {
-                let base = addr.wrapping_add(oi as u64 * st * pbytes as u64);
+                let base = memory::offset_address(addr, oi as i128 * st as i128 * pbytes as i128);
                 let run = inner as u64 * cb;
                 let res = self.mem.resolve(base, l0, run, store);
                 let (sh, idx, b) = match res {
@@ -158,7 +158,7 @@ impl Batch<'_, '_> {
                             } else {
                                 oi * cols + ii
                             };
-                            let a = base.wrapping_add(ii as u64 * cb);
+                            let a = memory::offset_address(base, ii as i128 * cb as i128);
                             if store {
                                 let x = self.mat_get(m, i, e);
                                 let _ = self.mem.write(a, l0, cb as u32, x);

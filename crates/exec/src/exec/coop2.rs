@@ -380,7 +380,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                                     continue;
                                 }
                             }
-                            let a = base.wrapping_add(index.wrapping_mul(cb));
+                            let a = memory::offset_address(base, index as i128 * cb as i128);
                             let x = match self.mem.read(a, l0, cb as u32) {
                                 Ok(x) => x,
                                 Err(_) if self.p.options.robust => 0,
@@ -481,7 +481,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let mut bc = vec![0u64; dims * n];
             let mut ib = vec![0u64; dims * n];
             for (l, te) in els.enumerate() {
-                pa[l] = base.wrapping_add(te.index.wrapping_mul(dec.block_bytes));
+                pa[l] = memory::offset_address(base, te.index as i128 * dec.block_bytes as i128);
                 for c in 0..dims {
                     bc[c * n + l] = te.block_coord[c] as u64;
                     ib[c * n + l] = te.coord_in_block[c] as u64;
@@ -939,7 +939,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                                 continue;
                             }
                         }
-                        let a = base.wrapping_add(index.wrapping_mul(cb));
+                        let a = memory::offset_address(base, index as i128 * cb as i128);
                         if let Err(err) = self.mem.write(a, l0, cb as u32, x)
                             && !self.p.options.robust
                         {
