@@ -108,6 +108,25 @@ fn ident(name: &str) -> String {
     }
 }
 
+/// An operand name (`'Combine Func'`, `CombineFunc`, `Operand 1`) as a constant name
+/// (`COMBINE_FUNC`, `OPERAND_1`).
+fn screaming(name: &str) -> String {
+    let words: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
+        .collect();
+    let parts: Vec<String> = words
+        .split_whitespace()
+        .map(|w| snake(w).to_ascii_uppercase())
+        .collect();
+    let out = parts.join("_");
+    if out.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        format!("_{out}")
+    } else {
+        out
+    }
+}
+
 fn snake(name: &str) -> String {
     let mut out = String::new();
     let chars: Vec<char> = name.chars().collect();
@@ -340,6 +359,82 @@ pub fn generate(dir: &Path) -> Result<String> {
                 "    pub const {}: u16 = {};",
                 ident(n.trim_start_matches("Op")),
                 i["opcode"]
+            )?;
+        }
+    }
+    writeln!(o, "}}")?;
+    writeln!(o)?;
+
+    // Named argument positions: for each instruction, the index of each named operand among
+    // its operand words after Result Type and Result, where that index is fixed (every operand
+    // before it is one word: an id, a literal integer or an enum without parameters).
+    writeln!(
+        o,
+        "/// Argument positions of named operands, per instruction (named as the opcode constants):"
+    )?;
+    writeln!(
+        o,
+        "/// the index among the operand words after Result Type and Result, for every named operand"
+    )?;
+    writeln!(
+        o,
+        "/// whose position is fixed (only one-word operands before it). `args[operands::X::NAME]`."
+    )?;
+    writeln!(
+        o,
+        "#[allow(non_upper_case_globals, non_snake_case, missing_docs)]"
+    )?;
+    writeln!(o, "pub mod operands {{")?;
+    // Enum kinds that are always one word (no enumerant takes parameters).
+    let one_word_enums: std::collections::BTreeSet<&str> = kind_defs
+        .iter()
+        .filter(|k| matches!(s(k, "category"), "ValueEnum" | "BitEnum"))
+        .filter(|k| {
+            arr(k, "enumerants")
+                .iter()
+                .all(|e| arr(e, "parameters").is_empty())
+        })
+        .map(|k| s(k, "kind"))
+        .collect();
+    for i in &insts {
+        let mut consts: Vec<(String, usize)> = Vec::new();
+        let mut dup = std::collections::BTreeSet::new();
+        let mut pos = 0usize;
+        for op in arr(i, "operands") {
+            let kind = s(op, "kind");
+            if kind == "IdResultType" || kind == "IdResult" {
+                continue;
+            }
+            if let Some(name) = op.get("name").and_then(Value::as_str) {
+                let c = screaming(name);
+                if !c.is_empty() && !consts.iter().any(|(n, _)| *n == c) {
+                    consts.push((c, pos));
+                } else {
+                    dup.insert(c);
+                }
+            }
+            let single =
+                kind.starts_with("Id") || kind == "LiteralInteger" || one_word_enums.contains(kind);
+            if !single || op.get("quantifier").is_some() {
+                break;
+            }
+            pos += 1;
+        }
+        consts.retain(|(n, _)| !dup.contains(n));
+        if consts.is_empty() {
+            continue;
+        }
+        let name = ident(s(i, "opname").trim_start_matches("Op"));
+        writeln!(o, "    pub mod {name} {{")?;
+        for (c, p) in &consts {
+            writeln!(o, "        pub const {c}: usize = {p};")?;
+        }
+        writeln!(o, "    }}")?;
+        for a in arr(i, "aliases").iter().filter_map(Value::as_str) {
+            writeln!(
+                o,
+                "    pub use {name} as {};",
+                ident(a.trim_start_matches("Op"))
             )?;
         }
     }

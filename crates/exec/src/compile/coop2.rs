@@ -170,10 +170,28 @@ impl Cx<'_> {
                 }
             }
             op::CooperativeMatrixLoadTensorNV | op::CooperativeMatrixStoreTensorNV => {
+                use grammar::operands::CooperativeMatrixLoadTensorNV as lt;
+                use grammar::operands::CooperativeMatrixStoreTensorNV as st;
                 let load = opcode == op::CooperativeMatrixLoadTensorNV;
-                let (ptr, obj, layout) = (arg(0)?, arg(1)?, arg(2)?);
-                let mem = arg(3)?;
-                let mut k = 4 + memory_operand_words(mem);
+                let (ptr, obj, layout, mem) = if load {
+                    (
+                        lt::POINTER,
+                        lt::OBJECT,
+                        lt::TENSOR_LAYOUT,
+                        lt::MEMORY_OPERAND,
+                    )
+                } else {
+                    (
+                        st::POINTER,
+                        st::OBJECT,
+                        st::TENSOR_LAYOUT,
+                        st::MEMORY_OPERAND,
+                    )
+                };
+                let (ptr, obj, layout, mem_at) = (arg(ptr)?, arg(obj)?, arg(layout)?, mem);
+                let mem = arg(mem_at)?;
+                // The tensor-addressing operands follow the memory operand and its parameters.
+                let mut k = mem_at + 1 + memory_operand_words(mem);
                 let tmask = arg(k)?;
                 k += 1;
                 let mut view = None;
@@ -226,8 +244,9 @@ impl Cx<'_> {
                 }
             }
             op::CooperativeMatrixReduceNV => {
-                let src = self.val(arg(0)?)?;
-                let mode = coopmat_tensor::ops::ReduceMode::from_mask(arg(1)?)
+                use grammar::operands::CooperativeMatrixReduceNV as r;
+                let src = self.val(arg(r::MATRIX)?)?;
+                let mode = coopmat_tensor::ops::ReduceMode::from_mask(arg(r::REDUCE)?)
                     .map_err(|e| ExecError::invalid(e.to_string()))?;
                 let (sm, dm) = (self.mats[src.mat as usize], self.mats[d.mat as usize]);
                 coopmat_tensor::ops::reduce_sources(mode, sm.rows, sm.cols, dm.rows, dm.cols)
@@ -236,13 +255,14 @@ impl Cx<'_> {
                     d: d.mat,
                     m: src.mat,
                     mode,
-                    func: arg(2)?,
+                    func: arg(r::COMBINE_FUNC)?,
                 }
             }
             op::CooperativeMatrixPerElementOpNV => {
-                let src = self.val(arg(0)?)?;
+                use grammar::operands::CooperativeMatrixPerElementOpNV as pe;
+                let src = self.val(arg(pe::MATRIX)?)?;
                 let mut extras = Vec::new();
-                for &x in &a[2..] {
+                for &x in a.get(pe::OPERANDS..).unwrap_or(&[]) {
                     let v = self.val(x)?;
                     let is_mat = self.t.coopmat(self.ty_of(x)?).is_some();
                     if is_mat && v.nmats != 1 {
@@ -256,7 +276,7 @@ impl Cx<'_> {
                 C2::PerElement {
                     d: d.mat,
                     m: src.mat,
-                    func: arg(1)?,
+                    func: arg(pe::FUNC)?,
                     extras: extras.into(),
                 }
             }

@@ -3304,6 +3304,3908 @@ pub mod op {
     pub const FDot4MixAcc32VALVE: u16 = 6918;
 }
 
+/// Argument positions of named operands, per instruction (named as the opcode constants):
+/// the index among the operand words after Result Type and Result, for every named operand
+/// whose position is fixed (only one-word operands before it). `args[operands::X::NAME]`.
+#[allow(non_upper_case_globals, non_snake_case, missing_docs)]
+pub mod operands {
+    pub mod SourceContinued {
+        pub const CONTINUED_SOURCE: usize = 0;
+    }
+    pub mod Source {
+        pub const VERSION: usize = 1;
+        pub const FILE: usize = 2;
+    }
+    pub mod SourceExtension {
+        pub const EXTENSION: usize = 0;
+    }
+    pub mod Name {
+        pub const TARGET: usize = 0;
+        pub const NAME: usize = 1;
+    }
+    pub mod MemberName {
+        pub const TYPE: usize = 0;
+        pub const MEMBER: usize = 1;
+        pub const NAME: usize = 2;
+    }
+    pub mod String {
+        pub const STRING: usize = 0;
+    }
+    pub mod Line {
+        pub const FILE: usize = 0;
+        pub const LINE: usize = 1;
+        pub const COLUMN: usize = 2;
+    }
+    pub mod Extension {
+        pub const NAME: usize = 0;
+    }
+    pub mod ExtInstImport {
+        pub const NAME: usize = 0;
+    }
+    pub mod ExtInst {
+        pub const SET: usize = 0;
+        pub const INSTRUCTION: usize = 1;
+    }
+    pub mod EntryPoint {
+        pub const ENTRY_POINT: usize = 1;
+        pub const NAME: usize = 2;
+    }
+    pub mod ExecutionMode {
+        pub const ENTRY_POINT: usize = 0;
+        pub const MODE: usize = 1;
+    }
+    pub mod Capability {
+        pub const CAPABILITY: usize = 0;
+    }
+    pub mod TypeInt {
+        pub const WIDTH: usize = 0;
+        pub const SIGNEDNESS: usize = 1;
+    }
+    pub mod TypeFloat {
+        pub const WIDTH: usize = 0;
+        pub const FLOATING_POINT_ENCODING: usize = 1;
+    }
+    pub mod TypeVector {
+        pub const COMPONENT_TYPE: usize = 0;
+        pub const COMPONENT_COUNT: usize = 1;
+    }
+    pub mod TypeMatrix {
+        pub const COLUMN_TYPE: usize = 0;
+        pub const COLUMN_COUNT: usize = 1;
+    }
+    pub mod TypeImage {
+        pub const SAMPLED_TYPE: usize = 0;
+        pub const DEPTH: usize = 2;
+        pub const ARRAYED: usize = 3;
+        pub const MS: usize = 4;
+        pub const SAMPLED: usize = 5;
+    }
+    pub mod TypeSampledImage {
+        pub const IMAGE_TYPE: usize = 0;
+    }
+    pub mod TypeArray {
+        pub const ELEMENT_TYPE: usize = 0;
+        pub const LENGTH: usize = 1;
+    }
+    pub mod TypeRuntimeArray {
+        pub const ELEMENT_TYPE: usize = 0;
+    }
+    pub mod TypeStruct {
+        pub const MEMBER_0_TYPE_MEMBER_1_TYPE: usize = 0;
+    }
+    pub mod TypeOpaque {
+        pub const THE_NAME_OF_THE_OPAQUE_TYPE: usize = 0;
+    }
+    pub mod TypePointer {
+        pub const TYPE: usize = 1;
+    }
+    pub mod TypeFunction {
+        pub const RETURN_TYPE: usize = 0;
+        pub const PARAMETER_0_TYPE_PARAMETER_1_TYPE: usize = 1;
+    }
+    pub mod TypePipe {
+        pub const QUALIFIER: usize = 0;
+    }
+    pub mod TypeForwardPointer {
+        pub const POINTER_TYPE: usize = 0;
+    }
+    pub mod Constant {
+        pub const VALUE: usize = 0;
+    }
+    pub mod ConstantComposite {
+        pub const CONSTITUENTS: usize = 0;
+    }
+    pub mod ConstantSampler {
+        pub const PARAM: usize = 1;
+    }
+    pub mod SpecConstant {
+        pub const VALUE: usize = 0;
+    }
+    pub mod SpecConstantComposite {
+        pub const CONSTITUENTS: usize = 0;
+    }
+    pub mod SpecConstantOp {
+        pub const OPCODE: usize = 0;
+    }
+    pub mod Function {
+        pub const FUNCTION_TYPE: usize = 1;
+    }
+    pub mod FunctionCall {
+        pub const FUNCTION: usize = 0;
+        pub const ARGUMENT_0_ARGUMENT_1: usize = 1;
+    }
+    pub mod Variable {
+        pub const INITIALIZER: usize = 1;
+    }
+    pub mod ImageTexelPointer {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const SAMPLE: usize = 2;
+    }
+    pub mod Load {
+        pub const POINTER: usize = 0;
+    }
+    pub mod Store {
+        pub const POINTER: usize = 0;
+        pub const OBJECT: usize = 1;
+    }
+    pub mod CopyMemory {
+        pub const TARGET: usize = 0;
+        pub const SOURCE: usize = 1;
+    }
+    pub mod CopyMemorySized {
+        pub const TARGET: usize = 0;
+        pub const SOURCE: usize = 1;
+        pub const SIZE: usize = 2;
+    }
+    pub mod AccessChain {
+        pub const BASE: usize = 0;
+        pub const INDEXES: usize = 1;
+    }
+    pub mod InBoundsAccessChain {
+        pub const BASE: usize = 0;
+        pub const INDEXES: usize = 1;
+    }
+    pub mod PtrAccessChain {
+        pub const BASE: usize = 0;
+        pub const ELEMENT: usize = 1;
+        pub const INDEXES: usize = 2;
+    }
+    pub mod ArrayLength {
+        pub const STRUCTURE: usize = 0;
+        pub const ARRAY_MEMBER: usize = 1;
+    }
+    pub mod GenericPtrMemSemantics {
+        pub const POINTER: usize = 0;
+    }
+    pub mod InBoundsPtrAccessChain {
+        pub const BASE: usize = 0;
+        pub const ELEMENT: usize = 1;
+        pub const INDEXES: usize = 2;
+    }
+    pub mod Decorate {
+        pub const TARGET: usize = 0;
+    }
+    pub mod MemberDecorate {
+        pub const STRUCTURE_TYPE: usize = 0;
+        pub const MEMBER: usize = 1;
+    }
+    pub mod GroupDecorate {
+        pub const DECORATION_GROUP: usize = 0;
+        pub const TARGETS: usize = 1;
+    }
+    pub mod GroupMemberDecorate {
+        pub const DECORATION_GROUP: usize = 0;
+        pub const TARGETS: usize = 1;
+    }
+    pub mod VectorExtractDynamic {
+        pub const VECTOR: usize = 0;
+        pub const INDEX: usize = 1;
+    }
+    pub mod VectorInsertDynamic {
+        pub const VECTOR: usize = 0;
+        pub const COMPONENT: usize = 1;
+        pub const INDEX: usize = 2;
+    }
+    pub mod VectorShuffle {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+        pub const COMPONENTS: usize = 2;
+    }
+    pub mod CompositeConstruct {
+        pub const CONSTITUENTS: usize = 0;
+    }
+    pub mod CompositeExtract {
+        pub const COMPOSITE: usize = 0;
+        pub const INDEXES: usize = 1;
+    }
+    pub mod CompositeInsert {
+        pub const OBJECT: usize = 0;
+        pub const COMPOSITE: usize = 1;
+        pub const INDEXES: usize = 2;
+    }
+    pub mod CopyObject {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod Transpose {
+        pub const MATRIX: usize = 0;
+    }
+    pub mod SampledImage {
+        pub const IMAGE: usize = 0;
+        pub const SAMPLER: usize = 1;
+    }
+    pub mod ImageSampleImplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageSampleExplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageSampleDrefImplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const D_REF: usize = 2;
+    }
+    pub mod ImageSampleDrefExplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const D_REF: usize = 2;
+    }
+    pub mod ImageSampleProjImplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageSampleProjExplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageSampleProjDrefImplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const D_REF: usize = 2;
+    }
+    pub mod ImageSampleProjDrefExplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const D_REF: usize = 2;
+    }
+    pub mod ImageFetch {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageGather {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const COMPONENT: usize = 2;
+    }
+    pub mod ImageDrefGather {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const D_REF: usize = 2;
+    }
+    pub mod ImageRead {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageWrite {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const TEXEL: usize = 2;
+    }
+    pub mod Image {
+        pub const SAMPLED_IMAGE: usize = 0;
+    }
+    pub mod ImageQueryFormat {
+        pub const IMAGE: usize = 0;
+    }
+    pub mod ImageQueryOrder {
+        pub const IMAGE: usize = 0;
+    }
+    pub mod ImageQuerySizeLod {
+        pub const IMAGE: usize = 0;
+        pub const LEVEL_OF_DETAIL: usize = 1;
+    }
+    pub mod ImageQuerySize {
+        pub const IMAGE: usize = 0;
+    }
+    pub mod ImageQueryLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageQueryLevels {
+        pub const IMAGE: usize = 0;
+    }
+    pub mod ImageQuerySamples {
+        pub const IMAGE: usize = 0;
+    }
+    pub mod ConvertFToU {
+        pub const FLOAT_VALUE: usize = 0;
+    }
+    pub mod ConvertFToS {
+        pub const FLOAT_VALUE: usize = 0;
+    }
+    pub mod ConvertSToF {
+        pub const SIGNED_VALUE: usize = 0;
+    }
+    pub mod ConvertUToF {
+        pub const UNSIGNED_VALUE: usize = 0;
+    }
+    pub mod UConvert {
+        pub const UNSIGNED_VALUE: usize = 0;
+    }
+    pub mod SConvert {
+        pub const SIGNED_VALUE: usize = 0;
+    }
+    pub mod FConvert {
+        pub const FLOAT_VALUE: usize = 0;
+    }
+    pub mod QuantizeToF16 {
+        pub const VALUE: usize = 0;
+    }
+    pub mod ConvertPtrToU {
+        pub const POINTER: usize = 0;
+    }
+    pub mod SatConvertSToU {
+        pub const SIGNED_VALUE: usize = 0;
+    }
+    pub mod SatConvertUToS {
+        pub const UNSIGNED_VALUE: usize = 0;
+    }
+    pub mod ConvertUToPtr {
+        pub const INTEGER_VALUE: usize = 0;
+    }
+    pub mod PtrCastToGeneric {
+        pub const POINTER: usize = 0;
+    }
+    pub mod GenericCastToPtr {
+        pub const POINTER: usize = 0;
+    }
+    pub mod GenericCastToPtrExplicit {
+        pub const POINTER: usize = 0;
+        pub const STORAGE: usize = 1;
+    }
+    pub mod Bitcast {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod SNegate {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod FNegate {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod IAdd {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FAdd {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod ISub {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FSub {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod IMul {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FMul {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod UDiv {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod SDiv {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FDiv {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod UMod {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod SRem {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod SMod {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FRem {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FMod {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod VectorTimesScalar {
+        pub const VECTOR: usize = 0;
+        pub const SCALAR: usize = 1;
+    }
+    pub mod MatrixTimesScalar {
+        pub const MATRIX: usize = 0;
+        pub const SCALAR: usize = 1;
+    }
+    pub mod VectorTimesMatrix {
+        pub const VECTOR: usize = 0;
+        pub const MATRIX: usize = 1;
+    }
+    pub mod MatrixTimesVector {
+        pub const MATRIX: usize = 0;
+        pub const VECTOR: usize = 1;
+    }
+    pub mod MatrixTimesMatrix {
+        pub const LEFT_MATRIX: usize = 0;
+        pub const RIGHT_MATRIX: usize = 1;
+    }
+    pub mod OuterProduct {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+    }
+    pub mod Dot {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+    }
+    pub mod IAddCarry {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod ISubBorrow {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod UMulExtended {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod SMulExtended {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod Any {
+        pub const VECTOR: usize = 0;
+    }
+    pub mod All {
+        pub const VECTOR: usize = 0;
+    }
+    pub mod IsNan {
+        pub const X: usize = 0;
+    }
+    pub mod IsInf {
+        pub const X: usize = 0;
+    }
+    pub mod IsFinite {
+        pub const X: usize = 0;
+    }
+    pub mod IsNormal {
+        pub const X: usize = 0;
+    }
+    pub mod SignBitSet {
+        pub const X: usize = 0;
+    }
+    pub mod LessOrGreater {
+        pub const X: usize = 0;
+        pub const Y: usize = 1;
+    }
+    pub mod Ordered {
+        pub const X: usize = 0;
+        pub const Y: usize = 1;
+    }
+    pub mod Unordered {
+        pub const X: usize = 0;
+        pub const Y: usize = 1;
+    }
+    pub mod LogicalEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod LogicalNotEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod LogicalOr {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod LogicalAnd {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod LogicalNot {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod Select {
+        pub const CONDITION: usize = 0;
+        pub const OBJECT_1: usize = 1;
+        pub const OBJECT_2: usize = 2;
+    }
+    pub mod IEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod INotEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod UGreaterThan {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod SGreaterThan {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod UGreaterThanEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod SGreaterThanEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod ULessThan {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod SLessThan {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod ULessThanEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod SLessThanEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FOrdEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FUnordEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FOrdNotEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FUnordNotEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FOrdLessThan {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FUnordLessThan {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FOrdGreaterThan {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FUnordGreaterThan {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FOrdLessThanEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FUnordLessThanEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FOrdGreaterThanEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod FUnordGreaterThanEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod ShiftRightLogical {
+        pub const BASE: usize = 0;
+        pub const SHIFT: usize = 1;
+    }
+    pub mod ShiftRightArithmetic {
+        pub const BASE: usize = 0;
+        pub const SHIFT: usize = 1;
+    }
+    pub mod ShiftLeftLogical {
+        pub const BASE: usize = 0;
+        pub const SHIFT: usize = 1;
+    }
+    pub mod BitwiseOr {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod BitwiseXor {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod BitwiseAnd {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod Not {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod BitFieldInsert {
+        pub const BASE: usize = 0;
+        pub const INSERT: usize = 1;
+        pub const OFFSET: usize = 2;
+        pub const COUNT: usize = 3;
+    }
+    pub mod BitFieldSExtract {
+        pub const BASE: usize = 0;
+        pub const OFFSET: usize = 1;
+        pub const COUNT: usize = 2;
+    }
+    pub mod BitFieldUExtract {
+        pub const BASE: usize = 0;
+        pub const OFFSET: usize = 1;
+        pub const COUNT: usize = 2;
+    }
+    pub mod BitReverse {
+        pub const BASE: usize = 0;
+    }
+    pub mod BitCount {
+        pub const BASE: usize = 0;
+    }
+    pub mod DPdx {
+        pub const P: usize = 0;
+    }
+    pub mod DPdy {
+        pub const P: usize = 0;
+    }
+    pub mod Fwidth {
+        pub const P: usize = 0;
+    }
+    pub mod DPdxFine {
+        pub const P: usize = 0;
+    }
+    pub mod DPdyFine {
+        pub const P: usize = 0;
+    }
+    pub mod FwidthFine {
+        pub const P: usize = 0;
+    }
+    pub mod DPdxCoarse {
+        pub const P: usize = 0;
+    }
+    pub mod DPdyCoarse {
+        pub const P: usize = 0;
+    }
+    pub mod FwidthCoarse {
+        pub const P: usize = 0;
+    }
+    pub mod EmitStreamVertex {
+        pub const STREAM: usize = 0;
+    }
+    pub mod EndStreamPrimitive {
+        pub const STREAM: usize = 0;
+    }
+    pub mod ControlBarrier {
+        pub const EXECUTION: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+    }
+    pub mod MemoryBarrier {
+        pub const MEMORY: usize = 0;
+        pub const SEMANTICS: usize = 1;
+    }
+    pub mod AtomicLoad {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+    }
+    pub mod AtomicStore {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AtomicExchange {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AtomicCompareExchange {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const EQUAL: usize = 2;
+        pub const UNEQUAL: usize = 3;
+        pub const VALUE: usize = 4;
+        pub const COMPARATOR: usize = 5;
+    }
+    pub mod AtomicCompareExchangeWeak {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const EQUAL: usize = 2;
+        pub const UNEQUAL: usize = 3;
+        pub const VALUE: usize = 4;
+        pub const COMPARATOR: usize = 5;
+    }
+    pub mod AtomicIIncrement {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+    }
+    pub mod AtomicIDecrement {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+    }
+    pub mod AtomicIAdd {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AtomicISub {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AtomicSMin {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AtomicUMin {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AtomicSMax {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AtomicUMax {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AtomicAnd {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AtomicOr {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AtomicXor {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod Phi {
+        pub const VARIABLE_PARENT: usize = 0;
+    }
+    pub mod LoopMerge {
+        pub const MERGE_BLOCK: usize = 0;
+        pub const CONTINUE_TARGET: usize = 1;
+    }
+    pub mod SelectionMerge {
+        pub const MERGE_BLOCK: usize = 0;
+    }
+    pub mod Branch {
+        pub const TARGET_LABEL: usize = 0;
+    }
+    pub mod BranchConditional {
+        pub const CONDITION: usize = 0;
+        pub const TRUE_LABEL: usize = 1;
+        pub const FALSE_LABEL: usize = 2;
+        pub const BRANCH_WEIGHTS: usize = 3;
+    }
+    pub mod Switch {
+        pub const SELECTOR: usize = 0;
+        pub const DEFAULT: usize = 1;
+        pub const TARGET: usize = 2;
+    }
+    pub mod ReturnValue {
+        pub const VALUE: usize = 0;
+    }
+    pub mod LifetimeStart {
+        pub const POINTER: usize = 0;
+        pub const SIZE: usize = 1;
+    }
+    pub mod LifetimeStop {
+        pub const POINTER: usize = 0;
+        pub const SIZE: usize = 1;
+    }
+    pub mod GroupAsyncCopy {
+        pub const EXECUTION: usize = 0;
+        pub const DESTINATION: usize = 1;
+        pub const SOURCE: usize = 2;
+        pub const NUM_ELEMENTS: usize = 3;
+        pub const STRIDE: usize = 4;
+        pub const EVENT: usize = 5;
+    }
+    pub mod GroupWaitEvents {
+        pub const EXECUTION: usize = 0;
+        pub const NUM_EVENTS: usize = 1;
+        pub const EVENTS_LIST: usize = 2;
+    }
+    pub mod GroupAll {
+        pub const EXECUTION: usize = 0;
+        pub const PREDICATE: usize = 1;
+    }
+    pub mod GroupAny {
+        pub const EXECUTION: usize = 0;
+        pub const PREDICATE: usize = 1;
+    }
+    pub mod GroupBroadcast {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+        pub const LOCAL_ID: usize = 2;
+    }
+    pub mod GroupIAdd {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupFAdd {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupFMin {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupUMin {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupSMin {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupFMax {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupUMax {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupSMax {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod ReadPipe {
+        pub const PIPE: usize = 0;
+        pub const POINTER: usize = 1;
+        pub const PACKET_SIZE: usize = 2;
+        pub const PACKET_ALIGNMENT: usize = 3;
+    }
+    pub mod WritePipe {
+        pub const PIPE: usize = 0;
+        pub const POINTER: usize = 1;
+        pub const PACKET_SIZE: usize = 2;
+        pub const PACKET_ALIGNMENT: usize = 3;
+    }
+    pub mod ReservedReadPipe {
+        pub const PIPE: usize = 0;
+        pub const RESERVE_ID: usize = 1;
+        pub const INDEX: usize = 2;
+        pub const POINTER: usize = 3;
+        pub const PACKET_SIZE: usize = 4;
+        pub const PACKET_ALIGNMENT: usize = 5;
+    }
+    pub mod ReservedWritePipe {
+        pub const PIPE: usize = 0;
+        pub const RESERVE_ID: usize = 1;
+        pub const INDEX: usize = 2;
+        pub const POINTER: usize = 3;
+        pub const PACKET_SIZE: usize = 4;
+        pub const PACKET_ALIGNMENT: usize = 5;
+    }
+    pub mod ReserveReadPipePackets {
+        pub const PIPE: usize = 0;
+        pub const NUM_PACKETS: usize = 1;
+        pub const PACKET_SIZE: usize = 2;
+        pub const PACKET_ALIGNMENT: usize = 3;
+    }
+    pub mod ReserveWritePipePackets {
+        pub const PIPE: usize = 0;
+        pub const NUM_PACKETS: usize = 1;
+        pub const PACKET_SIZE: usize = 2;
+        pub const PACKET_ALIGNMENT: usize = 3;
+    }
+    pub mod CommitReadPipe {
+        pub const PIPE: usize = 0;
+        pub const RESERVE_ID: usize = 1;
+        pub const PACKET_SIZE: usize = 2;
+        pub const PACKET_ALIGNMENT: usize = 3;
+    }
+    pub mod CommitWritePipe {
+        pub const PIPE: usize = 0;
+        pub const RESERVE_ID: usize = 1;
+        pub const PACKET_SIZE: usize = 2;
+        pub const PACKET_ALIGNMENT: usize = 3;
+    }
+    pub mod IsValidReserveId {
+        pub const RESERVE_ID: usize = 0;
+    }
+    pub mod GetNumPipePackets {
+        pub const PIPE: usize = 0;
+        pub const PACKET_SIZE: usize = 1;
+        pub const PACKET_ALIGNMENT: usize = 2;
+    }
+    pub mod GetMaxPipePackets {
+        pub const PIPE: usize = 0;
+        pub const PACKET_SIZE: usize = 1;
+        pub const PACKET_ALIGNMENT: usize = 2;
+    }
+    pub mod GroupReserveReadPipePackets {
+        pub const EXECUTION: usize = 0;
+        pub const PIPE: usize = 1;
+        pub const NUM_PACKETS: usize = 2;
+        pub const PACKET_SIZE: usize = 3;
+        pub const PACKET_ALIGNMENT: usize = 4;
+    }
+    pub mod GroupReserveWritePipePackets {
+        pub const EXECUTION: usize = 0;
+        pub const PIPE: usize = 1;
+        pub const NUM_PACKETS: usize = 2;
+        pub const PACKET_SIZE: usize = 3;
+        pub const PACKET_ALIGNMENT: usize = 4;
+    }
+    pub mod GroupCommitReadPipe {
+        pub const EXECUTION: usize = 0;
+        pub const PIPE: usize = 1;
+        pub const RESERVE_ID: usize = 2;
+        pub const PACKET_SIZE: usize = 3;
+        pub const PACKET_ALIGNMENT: usize = 4;
+    }
+    pub mod GroupCommitWritePipe {
+        pub const EXECUTION: usize = 0;
+        pub const PIPE: usize = 1;
+        pub const RESERVE_ID: usize = 2;
+        pub const PACKET_SIZE: usize = 3;
+        pub const PACKET_ALIGNMENT: usize = 4;
+    }
+    pub mod EnqueueMarker {
+        pub const QUEUE: usize = 0;
+        pub const NUM_EVENTS: usize = 1;
+        pub const WAIT_EVENTS: usize = 2;
+        pub const RET_EVENT: usize = 3;
+    }
+    pub mod EnqueueKernel {
+        pub const QUEUE: usize = 0;
+        pub const FLAGS: usize = 1;
+        pub const ND_RANGE: usize = 2;
+        pub const NUM_EVENTS: usize = 3;
+        pub const WAIT_EVENTS: usize = 4;
+        pub const RET_EVENT: usize = 5;
+        pub const INVOKE: usize = 6;
+        pub const PARAM: usize = 7;
+        pub const PARAM_SIZE: usize = 8;
+        pub const PARAM_ALIGN: usize = 9;
+        pub const LOCAL_SIZE: usize = 10;
+    }
+    pub mod GetKernelNDrangeSubGroupCount {
+        pub const ND_RANGE: usize = 0;
+        pub const INVOKE: usize = 1;
+        pub const PARAM: usize = 2;
+        pub const PARAM_SIZE: usize = 3;
+        pub const PARAM_ALIGN: usize = 4;
+    }
+    pub mod GetKernelNDrangeMaxSubGroupSize {
+        pub const ND_RANGE: usize = 0;
+        pub const INVOKE: usize = 1;
+        pub const PARAM: usize = 2;
+        pub const PARAM_SIZE: usize = 3;
+        pub const PARAM_ALIGN: usize = 4;
+    }
+    pub mod GetKernelWorkGroupSize {
+        pub const INVOKE: usize = 0;
+        pub const PARAM: usize = 1;
+        pub const PARAM_SIZE: usize = 2;
+        pub const PARAM_ALIGN: usize = 3;
+    }
+    pub mod GetKernelPreferredWorkGroupSizeMultiple {
+        pub const INVOKE: usize = 0;
+        pub const PARAM: usize = 1;
+        pub const PARAM_SIZE: usize = 2;
+        pub const PARAM_ALIGN: usize = 3;
+    }
+    pub mod RetainEvent {
+        pub const EVENT: usize = 0;
+    }
+    pub mod ReleaseEvent {
+        pub const EVENT: usize = 0;
+    }
+    pub mod IsValidEvent {
+        pub const EVENT: usize = 0;
+    }
+    pub mod SetUserEventStatus {
+        pub const EVENT: usize = 0;
+        pub const STATUS: usize = 1;
+    }
+    pub mod CaptureEventProfilingInfo {
+        pub const EVENT: usize = 0;
+        pub const PROFILING_INFO: usize = 1;
+        pub const VALUE: usize = 2;
+    }
+    pub mod BuildNDRange {
+        pub const GLOBAL_WORK_SIZE: usize = 0;
+        pub const LOCAL_WORK_SIZE: usize = 1;
+        pub const GLOBAL_WORK_OFFSET: usize = 2;
+    }
+    pub mod ImageSparseSampleImplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageSparseSampleExplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageSparseSampleDrefImplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const D_REF: usize = 2;
+    }
+    pub mod ImageSparseSampleDrefExplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const D_REF: usize = 2;
+    }
+    pub mod ImageSparseSampleProjImplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageSparseSampleProjExplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageSparseSampleProjDrefImplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const D_REF: usize = 2;
+    }
+    pub mod ImageSparseSampleProjDrefExplicitLod {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const D_REF: usize = 2;
+    }
+    pub mod ImageSparseFetch {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod ImageSparseGather {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const COMPONENT: usize = 2;
+    }
+    pub mod ImageSparseDrefGather {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const D_REF: usize = 2;
+    }
+    pub mod ImageSparseTexelsResident {
+        pub const RESIDENT_CODE: usize = 0;
+    }
+    pub mod AtomicFlagTestAndSet {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+    }
+    pub mod AtomicFlagClear {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+    }
+    pub mod ImageSparseRead {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod SizeOf {
+        pub const POINTER: usize = 0;
+    }
+    pub mod ConstantPipeStorage {
+        pub const PACKET_SIZE: usize = 0;
+        pub const PACKET_ALIGNMENT: usize = 1;
+        pub const CAPACITY: usize = 2;
+    }
+    pub mod CreatePipeFromPipeStorage {
+        pub const PIPE_STORAGE: usize = 0;
+    }
+    pub mod GetKernelLocalSizeForSubgroupCount {
+        pub const SUBGROUP_COUNT: usize = 0;
+        pub const INVOKE: usize = 1;
+        pub const PARAM: usize = 2;
+        pub const PARAM_SIZE: usize = 3;
+        pub const PARAM_ALIGN: usize = 4;
+    }
+    pub mod GetKernelMaxNumSubgroups {
+        pub const INVOKE: usize = 0;
+        pub const PARAM: usize = 1;
+        pub const PARAM_SIZE: usize = 2;
+        pub const PARAM_ALIGN: usize = 3;
+    }
+    pub mod NamedBarrierInitialize {
+        pub const SUBGROUP_COUNT: usize = 0;
+    }
+    pub mod MemoryNamedBarrier {
+        pub const NAMED_BARRIER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+    }
+    pub mod ModuleProcessed {
+        pub const PROCESS: usize = 0;
+    }
+    pub mod ExecutionModeId {
+        pub const ENTRY_POINT: usize = 0;
+        pub const MODE: usize = 1;
+    }
+    pub mod DecorateId {
+        pub const TARGET: usize = 0;
+    }
+    pub mod GroupNonUniformElect {
+        pub const EXECUTION: usize = 0;
+    }
+    pub mod GroupNonUniformAll {
+        pub const EXECUTION: usize = 0;
+        pub const PREDICATE: usize = 1;
+    }
+    pub mod GroupNonUniformAny {
+        pub const EXECUTION: usize = 0;
+        pub const PREDICATE: usize = 1;
+    }
+    pub mod GroupNonUniformAllEqual {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+    }
+    pub mod GroupNonUniformBroadcast {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+        pub const INVOCATION_ID: usize = 2;
+    }
+    pub mod GroupNonUniformBroadcastFirst {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+    }
+    pub mod GroupNonUniformBallot {
+        pub const EXECUTION: usize = 0;
+        pub const PREDICATE: usize = 1;
+    }
+    pub mod GroupNonUniformInverseBallot {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+    }
+    pub mod GroupNonUniformBallotBitExtract {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+        pub const INDEX: usize = 2;
+    }
+    pub mod GroupNonUniformBallotBitCount {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+    }
+    pub mod GroupNonUniformBallotFindLSB {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+    }
+    pub mod GroupNonUniformBallotFindMSB {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+    }
+    pub mod GroupNonUniformShuffle {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+        pub const INVOCATION_ID: usize = 2;
+    }
+    pub mod GroupNonUniformShuffleXor {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+        pub const MASK: usize = 2;
+    }
+    pub mod GroupNonUniformShuffleUp {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+        pub const DELTA: usize = 2;
+    }
+    pub mod GroupNonUniformShuffleDown {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+        pub const DELTA: usize = 2;
+    }
+    pub mod GroupNonUniformIAdd {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformFAdd {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformIMul {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformFMul {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformSMin {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformUMin {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformFMin {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformSMax {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformUMax {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformFMax {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformBitwiseAnd {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformBitwiseOr {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformBitwiseXor {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformLogicalAnd {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformLogicalOr {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformLogicalXor {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const VALUE: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod GroupNonUniformQuadBroadcast {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+        pub const INDEX: usize = 2;
+    }
+    pub mod GroupNonUniformQuadSwap {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+        pub const DIRECTION: usize = 2;
+    }
+    pub mod CopyLogical {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod PtrEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod PtrNotEqual {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod PtrDiff {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod ColorAttachmentReadEXT {
+        pub const ATTACHMENT: usize = 0;
+        pub const SAMPLE: usize = 1;
+    }
+    pub mod DepthAttachmentReadEXT {
+        pub const SAMPLE: usize = 0;
+    }
+    pub mod StencilAttachmentReadEXT {
+        pub const SAMPLE: usize = 0;
+    }
+    pub mod TypeTensorARM {
+        pub const ELEMENT_TYPE: usize = 0;
+        pub const RANK: usize = 1;
+    }
+    pub mod TensorReadARM {
+        pub const TENSOR: usize = 0;
+        pub const COORDINATES: usize = 1;
+    }
+    pub mod TensorWriteARM {
+        pub const TENSOR: usize = 0;
+        pub const COORDINATES: usize = 1;
+        pub const OBJECT: usize = 2;
+    }
+    pub mod TensorQuerySizeARM {
+        pub const TENSOR: usize = 0;
+        pub const DIMENSION: usize = 1;
+    }
+    pub mod GraphConstantARM {
+        pub const GRAPH_CONSTANT_ID: usize = 0;
+    }
+    pub mod GraphEntryPointARM {
+        pub const GRAPH: usize = 0;
+        pub const NAME: usize = 1;
+    }
+    pub mod GraphInputARM {
+        pub const INPUT_INDEX: usize = 0;
+        pub const ELEMENT_INDEX: usize = 1;
+    }
+    pub mod GraphSetOutputARM {
+        pub const VALUE: usize = 0;
+        pub const OUTPUT_INDEX: usize = 1;
+        pub const ELEMENT_INDEX: usize = 2;
+    }
+    pub mod TypeGraphARM {
+        pub const NUM_INPUTS: usize = 0;
+        pub const IN_OUT_TYPES: usize = 1;
+    }
+    pub mod BitcastExtractEXT {
+        pub const BASE: usize = 0;
+        pub const OFFSET: usize = 1;
+    }
+    pub mod UntypedVariableKHR {
+        pub const DATA_TYPE: usize = 1;
+    }
+    pub mod UntypedAccessChainKHR {
+        pub const BASE_TYPE: usize = 0;
+        pub const BASE: usize = 1;
+        pub const INDEXES: usize = 2;
+    }
+    pub mod UntypedInBoundsAccessChainKHR {
+        pub const BASE_TYPE: usize = 0;
+        pub const BASE: usize = 1;
+        pub const INDEXES: usize = 2;
+    }
+    pub mod SubgroupBallotKHR {
+        pub const PREDICATE: usize = 0;
+    }
+    pub mod SubgroupFirstInvocationKHR {
+        pub const VALUE: usize = 0;
+    }
+    pub mod UntypedPtrAccessChainKHR {
+        pub const BASE_TYPE: usize = 0;
+        pub const BASE: usize = 1;
+        pub const ELEMENT: usize = 2;
+        pub const INDEXES: usize = 3;
+    }
+    pub mod UntypedInBoundsPtrAccessChainKHR {
+        pub const BASE_TYPE: usize = 0;
+        pub const BASE: usize = 1;
+        pub const ELEMENT: usize = 2;
+        pub const INDEXES: usize = 3;
+    }
+    pub mod UntypedArrayLengthKHR {
+        pub const STRUCTURE: usize = 0;
+        pub const POINTER: usize = 1;
+        pub const ARRAY_MEMBER: usize = 2;
+    }
+    pub mod UntypedPrefetchKHR {
+        pub const POINTER_TYPE: usize = 0;
+        pub const NUM_BYTES: usize = 1;
+        pub const RW: usize = 2;
+    }
+    pub mod FmaKHR {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+        pub const OPERAND_3: usize = 2;
+    }
+    pub mod SubgroupAllKHR {
+        pub const PREDICATE: usize = 0;
+    }
+    pub mod SubgroupAnyKHR {
+        pub const PREDICATE: usize = 0;
+    }
+    pub mod SubgroupAllEqualKHR {
+        pub const PREDICATE: usize = 0;
+    }
+    pub mod GroupNonUniformRotateKHR {
+        pub const EXECUTION: usize = 0;
+        pub const VALUE: usize = 1;
+        pub const DELTA: usize = 2;
+        pub const CLUSTER_SIZE: usize = 3;
+    }
+    pub mod SubgroupReadInvocationKHR {
+        pub const VALUE: usize = 0;
+        pub const INDEX: usize = 1;
+    }
+    pub mod ExtInstWithForwardRefsKHR {
+        pub const SET: usize = 0;
+        pub const INSTRUCTION: usize = 1;
+    }
+    pub mod UntypedGroupAsyncCopyKHR {
+        pub const EXECUTION: usize = 0;
+        pub const DESTINATION: usize = 1;
+        pub const SOURCE: usize = 2;
+        pub const ELEMENT_NUM_BYTES: usize = 3;
+        pub const NUM_ELEMENTS: usize = 4;
+        pub const STRIDE: usize = 5;
+        pub const EVENT: usize = 6;
+        pub const DESTINATION_MEMORY_OPERANDS: usize = 7;
+    }
+    pub mod TraceRayKHR {
+        pub const ACCEL: usize = 0;
+        pub const RAY_FLAGS: usize = 1;
+        pub const CULL_MASK: usize = 2;
+        pub const SBT_OFFSET: usize = 3;
+        pub const SBT_STRIDE: usize = 4;
+        pub const MISS_INDEX: usize = 5;
+        pub const RAY_ORIGIN: usize = 6;
+        pub const RAY_TMIN: usize = 7;
+        pub const RAY_DIRECTION: usize = 8;
+        pub const RAY_TMAX: usize = 9;
+        pub const PAYLOAD: usize = 10;
+    }
+    pub mod ExecuteCallableKHR {
+        pub const SBT_INDEX: usize = 0;
+        pub const CALLABLE_DATA: usize = 1;
+    }
+    pub mod ConvertUToAccelerationStructureKHR {
+        pub const ACCEL: usize = 0;
+    }
+    pub mod SDot {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+        pub const PACKED_VECTOR_FORMAT: usize = 2;
+    }
+    pub use SDot as SDotKHR;
+    pub mod UDot {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+        pub const PACKED_VECTOR_FORMAT: usize = 2;
+    }
+    pub use UDot as UDotKHR;
+    pub mod SUDot {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+        pub const PACKED_VECTOR_FORMAT: usize = 2;
+    }
+    pub use SUDot as SUDotKHR;
+    pub mod SDotAccSat {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+        pub const ACCUMULATOR: usize = 2;
+        pub const PACKED_VECTOR_FORMAT: usize = 3;
+    }
+    pub use SDotAccSat as SDotAccSatKHR;
+    pub mod UDotAccSat {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+        pub const ACCUMULATOR: usize = 2;
+        pub const PACKED_VECTOR_FORMAT: usize = 3;
+    }
+    pub use UDotAccSat as UDotAccSatKHR;
+    pub mod SUDotAccSat {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+        pub const ACCUMULATOR: usize = 2;
+        pub const PACKED_VECTOR_FORMAT: usize = 3;
+    }
+    pub use SUDotAccSat as SUDotAccSatKHR;
+    pub mod TypeCooperativeMatrixKHR {
+        pub const COMPONENT_TYPE: usize = 0;
+        pub const SCOPE: usize = 1;
+        pub const ROWS: usize = 2;
+        pub const COLUMNS: usize = 3;
+        pub const USE: usize = 4;
+    }
+    pub mod CooperativeMatrixLoadKHR {
+        pub const POINTER: usize = 0;
+        pub const MEMORY_LAYOUT: usize = 1;
+        pub const STRIDE: usize = 2;
+    }
+    pub mod CooperativeMatrixStoreKHR {
+        pub const POINTER: usize = 0;
+        pub const OBJECT: usize = 1;
+        pub const MEMORY_LAYOUT: usize = 2;
+        pub const STRIDE: usize = 3;
+    }
+    pub mod CooperativeMatrixMulAddKHR {
+        pub const A: usize = 0;
+        pub const B: usize = 1;
+        pub const C: usize = 2;
+        pub const COOPERATIVE_MATRIX_OPERANDS: usize = 3;
+    }
+    pub mod CooperativeMatrixLengthKHR {
+        pub const TYPE: usize = 0;
+    }
+    pub mod ConstantCompositeReplicateEXT {
+        pub const VALUE: usize = 0;
+    }
+    pub mod SpecConstantCompositeReplicateEXT {
+        pub const VALUE: usize = 0;
+    }
+    pub mod CompositeConstructReplicateEXT {
+        pub const VALUE: usize = 0;
+    }
+    pub mod RayQueryInitializeKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const ACCEL: usize = 1;
+        pub const RAY_FLAGS: usize = 2;
+        pub const CULL_MASK: usize = 3;
+        pub const RAY_ORIGIN: usize = 4;
+        pub const RAY_T_MIN: usize = 5;
+        pub const RAY_DIRECTION: usize = 6;
+        pub const RAY_T_MAX: usize = 7;
+    }
+    pub mod RayQueryTerminateKHR {
+        pub const RAY_QUERY: usize = 0;
+    }
+    pub mod RayQueryGenerateIntersectionKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const HIT_T: usize = 1;
+    }
+    pub mod RayQueryConfirmIntersectionKHR {
+        pub const RAY_QUERY: usize = 0;
+    }
+    pub mod RayQueryProceedKHR {
+        pub const RAY_QUERY: usize = 0;
+    }
+    pub mod RayQueryGetIntersectionTypeKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod ImageSampleWeightedQCOM {
+        pub const TEXTURE: usize = 0;
+        pub const COORDINATES: usize = 1;
+        pub const WEIGHTS: usize = 2;
+    }
+    pub mod ImageBoxFilterQCOM {
+        pub const TEXTURE: usize = 0;
+        pub const COORDINATES: usize = 1;
+        pub const BOX_SIZE: usize = 2;
+    }
+    pub mod ImageBlockMatchSSDQCOM {
+        pub const TARGET: usize = 0;
+        pub const TARGET_COORDINATES: usize = 1;
+        pub const REFERENCE: usize = 2;
+        pub const REFERENCE_COORDINATES: usize = 3;
+        pub const BLOCK_SIZE: usize = 4;
+    }
+    pub mod ImageBlockMatchSADQCOM {
+        pub const TARGET: usize = 0;
+        pub const TARGET_COORDINATES: usize = 1;
+        pub const REFERENCE: usize = 2;
+        pub const REFERENCE_COORDINATES: usize = 3;
+        pub const BLOCK_SIZE: usize = 4;
+    }
+    pub mod BitCastArrayQCOM {
+        pub const SOURCE_ARRAY: usize = 0;
+    }
+    pub mod ImageBlockMatchWindowSSDQCOM {
+        pub const TARGET_SAMPLED_IMAGE: usize = 0;
+        pub const TARGET_COORDINATES: usize = 1;
+        pub const REFERENCE_SAMPLED_IMAGE: usize = 2;
+        pub const REFERENCE_COORDINATES: usize = 3;
+        pub const BLOCK_SIZE: usize = 4;
+    }
+    pub mod ImageBlockMatchWindowSADQCOM {
+        pub const TARGET_SAMPLED_IMAGE: usize = 0;
+        pub const TARGET_COORDINATES: usize = 1;
+        pub const REFERENCE_SAMPLED_IMAGE: usize = 2;
+        pub const REFERENCE_COORDINATES: usize = 3;
+        pub const BLOCK_SIZE: usize = 4;
+    }
+    pub mod ImageBlockMatchGatherSSDQCOM {
+        pub const TARGET_SAMPLED_IMAGE: usize = 0;
+        pub const TARGET_COORDINATES: usize = 1;
+        pub const REFERENCE_SAMPLED_IMAGE: usize = 2;
+        pub const REFERENCE_COORDINATES: usize = 3;
+        pub const BLOCK_SIZE: usize = 4;
+    }
+    pub mod ImageBlockMatchGatherSADQCOM {
+        pub const TARGET_SAMPLED_IMAGE: usize = 0;
+        pub const TARGET_COORDINATES: usize = 1;
+        pub const REFERENCE_SAMPLED_IMAGE: usize = 2;
+        pub const REFERENCE_COORDINATES: usize = 3;
+        pub const BLOCK_SIZE: usize = 4;
+    }
+    pub mod BFloat16MulAddQCOM {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+        pub const OPERAND_3: usize = 2;
+    }
+    pub mod CompositeConstructCoopMatQCOM {
+        pub const SOURCE_ARRAY: usize = 0;
+    }
+    pub mod CompositeExtractCoopMatQCOM {
+        pub const SOURCE_COOPERATIVE_MATRIX: usize = 0;
+    }
+    pub mod ExtractSubArrayQCOM {
+        pub const SOURCE_ARRAY: usize = 0;
+        pub const INDEX: usize = 1;
+    }
+    pub mod ImageGatherQCOM {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const COMPONENT: usize = 2;
+        pub const MODE: usize = 3;
+    }
+    pub mod GroupIAddNonUniformAMD {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupFAddNonUniformAMD {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupFMinNonUniformAMD {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupUMinNonUniformAMD {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupSMinNonUniformAMD {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupFMaxNonUniformAMD {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupUMaxNonUniformAMD {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupSMaxNonUniformAMD {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod FragmentMaskFetchAMD {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod FragmentFetchAMD {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const FRAGMENT_INDEX: usize = 2;
+    }
+    pub mod ReadClockKHR {
+        pub const SCOPE: usize = 0;
+    }
+    pub mod AllocateNodePayloadsAMDX {
+        pub const VISIBILITY: usize = 0;
+        pub const PAYLOAD_COUNT: usize = 1;
+        pub const NODE_INDEX: usize = 2;
+    }
+    pub mod EnqueueNodePayloadsAMDX {
+        pub const PAYLOAD_ARRAY: usize = 0;
+    }
+    pub mod TypeNodePayloadArrayAMDX {
+        pub const PAYLOAD_TYPE: usize = 0;
+    }
+    pub mod FinishWritingNodePayloadAMDX {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod NodePayloadArrayLengthAMDX {
+        pub const PAYLOAD_ARRAY: usize = 0;
+    }
+    pub mod IsNodePayloadValidAMDX {
+        pub const PAYLOAD_TYPE: usize = 0;
+        pub const NODE_INDEX: usize = 1;
+    }
+    pub mod ConstantStringAMDX {
+        pub const LITERAL_STRING: usize = 0;
+    }
+    pub mod SpecConstantStringAMDX {
+        pub const LITERAL_STRING: usize = 0;
+    }
+    pub mod GroupNonUniformQuadAllKHR {
+        pub const PREDICATE: usize = 0;
+    }
+    pub mod GroupNonUniformQuadAnyKHR {
+        pub const PREDICATE: usize = 0;
+    }
+    pub mod BufferPointerEXT {
+        pub const BUFFER: usize = 0;
+    }
+    pub mod AbortKHR {
+        pub const MESSAGE_TYPE: usize = 0;
+        pub const MESSAGE: usize = 1;
+    }
+    pub mod UntypedImageTexelPointerEXT {
+        pub const IMAGE_TYPE: usize = 0;
+        pub const IMAGE: usize = 1;
+        pub const COORDINATE: usize = 2;
+        pub const SAMPLE: usize = 3;
+    }
+    pub mod MemberDecorateIdEXT {
+        pub const STRUCTURE_TYPE: usize = 0;
+        pub const MEMBER: usize = 1;
+    }
+    pub mod ConstantSizeOfEXT {
+        pub const TYPE: usize = 0;
+    }
+    pub mod ConstantDataKHR {
+        pub const DATA: usize = 0;
+    }
+    pub mod SpecConstantDataKHR {
+        pub const DATA: usize = 0;
+    }
+    pub mod FreezeKHR {
+        pub const VALUE: usize = 0;
+    }
+    pub mod HitObjectRecordHitMotionNV {
+        pub const HIT_OBJECT: usize = 0;
+        pub const ACCELERATION_STRUCTURE: usize = 1;
+        pub const INSTANCE_ID: usize = 2;
+        pub const PRIMITIVE_ID: usize = 3;
+        pub const GEOMETRY_INDEX: usize = 4;
+        pub const HIT_KIND: usize = 5;
+        pub const SBT_RECORD_OFFSET: usize = 6;
+        pub const SBT_RECORD_STRIDE: usize = 7;
+        pub const ORIGIN: usize = 8;
+        pub const T_MIN: usize = 9;
+        pub const DIRECTION: usize = 10;
+        pub const T_MAX: usize = 11;
+        pub const CURRENT_TIME: usize = 12;
+        pub const HIT_OBJECT_ATTRIBUTES: usize = 13;
+    }
+    pub mod HitObjectRecordHitWithIndexMotionNV {
+        pub const HIT_OBJECT: usize = 0;
+        pub const ACCELERATION_STRUCTURE: usize = 1;
+        pub const INSTANCE_ID: usize = 2;
+        pub const PRIMITIVE_ID: usize = 3;
+        pub const GEOMETRY_INDEX: usize = 4;
+        pub const HIT_KIND: usize = 5;
+        pub const SBT_RECORD_INDEX: usize = 6;
+        pub const ORIGIN: usize = 7;
+        pub const T_MIN: usize = 8;
+        pub const DIRECTION: usize = 9;
+        pub const T_MAX: usize = 10;
+        pub const CURRENT_TIME: usize = 11;
+        pub const HIT_OBJECT_ATTRIBUTES: usize = 12;
+    }
+    pub mod HitObjectRecordMissMotionNV {
+        pub const HIT_OBJECT: usize = 0;
+        pub const SBT_INDEX: usize = 1;
+        pub const ORIGIN: usize = 2;
+        pub const T_MIN: usize = 3;
+        pub const DIRECTION: usize = 4;
+        pub const T_MAX: usize = 5;
+        pub const CURRENT_TIME: usize = 6;
+    }
+    pub mod HitObjectGetWorldToObjectNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetObjectToWorldNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetObjectRayDirectionNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetObjectRayOriginNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectTraceRayMotionNV {
+        pub const HIT_OBJECT: usize = 0;
+        pub const ACCELERATION_STRUCTURE: usize = 1;
+        pub const RAY_FLAGS: usize = 2;
+        pub const CULLMASK: usize = 3;
+        pub const SBT_RECORD_OFFSET: usize = 4;
+        pub const SBT_RECORD_STRIDE: usize = 5;
+        pub const MISS_INDEX: usize = 6;
+        pub const ORIGIN: usize = 7;
+        pub const T_MIN: usize = 8;
+        pub const DIRECTION: usize = 9;
+        pub const T_MAX: usize = 10;
+        pub const TIME: usize = 11;
+        pub const PAYLOAD: usize = 12;
+    }
+    pub mod HitObjectGetShaderRecordBufferHandleNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetShaderBindingTableRecordIndexNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectRecordEmptyNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectTraceRayNV {
+        pub const HIT_OBJECT: usize = 0;
+        pub const ACCELERATION_STRUCTURE: usize = 1;
+        pub const RAY_FLAGS: usize = 2;
+        pub const CULLMASK: usize = 3;
+        pub const SBT_RECORD_OFFSET: usize = 4;
+        pub const SBT_RECORD_STRIDE: usize = 5;
+        pub const MISS_INDEX: usize = 6;
+        pub const ORIGIN: usize = 7;
+        pub const T_MIN: usize = 8;
+        pub const DIRECTION: usize = 9;
+        pub const T_MAX: usize = 10;
+        pub const PAYLOAD: usize = 11;
+    }
+    pub mod HitObjectRecordHitNV {
+        pub const HIT_OBJECT: usize = 0;
+        pub const ACCELERATION_STRUCTURE: usize = 1;
+        pub const INSTANCE_ID: usize = 2;
+        pub const PRIMITIVE_ID: usize = 3;
+        pub const GEOMETRY_INDEX: usize = 4;
+        pub const HIT_KIND: usize = 5;
+        pub const SBT_RECORD_OFFSET: usize = 6;
+        pub const SBT_RECORD_STRIDE: usize = 7;
+        pub const ORIGIN: usize = 8;
+        pub const T_MIN: usize = 9;
+        pub const DIRECTION: usize = 10;
+        pub const T_MAX: usize = 11;
+        pub const HIT_OBJECT_ATTRIBUTES: usize = 12;
+    }
+    pub mod HitObjectRecordHitWithIndexNV {
+        pub const HIT_OBJECT: usize = 0;
+        pub const ACCELERATION_STRUCTURE: usize = 1;
+        pub const INSTANCE_ID: usize = 2;
+        pub const PRIMITIVE_ID: usize = 3;
+        pub const GEOMETRY_INDEX: usize = 4;
+        pub const HIT_KIND: usize = 5;
+        pub const SBT_RECORD_INDEX: usize = 6;
+        pub const ORIGIN: usize = 7;
+        pub const T_MIN: usize = 8;
+        pub const DIRECTION: usize = 9;
+        pub const T_MAX: usize = 10;
+        pub const HIT_OBJECT_ATTRIBUTES: usize = 11;
+    }
+    pub mod HitObjectRecordMissNV {
+        pub const HIT_OBJECT: usize = 0;
+        pub const SBT_INDEX: usize = 1;
+        pub const ORIGIN: usize = 2;
+        pub const T_MIN: usize = 3;
+        pub const DIRECTION: usize = 4;
+        pub const T_MAX: usize = 5;
+    }
+    pub mod HitObjectExecuteShaderNV {
+        pub const HIT_OBJECT: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod HitObjectGetCurrentTimeNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetAttributesNV {
+        pub const HIT_OBJECT: usize = 0;
+        pub const HIT_OBJECT_ATTRIBUTE: usize = 1;
+    }
+    pub mod HitObjectGetHitKindNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetPrimitiveIndexNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetGeometryIndexNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetInstanceIdNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetInstanceCustomIndexNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetWorldRayDirectionNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetWorldRayOriginNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetRayTMaxNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetRayTMinNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectIsEmptyNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectIsHitNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectIsMissNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod ReorderThreadWithHitObjectNV {
+        pub const HIT_OBJECT: usize = 0;
+        pub const HINT: usize = 1;
+    }
+    pub mod ReorderThreadWithHintNV {
+        pub const HINT: usize = 0;
+        pub const BITS: usize = 1;
+    }
+    pub mod ImageSampleFootprintNV {
+        pub const SAMPLED_IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const GRANULARITY: usize = 2;
+        pub const COARSE: usize = 3;
+    }
+    pub mod TypeVectorIdEXT {
+        pub const COMPONENT_TYPE: usize = 0;
+        pub const COMPONENT_COUNT: usize = 1;
+    }
+    pub use TypeVectorIdEXT as TypeCooperativeVectorNV;
+    pub mod CooperativeVectorMatrixMulNV {
+        pub const INPUT: usize = 0;
+        pub const INPUT_INTERPRETATION: usize = 1;
+        pub const MATRIX: usize = 2;
+        pub const MATRIX_OFFSET: usize = 3;
+        pub const MATRIX_INTERPRETATION: usize = 4;
+        pub const M: usize = 5;
+        pub const K: usize = 6;
+        pub const MEMORY_LAYOUT: usize = 7;
+        pub const TRANSPOSE: usize = 8;
+        pub const MATRIX_STRIDE: usize = 9;
+    }
+    pub mod CooperativeVectorOuterProductAccumulateNV {
+        pub const POINTER: usize = 0;
+        pub const OFFSET: usize = 1;
+        pub const A: usize = 2;
+        pub const B: usize = 3;
+        pub const MEMORY_LAYOUT: usize = 4;
+        pub const MATRIX_INTERPRETATION: usize = 5;
+        pub const MATRIX_STRIDE: usize = 6;
+    }
+    pub mod CooperativeVectorReduceSumAccumulateNV {
+        pub const POINTER: usize = 0;
+        pub const OFFSET: usize = 1;
+        pub const V: usize = 2;
+    }
+    pub mod CooperativeVectorMatrixMulAddNV {
+        pub const INPUT: usize = 0;
+        pub const INPUT_INTERPRETATION: usize = 1;
+        pub const MATRIX: usize = 2;
+        pub const MATRIX_OFFSET: usize = 3;
+        pub const MATRIX_INTERPRETATION: usize = 4;
+        pub const BIAS: usize = 5;
+        pub const BIAS_OFFSET: usize = 6;
+        pub const BIAS_INTERPRETATION: usize = 7;
+        pub const M: usize = 8;
+        pub const K: usize = 9;
+        pub const MEMORY_LAYOUT: usize = 10;
+        pub const TRANSPOSE: usize = 11;
+        pub const MATRIX_STRIDE: usize = 12;
+    }
+    pub mod CooperativeMatrixConvertUseEXT {
+        pub const MATRIX: usize = 0;
+    }
+    pub use CooperativeMatrixConvertUseEXT as CooperativeMatrixConvertNV;
+    pub mod EmitMeshTasksEXT {
+        pub const GROUP_COUNT_X: usize = 0;
+        pub const GROUP_COUNT_Y: usize = 1;
+        pub const GROUP_COUNT_Z: usize = 2;
+        pub const PAYLOAD: usize = 3;
+    }
+    pub mod SetMeshOutputsEXT {
+        pub const VERTEX_COUNT: usize = 0;
+        pub const PRIMITIVE_COUNT: usize = 1;
+    }
+    pub mod GroupNonUniformPartitionEXT {
+        pub const VALUE: usize = 0;
+    }
+    pub use GroupNonUniformPartitionEXT as GroupNonUniformPartitionNV;
+    pub mod WritePackedPrimitiveIndices4x8NV {
+        pub const INDEX_OFFSET: usize = 0;
+        pub const PACKED_INDICES: usize = 1;
+    }
+    pub mod FetchMicroTriangleVertexPositionNV {
+        pub const ACCEL: usize = 0;
+        pub const INSTANCE_ID: usize = 1;
+        pub const GEOMETRY_INDEX: usize = 2;
+        pub const PRIMITIVE_INDEX: usize = 3;
+        pub const BARYCENTRIC: usize = 4;
+    }
+    pub mod FetchMicroTriangleVertexBarycentricNV {
+        pub const ACCEL: usize = 0;
+        pub const INSTANCE_ID: usize = 1;
+        pub const GEOMETRY_INDEX: usize = 2;
+        pub const PRIMITIVE_INDEX: usize = 3;
+        pub const BARYCENTRIC: usize = 4;
+    }
+    pub mod CooperativeVectorLoadNV {
+        pub const POINTER: usize = 0;
+        pub const OFFSET: usize = 1;
+    }
+    pub mod CooperativeVectorStoreNV {
+        pub const POINTER: usize = 0;
+        pub const OFFSET: usize = 1;
+        pub const OBJECT: usize = 2;
+    }
+    pub mod HitObjectRecordFromQueryEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const RAY_QUERY: usize = 1;
+        pub const SBT_RECORD_INDEX: usize = 2;
+        pub const HIT_OBJECT_ATTRIBUTES: usize = 3;
+        pub const HIT_KIND: usize = 4;
+    }
+    pub mod HitObjectRecordMissEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const RAY_FLAGS: usize = 1;
+        pub const MISS_INDEX: usize = 2;
+        pub const RAY_ORIGIN: usize = 3;
+        pub const RAY_TMIN: usize = 4;
+        pub const RAY_DIRECTION: usize = 5;
+        pub const RAY_TMAX: usize = 6;
+    }
+    pub mod HitObjectRecordMissMotionEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const RAY_FLAGS: usize = 1;
+        pub const MISS_INDEX: usize = 2;
+        pub const RAY_ORIGIN: usize = 3;
+        pub const RAY_TMIN: usize = 4;
+        pub const RAY_DIRECTION: usize = 5;
+        pub const RAY_TMAX: usize = 6;
+        pub const CURRENT_TIME: usize = 7;
+    }
+    pub mod HitObjectGetIntersectionTriangleVertexPositionsEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetRayFlagsEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectSetShaderBindingTableRecordIndexEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const SBT_RECORD_INDEX: usize = 1;
+    }
+    pub mod HitObjectReorderExecuteShaderEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const PAYLOAD: usize = 1;
+        pub const HINT: usize = 2;
+    }
+    pub mod HitObjectTraceReorderExecuteEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const ACCELERATION_STRUCTURE: usize = 1;
+        pub const RAY_FLAGS: usize = 2;
+        pub const CULL_MASK: usize = 3;
+        pub const SBT_OFFSET: usize = 4;
+        pub const SBT_STRIDE: usize = 5;
+        pub const MISS_INDEX: usize = 6;
+        pub const RAY_ORIGIN: usize = 7;
+        pub const RAY_TMIN: usize = 8;
+        pub const RAY_DIRECTION: usize = 9;
+        pub const RAY_TMAX: usize = 10;
+        pub const PAYLOAD: usize = 11;
+        pub const HINT: usize = 12;
+    }
+    pub mod HitObjectTraceMotionReorderExecuteEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const ACCELERATION_STRUCTURE: usize = 1;
+        pub const RAY_FLAGS: usize = 2;
+        pub const CULL_MASK: usize = 3;
+        pub const SBT_OFFSET: usize = 4;
+        pub const SBT_STRIDE: usize = 5;
+        pub const MISS_INDEX: usize = 6;
+        pub const RAY_ORIGIN: usize = 7;
+        pub const RAY_TMIN: usize = 8;
+        pub const RAY_DIRECTION: usize = 9;
+        pub const RAY_TMAX: usize = 10;
+        pub const CURRENT_TIME: usize = 11;
+        pub const PAYLOAD: usize = 12;
+        pub const HINT: usize = 13;
+    }
+    pub mod ReorderThreadWithHintEXT {
+        pub const HINT: usize = 0;
+        pub const BITS: usize = 1;
+    }
+    pub mod ReorderThreadWithHitObjectEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const HINT: usize = 1;
+    }
+    pub mod HitObjectTraceRayEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const ACCELERATION_STRUCTURE: usize = 1;
+        pub const RAY_FLAGS: usize = 2;
+        pub const CULL_MASK: usize = 3;
+        pub const SBT_OFFSET: usize = 4;
+        pub const SBT_STRIDE: usize = 5;
+        pub const MISS_INDEX: usize = 6;
+        pub const RAY_ORIGIN: usize = 7;
+        pub const RAY_TMIN: usize = 8;
+        pub const RAY_DIRECTION: usize = 9;
+        pub const RAY_TMAX: usize = 10;
+        pub const PAYLOAD: usize = 11;
+    }
+    pub mod HitObjectTraceRayMotionEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const ACCELERATION_STRUCTURE: usize = 1;
+        pub const RAY_FLAGS: usize = 2;
+        pub const CULL_MASK: usize = 3;
+        pub const SBT_OFFSET: usize = 4;
+        pub const SBT_STRIDE: usize = 5;
+        pub const MISS_INDEX: usize = 6;
+        pub const RAY_ORIGIN: usize = 7;
+        pub const RAY_TMIN: usize = 8;
+        pub const RAY_DIRECTION: usize = 9;
+        pub const RAY_TMAX: usize = 10;
+        pub const CURRENT_TIME: usize = 11;
+        pub const PAYLOAD: usize = 12;
+    }
+    pub mod HitObjectRecordEmptyEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectExecuteShaderEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod HitObjectGetCurrentTimeEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetAttributesEXT {
+        pub const HIT_OBJECT: usize = 0;
+        pub const HIT_OBJECT_ATTRIBUTE: usize = 1;
+    }
+    pub mod HitObjectGetHitKindEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetPrimitiveIndexEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetGeometryIndexEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetInstanceIdEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetInstanceCustomIndexEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetObjectRayOriginEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetObjectRayDirectionEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetWorldRayDirectionEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetWorldRayOriginEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetObjectToWorldEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetWorldToObjectEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetRayTMaxEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod ReportIntersectionKHR {
+        pub const HIT: usize = 0;
+        pub const HIT_KIND: usize = 1;
+    }
+    pub use ReportIntersectionKHR as ReportIntersectionNV;
+    pub mod TraceNV {
+        pub const ACCEL: usize = 0;
+        pub const RAY_FLAGS: usize = 1;
+        pub const CULL_MASK: usize = 2;
+        pub const SBT_OFFSET: usize = 3;
+        pub const SBT_STRIDE: usize = 4;
+        pub const MISS_INDEX: usize = 5;
+        pub const RAY_ORIGIN: usize = 6;
+        pub const RAY_TMIN: usize = 7;
+        pub const RAY_DIRECTION: usize = 8;
+        pub const RAY_TMAX: usize = 9;
+        pub const PAYLOAD_ID: usize = 10;
+    }
+    pub mod TraceMotionNV {
+        pub const ACCEL: usize = 0;
+        pub const RAY_FLAGS: usize = 1;
+        pub const CULL_MASK: usize = 2;
+        pub const SBT_OFFSET: usize = 3;
+        pub const SBT_STRIDE: usize = 4;
+        pub const MISS_INDEX: usize = 5;
+        pub const RAY_ORIGIN: usize = 6;
+        pub const RAY_TMIN: usize = 7;
+        pub const RAY_DIRECTION: usize = 8;
+        pub const RAY_TMAX: usize = 9;
+        pub const TIME: usize = 10;
+        pub const PAYLOAD_ID: usize = 11;
+    }
+    pub mod TraceRayMotionNV {
+        pub const ACCEL: usize = 0;
+        pub const RAY_FLAGS: usize = 1;
+        pub const CULL_MASK: usize = 2;
+        pub const SBT_OFFSET: usize = 3;
+        pub const SBT_STRIDE: usize = 4;
+        pub const MISS_INDEX: usize = 5;
+        pub const RAY_ORIGIN: usize = 6;
+        pub const RAY_TMIN: usize = 7;
+        pub const RAY_DIRECTION: usize = 8;
+        pub const RAY_TMAX: usize = 9;
+        pub const TIME: usize = 10;
+        pub const PAYLOAD: usize = 11;
+    }
+    pub mod RayQueryGetIntersectionTriangleVertexPositionsKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod ExecuteCallableNV {
+        pub const SBT_INDEX: usize = 0;
+        pub const CALLABLE_DATA_ID: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionClusterIdNV {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub use RayQueryGetIntersectionClusterIdNV as RayQueryGetClusterIdNV;
+    pub mod HitObjectGetClusterIdNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetRayTMinEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetShaderBindingTableRecordIndexEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetShaderRecordBufferHandleEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectIsEmptyEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectIsHitEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectIsMissEXT {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod TypeCooperativeMatrixNV {
+        pub const COMPONENT_TYPE: usize = 0;
+        pub const EXECUTION: usize = 1;
+        pub const ROWS: usize = 2;
+        pub const COLUMNS: usize = 3;
+    }
+    pub mod CooperativeMatrixLoadNV {
+        pub const POINTER: usize = 0;
+        pub const STRIDE: usize = 1;
+        pub const COLUMN_MAJOR: usize = 2;
+    }
+    pub mod CooperativeMatrixStoreNV {
+        pub const POINTER: usize = 0;
+        pub const OBJECT: usize = 1;
+        pub const STRIDE: usize = 2;
+        pub const COLUMN_MAJOR: usize = 3;
+    }
+    pub mod CooperativeMatrixMulAddNV {
+        pub const A: usize = 0;
+        pub const B: usize = 1;
+        pub const C: usize = 2;
+    }
+    pub mod CooperativeMatrixLengthNV {
+        pub const TYPE: usize = 0;
+    }
+    pub mod CooperativeMatrixGetCoordinateEXT {
+        pub const MATRIX: usize = 0;
+        pub const INDEX: usize = 1;
+    }
+    pub mod CooperativeMatrixReduceEXT {
+        pub const MATRIX: usize = 0;
+        pub const REDUCE: usize = 1;
+        pub const COMBINE_FUNC: usize = 2;
+    }
+    pub use CooperativeMatrixReduceEXT as CooperativeMatrixReduceNV;
+    pub mod CooperativeMatrixLoadTensorNV {
+        pub const POINTER: usize = 0;
+        pub const OBJECT: usize = 1;
+        pub const TENSOR_LAYOUT: usize = 2;
+        pub const MEMORY_OPERAND: usize = 3;
+    }
+    pub mod CooperativeMatrixStoreTensorNV {
+        pub const POINTER: usize = 0;
+        pub const OBJECT: usize = 1;
+        pub const TENSOR_LAYOUT: usize = 2;
+        pub const MEMORY_OPERAND: usize = 3;
+    }
+    pub mod CooperativeMatrixPerElementOpEXT {
+        pub const MATRIX: usize = 0;
+        pub const FUNC: usize = 1;
+        pub const OPERANDS: usize = 2;
+    }
+    pub use CooperativeMatrixPerElementOpEXT as CooperativeMatrixPerElementOpNV;
+    pub mod TypeTensorLayoutNV {
+        pub const DIM: usize = 0;
+        pub const CLAMP_MODE: usize = 1;
+    }
+    pub mod TypeTensorViewNV {
+        pub const DIM: usize = 0;
+        pub const HAS_DIMENSIONS: usize = 1;
+        pub const P: usize = 2;
+    }
+    pub mod TensorLayoutSetDimensionNV {
+        pub const TENSOR_LAYOUT: usize = 0;
+        pub const DIM: usize = 1;
+    }
+    pub mod TensorLayoutSetStrideNV {
+        pub const TENSOR_LAYOUT: usize = 0;
+        pub const STRIDE: usize = 1;
+    }
+    pub mod TensorLayoutSliceNV {
+        pub const TENSOR_LAYOUT: usize = 0;
+        pub const OPERANDS: usize = 1;
+    }
+    pub mod TensorLayoutSetClampValueNV {
+        pub const TENSOR_LAYOUT: usize = 0;
+        pub const VALUE: usize = 1;
+    }
+    pub mod TensorViewSetDimensionNV {
+        pub const TENSOR_VIEW: usize = 0;
+        pub const DIM: usize = 1;
+    }
+    pub mod TensorViewSetStrideNV {
+        pub const TENSOR_VIEW: usize = 0;
+        pub const STRIDE: usize = 1;
+    }
+    pub mod TensorViewSetClipNV {
+        pub const TENSOR_VIEW: usize = 0;
+        pub const CLIP_ROW_OFFSET: usize = 1;
+        pub const CLIP_ROW_SPAN: usize = 2;
+        pub const CLIP_COL_OFFSET: usize = 3;
+        pub const CLIP_COL_SPAN: usize = 4;
+    }
+    pub mod TensorLayoutSetBlockSizeNV {
+        pub const TENSOR_LAYOUT: usize = 0;
+        pub const BLOCK_SIZE: usize = 1;
+    }
+    pub mod CooperativeMatrixTransposeNV {
+        pub const MATRIX: usize = 0;
+    }
+    pub mod ConvertUToImageNV {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod ConvertUToSamplerNV {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod ConvertImageToUNV {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod ConvertSamplerToUNV {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod ConvertUToSampledImageNV {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod ConvertSampledImageToUNV {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod SamplerImageAddressingModeNV {
+        pub const BIT_WIDTH: usize = 0;
+    }
+    pub mod RawAccessChainNV {
+        pub const BASE: usize = 0;
+        pub const BYTE_STRIDE: usize = 1;
+        pub const ELEMENT_INDEX: usize = 2;
+        pub const BYTE_OFFSET: usize = 3;
+    }
+    pub mod RayQueryGetIntersectionSpherePositionNV {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionSphereRadiusNV {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionLSSPositionsNV {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionLSSRadiiNV {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionLSSHitValueNV {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod HitObjectGetSpherePositionNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetSphereRadiusNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetLSSPositionsNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectGetLSSRadiiNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectIsSphereHitNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod HitObjectIsLSSHitNV {
+        pub const HIT_OBJECT: usize = 0;
+    }
+    pub mod RayQueryIsSphereHitNV {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryIsLSSHitNV {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod SubgroupShuffleINTEL {
+        pub const DATA: usize = 0;
+        pub const INVOCATION_ID: usize = 1;
+    }
+    pub mod SubgroupShuffleDownINTEL {
+        pub const CURRENT: usize = 0;
+        pub const NEXT: usize = 1;
+        pub const DELTA: usize = 2;
+    }
+    pub mod SubgroupShuffleUpINTEL {
+        pub const PREVIOUS: usize = 0;
+        pub const CURRENT: usize = 1;
+        pub const DELTA: usize = 2;
+    }
+    pub mod SubgroupShuffleXorINTEL {
+        pub const DATA: usize = 0;
+        pub const VALUE: usize = 1;
+    }
+    pub mod SubgroupBlockReadINTEL {
+        pub const PTR: usize = 0;
+    }
+    pub mod SubgroupBlockWriteINTEL {
+        pub const PTR: usize = 0;
+        pub const DATA: usize = 1;
+    }
+    pub mod SubgroupImageBlockReadINTEL {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+    }
+    pub mod SubgroupImageBlockWriteINTEL {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const DATA: usize = 2;
+    }
+    pub mod SubgroupImageMediaBlockReadINTEL {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const WIDTH: usize = 2;
+        pub const HEIGHT: usize = 3;
+    }
+    pub mod SubgroupImageMediaBlockWriteINTEL {
+        pub const IMAGE: usize = 0;
+        pub const COORDINATE: usize = 1;
+        pub const WIDTH: usize = 2;
+        pub const HEIGHT: usize = 3;
+        pub const DATA: usize = 4;
+    }
+    pub mod UCountLeadingZerosINTEL {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod UCountTrailingZerosINTEL {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod AbsISubINTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod AbsUSubINTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod IAddSatINTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod UAddSatINTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod IAverageINTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod UAverageINTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod IAverageRoundedINTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod UAverageRoundedINTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod ISubSatINTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod USubSatINTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod IMul32x16INTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod UMul32x16INTEL {
+        pub const OPERAND_1: usize = 0;
+        pub const OPERAND_2: usize = 1;
+    }
+    pub mod ConstantFunctionPointerINTEL {
+        pub const FUNCTION: usize = 0;
+    }
+    pub mod FunctionPointerCallINTEL {
+        pub const OPERAND_1: usize = 0;
+    }
+    pub mod AsmTargetINTEL {
+        pub const ASM_TARGET: usize = 0;
+    }
+    pub mod AsmINTEL {
+        pub const ASM_TYPE: usize = 0;
+        pub const TARGET: usize = 1;
+        pub const ASM_INSTRUCTIONS: usize = 2;
+    }
+    pub mod AsmCallINTEL {
+        pub const ASM: usize = 0;
+        pub const ARGUMENT: usize = 1;
+    }
+    pub mod AtomicFMinEXT {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AtomicFMaxEXT {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod AssumeTrueKHR {
+        pub const CONDITION: usize = 0;
+    }
+    pub mod ExpectKHR {
+        pub const VALUE: usize = 0;
+        pub const EXPECTED_VALUE: usize = 1;
+    }
+    pub mod DecorateString {
+        pub const TARGET: usize = 0;
+    }
+    pub use DecorateString as DecorateStringGOOGLE;
+    pub mod MemberDecorateString {
+        pub const STRUCT_TYPE: usize = 0;
+        pub const MEMBER: usize = 1;
+    }
+    pub use MemberDecorateString as MemberDecorateStringGOOGLE;
+    pub mod VmeImageINTEL {
+        pub const IMAGE_TYPE: usize = 0;
+        pub const SAMPLER: usize = 1;
+    }
+    pub mod TypeVmeImageINTEL {
+        pub const IMAGE_TYPE: usize = 0;
+    }
+    pub mod SubgroupAvcMceGetDefaultInterBaseMultiReferencePenaltyINTEL {
+        pub const SLICE_TYPE: usize = 0;
+        pub const QP: usize = 1;
+    }
+    pub mod SubgroupAvcMceSetInterBaseMultiReferencePenaltyINTEL {
+        pub const REFERENCE_BASE_PENALTY: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcMceGetDefaultInterShapePenaltyINTEL {
+        pub const SLICE_TYPE: usize = 0;
+        pub const QP: usize = 1;
+    }
+    pub mod SubgroupAvcMceSetInterShapePenaltyINTEL {
+        pub const PACKED_SHAPE_PENALTY: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcMceGetDefaultInterDirectionPenaltyINTEL {
+        pub const SLICE_TYPE: usize = 0;
+        pub const QP: usize = 1;
+    }
+    pub mod SubgroupAvcMceSetInterDirectionPenaltyINTEL {
+        pub const DIRECTION_COST: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcMceGetDefaultIntraLumaShapePenaltyINTEL {
+        pub const SLICE_TYPE: usize = 0;
+        pub const QP: usize = 1;
+    }
+    pub mod SubgroupAvcMceGetDefaultInterMotionVectorCostTableINTEL {
+        pub const SLICE_TYPE: usize = 0;
+        pub const QP: usize = 1;
+    }
+    pub mod SubgroupAvcMceSetMotionVectorCostFunctionINTEL {
+        pub const PACKED_COST_CENTER_DELTA: usize = 0;
+        pub const PACKED_COST_TABLE: usize = 1;
+        pub const COST_PRECISION: usize = 2;
+        pub const PAYLOAD: usize = 3;
+    }
+    pub mod SubgroupAvcMceGetDefaultIntraLumaModePenaltyINTEL {
+        pub const SLICE_TYPE: usize = 0;
+        pub const QP: usize = 1;
+    }
+    pub mod SubgroupAvcMceSetAcOnlyHaarINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceSetSourceInterlacedFieldPolarityINTEL {
+        pub const SOURCE_FIELD_POLARITY: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcMceSetSingleReferenceInterlacedFieldPolarityINTEL {
+        pub const REFERENCE_FIELD_POLARITY: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcMceSetDualReferenceInterlacedFieldPolaritiesINTEL {
+        pub const FORWARD_REFERENCE_FIELD_POLARITY: usize = 0;
+        pub const BACKWARD_REFERENCE_FIELD_POLARITY: usize = 1;
+        pub const PAYLOAD: usize = 2;
+    }
+    pub mod SubgroupAvcMceConvertToImePayloadINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceConvertToImeResultINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceConvertToRefPayloadINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceConvertToRefResultINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceConvertToSicPayloadINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceConvertToSicResultINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceGetMotionVectorsINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceGetInterDistortionsINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceGetBestInterDistortionsINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceGetInterMajorShapeINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceGetInterMinorShapeINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceGetInterDirectionsINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceGetInterMotionVectorCountINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceGetInterReferenceIdsINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcMceGetInterReferenceInterlacedFieldPolaritiesINTEL {
+        pub const PACKED_REFERENCE_IDS: usize = 0;
+        pub const PACKED_REFERENCE_PARAMETER_FIELD_POLARITIES: usize = 1;
+        pub const PAYLOAD: usize = 2;
+    }
+    pub mod SubgroupAvcImeInitializeINTEL {
+        pub const SRC_COORD: usize = 0;
+        pub const PARTITION_MASK: usize = 1;
+        pub const SAD_ADJUSTMENT: usize = 2;
+    }
+    pub mod SubgroupAvcImeSetSingleReferenceINTEL {
+        pub const REF_OFFSET: usize = 0;
+        pub const SEARCH_WINDOW_CONFIG: usize = 1;
+        pub const PAYLOAD: usize = 2;
+    }
+    pub mod SubgroupAvcImeSetDualReferenceINTEL {
+        pub const FWD_REF_OFFSET: usize = 0;
+        pub const BWD_REF_OFFSET: usize = 1;
+        pub const SEARCH_WINDOW_CONFIG: usize = 2;
+        pub const PAYLOAD: usize = 3;
+    }
+    pub mod SubgroupAvcImeRefWindowSizeINTEL {
+        pub const SEARCH_WINDOW_CONFIG: usize = 0;
+        pub const DUAL_REF: usize = 1;
+    }
+    pub mod SubgroupAvcImeAdjustRefOffsetINTEL {
+        pub const REF_OFFSET: usize = 0;
+        pub const SRC_COORD: usize = 1;
+        pub const REF_WINDOW_SIZE: usize = 2;
+        pub const IMAGE_SIZE: usize = 3;
+    }
+    pub mod SubgroupAvcImeConvertToMcePayloadINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcImeSetMaxMotionVectorCountINTEL {
+        pub const MAX_MOTION_VECTOR_COUNT: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcImeSetUnidirectionalMixDisableINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcImeSetEarlySearchTerminationThresholdINTEL {
+        pub const THRESHOLD: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcImeSetWeightedSadINTEL {
+        pub const PACKED_SAD_WEIGHTS: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcImeEvaluateWithSingleReferenceINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const REF_IMAGE: usize = 1;
+        pub const PAYLOAD: usize = 2;
+    }
+    pub mod SubgroupAvcImeEvaluateWithDualReferenceINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const FWD_REF_IMAGE: usize = 1;
+        pub const BWD_REF_IMAGE: usize = 2;
+        pub const PAYLOAD: usize = 3;
+    }
+    pub mod SubgroupAvcImeEvaluateWithSingleReferenceStreaminINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const REF_IMAGE: usize = 1;
+        pub const PAYLOAD: usize = 2;
+        pub const STREAMIN_COMPONENTS: usize = 3;
+    }
+    pub mod SubgroupAvcImeEvaluateWithDualReferenceStreaminINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const FWD_REF_IMAGE: usize = 1;
+        pub const BWD_REF_IMAGE: usize = 2;
+        pub const PAYLOAD: usize = 3;
+        pub const STREAMIN_COMPONENTS: usize = 4;
+    }
+    pub mod SubgroupAvcImeEvaluateWithSingleReferenceStreamoutINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const REF_IMAGE: usize = 1;
+        pub const PAYLOAD: usize = 2;
+    }
+    pub mod SubgroupAvcImeEvaluateWithDualReferenceStreamoutINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const FWD_REF_IMAGE: usize = 1;
+        pub const BWD_REF_IMAGE: usize = 2;
+        pub const PAYLOAD: usize = 3;
+    }
+    pub mod SubgroupAvcImeEvaluateWithSingleReferenceStreaminoutINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const REF_IMAGE: usize = 1;
+        pub const PAYLOAD: usize = 2;
+        pub const STREAMIN_COMPONENTS: usize = 3;
+    }
+    pub mod SubgroupAvcImeEvaluateWithDualReferenceStreaminoutINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const FWD_REF_IMAGE: usize = 1;
+        pub const BWD_REF_IMAGE: usize = 2;
+        pub const PAYLOAD: usize = 3;
+        pub const STREAMIN_COMPONENTS: usize = 4;
+    }
+    pub mod SubgroupAvcImeConvertToMceResultINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcImeGetSingleReferenceStreaminINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcImeGetDualReferenceStreaminINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcImeStripSingleReferenceStreamoutINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcImeStripDualReferenceStreamoutINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcImeGetStreamoutSingleReferenceMajorShapeMotionVectorsINTEL {
+        pub const PAYLOAD: usize = 0;
+        pub const MAJOR_SHAPE: usize = 1;
+    }
+    pub mod SubgroupAvcImeGetStreamoutSingleReferenceMajorShapeDistortionsINTEL {
+        pub const PAYLOAD: usize = 0;
+        pub const MAJOR_SHAPE: usize = 1;
+    }
+    pub mod SubgroupAvcImeGetStreamoutSingleReferenceMajorShapeReferenceIdsINTEL {
+        pub const PAYLOAD: usize = 0;
+        pub const MAJOR_SHAPE: usize = 1;
+    }
+    pub mod SubgroupAvcImeGetStreamoutDualReferenceMajorShapeMotionVectorsINTEL {
+        pub const PAYLOAD: usize = 0;
+        pub const MAJOR_SHAPE: usize = 1;
+        pub const DIRECTION: usize = 2;
+    }
+    pub mod SubgroupAvcImeGetStreamoutDualReferenceMajorShapeDistortionsINTEL {
+        pub const PAYLOAD: usize = 0;
+        pub const MAJOR_SHAPE: usize = 1;
+        pub const DIRECTION: usize = 2;
+    }
+    pub mod SubgroupAvcImeGetStreamoutDualReferenceMajorShapeReferenceIdsINTEL {
+        pub const PAYLOAD: usize = 0;
+        pub const MAJOR_SHAPE: usize = 1;
+        pub const DIRECTION: usize = 2;
+    }
+    pub mod SubgroupAvcImeGetBorderReachedINTEL {
+        pub const IMAGE_SELECT: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcImeGetTruncatedSearchIndicationINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcImeGetUnidirectionalEarlySearchTerminationINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcImeGetWeightingPatternMinimumMotionVectorINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcImeGetWeightingPatternMinimumDistortionINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcFmeInitializeINTEL {
+        pub const SRC_COORD: usize = 0;
+        pub const MOTION_VECTORS: usize = 1;
+        pub const MAJOR_SHAPES: usize = 2;
+        pub const MINOR_SHAPES: usize = 3;
+        pub const DIRECTION: usize = 4;
+        pub const PIXEL_RESOLUTION: usize = 5;
+        pub const SAD_ADJUSTMENT: usize = 6;
+    }
+    pub mod SubgroupAvcBmeInitializeINTEL {
+        pub const SRC_COORD: usize = 0;
+        pub const MOTION_VECTORS: usize = 1;
+        pub const MAJOR_SHAPES: usize = 2;
+        pub const MINOR_SHAPES: usize = 3;
+        pub const DIRECTION: usize = 4;
+        pub const PIXEL_RESOLUTION: usize = 5;
+        pub const BIDIRECTIONAL_WEIGHT: usize = 6;
+        pub const SAD_ADJUSTMENT: usize = 7;
+    }
+    pub mod SubgroupAvcRefConvertToMcePayloadINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcRefSetBidirectionalMixDisableINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcRefSetBilinearFilterEnableINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcRefEvaluateWithSingleReferenceINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const REF_IMAGE: usize = 1;
+        pub const PAYLOAD: usize = 2;
+    }
+    pub mod SubgroupAvcRefEvaluateWithDualReferenceINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const FWD_REF_IMAGE: usize = 1;
+        pub const BWD_REF_IMAGE: usize = 2;
+        pub const PAYLOAD: usize = 3;
+    }
+    pub mod SubgroupAvcRefEvaluateWithMultiReferenceINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const PACKED_REFERENCE_IDS: usize = 1;
+        pub const PAYLOAD: usize = 2;
+    }
+    pub mod SubgroupAvcRefEvaluateWithMultiReferenceInterlacedINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const PACKED_REFERENCE_IDS: usize = 1;
+        pub const PACKED_REFERENCE_FIELD_POLARITIES: usize = 2;
+        pub const PAYLOAD: usize = 3;
+    }
+    pub mod SubgroupAvcRefConvertToMceResultINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcSicInitializeINTEL {
+        pub const SRC_COORD: usize = 0;
+    }
+    pub mod SubgroupAvcSicConfigureSkcINTEL {
+        pub const SKIP_BLOCK_PARTITION_TYPE: usize = 0;
+        pub const SKIP_MOTION_VECTOR_MASK: usize = 1;
+        pub const MOTION_VECTORS: usize = 2;
+        pub const BIDIRECTIONAL_WEIGHT: usize = 3;
+        pub const SAD_ADJUSTMENT: usize = 4;
+        pub const PAYLOAD: usize = 5;
+    }
+    pub mod SubgroupAvcSicConfigureIpeLumaINTEL {
+        pub const LUMA_INTRA_PARTITION_MASK: usize = 0;
+        pub const INTRA_NEIGHBOUR_AVAILABILTY: usize = 1;
+        pub const LEFT_EDGE_LUMA_PIXELS: usize = 2;
+        pub const UPPER_LEFT_CORNER_LUMA_PIXEL: usize = 3;
+        pub const UPPER_EDGE_LUMA_PIXELS: usize = 4;
+        pub const UPPER_RIGHT_EDGE_LUMA_PIXELS: usize = 5;
+        pub const SAD_ADJUSTMENT: usize = 6;
+        pub const PAYLOAD: usize = 7;
+    }
+    pub mod SubgroupAvcSicConfigureIpeLumaChromaINTEL {
+        pub const LUMA_INTRA_PARTITION_MASK: usize = 0;
+        pub const INTRA_NEIGHBOUR_AVAILABILTY: usize = 1;
+        pub const LEFT_EDGE_LUMA_PIXELS: usize = 2;
+        pub const UPPER_LEFT_CORNER_LUMA_PIXEL: usize = 3;
+        pub const UPPER_EDGE_LUMA_PIXELS: usize = 4;
+        pub const UPPER_RIGHT_EDGE_LUMA_PIXELS: usize = 5;
+        pub const LEFT_EDGE_CHROMA_PIXELS: usize = 6;
+        pub const UPPER_LEFT_CORNER_CHROMA_PIXEL: usize = 7;
+        pub const UPPER_EDGE_CHROMA_PIXELS: usize = 8;
+        pub const SAD_ADJUSTMENT: usize = 9;
+        pub const PAYLOAD: usize = 10;
+    }
+    pub mod SubgroupAvcSicGetMotionVectorMaskINTEL {
+        pub const SKIP_BLOCK_PARTITION_TYPE: usize = 0;
+        pub const DIRECTION: usize = 1;
+    }
+    pub mod SubgroupAvcSicConvertToMcePayloadINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcSicSetIntraLumaShapePenaltyINTEL {
+        pub const PACKED_SHAPE_PENALTY: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcSicSetIntraLumaModeCostFunctionINTEL {
+        pub const LUMA_MODE_PENALTY: usize = 0;
+        pub const LUMA_PACKED_NEIGHBOR_MODES: usize = 1;
+        pub const LUMA_PACKED_NON_DC_PENALTY: usize = 2;
+        pub const PAYLOAD: usize = 3;
+    }
+    pub mod SubgroupAvcSicSetIntraChromaModeCostFunctionINTEL {
+        pub const CHROMA_MODE_BASE_PENALTY: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcSicSetBilinearFilterEnableINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcSicSetSkcForwardTransformEnableINTEL {
+        pub const PACKED_SAD_COEFFICIENTS: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcSicSetBlockBasedRawSkipSadINTEL {
+        pub const BLOCK_BASED_SKIP_TYPE: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcSicEvaluateIpeINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const PAYLOAD: usize = 1;
+    }
+    pub mod SubgroupAvcSicEvaluateWithSingleReferenceINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const REF_IMAGE: usize = 1;
+        pub const PAYLOAD: usize = 2;
+    }
+    pub mod SubgroupAvcSicEvaluateWithDualReferenceINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const FWD_REF_IMAGE: usize = 1;
+        pub const BWD_REF_IMAGE: usize = 2;
+        pub const PAYLOAD: usize = 3;
+    }
+    pub mod SubgroupAvcSicEvaluateWithMultiReferenceINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const PACKED_REFERENCE_IDS: usize = 1;
+        pub const PAYLOAD: usize = 2;
+    }
+    pub mod SubgroupAvcSicEvaluateWithMultiReferenceInterlacedINTEL {
+        pub const SRC_IMAGE: usize = 0;
+        pub const PACKED_REFERENCE_IDS: usize = 1;
+        pub const PACKED_REFERENCE_FIELD_POLARITIES: usize = 2;
+        pub const PAYLOAD: usize = 3;
+    }
+    pub mod SubgroupAvcSicConvertToMceResultINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcSicGetIpeLumaShapeINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcSicGetBestIpeLumaDistortionINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcSicGetBestIpeChromaDistortionINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcSicGetPackedIpeLumaModesINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcSicGetIpeChromaModeINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcSicGetPackedSkcLumaCountThresholdINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcSicGetPackedSkcLumaSumThresholdINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod SubgroupAvcSicGetInterRawSadsINTEL {
+        pub const PAYLOAD: usize = 0;
+    }
+    pub mod VariableLengthArrayINTEL {
+        pub const LENGTH: usize = 0;
+    }
+    pub mod RestoreMemoryINTEL {
+        pub const PTR: usize = 0;
+    }
+    pub mod ArbitraryFloatSinCosPiALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const M_RESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ROUNDING_ACCURACY: usize = 5;
+    }
+    pub use ArbitraryFloatSinCosPiALTERA as ArbitraryFloatSinCosPiINTEL;
+    pub mod ArbitraryFloatCastALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub use ArbitraryFloatCastALTERA as ArbitraryFloatCastINTEL;
+    pub mod ArbitraryFloatCastFromIntALTERA {
+        pub const A: usize = 0;
+        pub const MRESULT: usize = 1;
+        pub const FROM_SIGN: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub use ArbitraryFloatCastFromIntALTERA as ArbitraryFloatCastFromIntINTEL;
+    pub mod ArbitraryFloatCastToIntALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const TO_SIGN: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub use ArbitraryFloatCastToIntALTERA as ArbitraryFloatCastToIntINTEL;
+    pub mod ArbitraryFloatAddALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+        pub const M_RESULT: usize = 4;
+        pub const SUBNORMAL: usize = 5;
+        pub const ROUNDING: usize = 6;
+        pub const ACCURACY: usize = 7;
+    }
+    pub use ArbitraryFloatAddALTERA as ArbitraryFloatAddINTEL;
+    pub mod ArbitraryFloatSubALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+        pub const MRESULT: usize = 4;
+        pub const SUBNORMAL: usize = 5;
+        pub const ROUNDING: usize = 6;
+        pub const ACCURACY: usize = 7;
+    }
+    pub use ArbitraryFloatSubALTERA as ArbitraryFloatSubINTEL;
+    pub mod ArbitraryFloatMulALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+        pub const MRESULT: usize = 4;
+        pub const SUBNORMAL: usize = 5;
+        pub const ROUNDING: usize = 6;
+        pub const ACCURACY: usize = 7;
+    }
+    pub use ArbitraryFloatMulALTERA as ArbitraryFloatMulINTEL;
+    pub mod ArbitraryFloatDivALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+        pub const MRESULT: usize = 4;
+        pub const SUBNORMAL: usize = 5;
+        pub const ROUNDING: usize = 6;
+        pub const ACCURACY: usize = 7;
+    }
+    pub use ArbitraryFloatDivALTERA as ArbitraryFloatDivINTEL;
+    pub mod ArbitraryFloatGTALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+    }
+    pub use ArbitraryFloatGTALTERA as ArbitraryFloatGTINTEL;
+    pub mod ArbitraryFloatGEALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+    }
+    pub use ArbitraryFloatGEALTERA as ArbitraryFloatGEINTEL;
+    pub mod ArbitraryFloatLTALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+    }
+    pub use ArbitraryFloatLTALTERA as ArbitraryFloatLTINTEL;
+    pub mod ArbitraryFloatLEALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+    }
+    pub use ArbitraryFloatLEALTERA as ArbitraryFloatLEINTEL;
+    pub mod ArbitraryFloatEQALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+    }
+    pub use ArbitraryFloatEQALTERA as ArbitraryFloatEQINTEL;
+    pub mod ArbitraryFloatRecipALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub use ArbitraryFloatRecipALTERA as ArbitraryFloatRecipINTEL;
+    pub mod ArbitraryFloatRSqrtALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub use ArbitraryFloatRSqrtALTERA as ArbitraryFloatRSqrtINTEL;
+    pub mod ArbitraryFloatCbrtALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub use ArbitraryFloatCbrtALTERA as ArbitraryFloatCbrtINTEL;
+    pub mod ArbitraryFloatHypotALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+        pub const MRESULT: usize = 4;
+        pub const SUBNORMAL: usize = 5;
+        pub const ROUNDING: usize = 6;
+        pub const ACCURACY: usize = 7;
+    }
+    pub use ArbitraryFloatHypotALTERA as ArbitraryFloatHypotINTEL;
+    pub mod ArbitraryFloatSqrtALTERA {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub use ArbitraryFloatSqrtALTERA as ArbitraryFloatSqrtINTEL;
+    pub mod ArbitraryFloatLogINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatLog2INTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatLog10INTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatLog1pINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatExpINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatExp2INTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatExp10INTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatExpm1INTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatSinINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatCosINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatSinCosINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatSinPiINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatCosPiINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatASinINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatASinPiINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatACosINTEL {
+        pub const A: usize = 0;
+        pub const M1: usize = 1;
+        pub const MOUT: usize = 2;
+        pub const ENABLE_SUBNORMALS: usize = 3;
+        pub const ROUNDING_MODE: usize = 4;
+        pub const ROUNDING_ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatACosPiINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatATanINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatATanPiINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const MRESULT: usize = 2;
+        pub const SUBNORMAL: usize = 3;
+        pub const ROUNDING: usize = 4;
+        pub const ACCURACY: usize = 5;
+    }
+    pub mod ArbitraryFloatATan2INTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+        pub const MRESULT: usize = 4;
+        pub const SUBNORMAL: usize = 5;
+        pub const ROUNDING: usize = 6;
+        pub const ACCURACY: usize = 7;
+    }
+    pub mod ArbitraryFloatPowINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+        pub const MRESULT: usize = 4;
+        pub const SUBNORMAL: usize = 5;
+        pub const ROUNDING: usize = 6;
+        pub const ACCURACY: usize = 7;
+    }
+    pub mod ArbitraryFloatPowRINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const MB: usize = 3;
+        pub const MRESULT: usize = 4;
+        pub const SUBNORMAL: usize = 5;
+        pub const ROUNDING: usize = 6;
+        pub const ACCURACY: usize = 7;
+    }
+    pub mod ArbitraryFloatPowNINTEL {
+        pub const A: usize = 0;
+        pub const MA: usize = 1;
+        pub const B: usize = 2;
+        pub const SIGN_OF_B: usize = 3;
+        pub const MRESULT: usize = 4;
+        pub const SUBNORMAL: usize = 5;
+        pub const ROUNDING: usize = 6;
+        pub const ACCURACY: usize = 7;
+    }
+    pub mod LoopControlINTEL {
+        pub const LOOP_CONTROL_PARAMETERS: usize = 0;
+    }
+    pub mod AliasDomainDeclINTEL {
+        pub const NAME: usize = 0;
+    }
+    pub mod AliasScopeDeclINTEL {
+        pub const ALIAS_DOMAIN: usize = 0;
+        pub const NAME: usize = 1;
+    }
+    pub mod AliasScopeListDeclINTEL {
+        pub const ALIAS_SCOPE_1_ALIAS_SCOPE_2: usize = 0;
+    }
+    pub mod FixedSqrtALTERA {
+        pub const INPUT: usize = 0;
+        pub const S: usize = 1;
+        pub const I: usize = 2;
+        pub const R_I: usize = 3;
+        pub const Q: usize = 4;
+        pub const O: usize = 5;
+    }
+    pub use FixedSqrtALTERA as FixedSqrtINTEL;
+    pub mod FixedRecipALTERA {
+        pub const INPUT: usize = 0;
+        pub const S: usize = 1;
+        pub const I: usize = 2;
+        pub const R_I: usize = 3;
+        pub const Q: usize = 4;
+        pub const O: usize = 5;
+    }
+    pub use FixedRecipALTERA as FixedRecipINTEL;
+    pub mod FixedRsqrtALTERA {
+        pub const INPUT: usize = 0;
+        pub const S: usize = 1;
+        pub const I: usize = 2;
+        pub const R_I: usize = 3;
+        pub const Q: usize = 4;
+        pub const O: usize = 5;
+    }
+    pub use FixedRsqrtALTERA as FixedRsqrtINTEL;
+    pub mod FixedSinALTERA {
+        pub const INPUT: usize = 0;
+        pub const S: usize = 1;
+        pub const I: usize = 2;
+        pub const R_I: usize = 3;
+        pub const Q: usize = 4;
+        pub const O: usize = 5;
+    }
+    pub use FixedSinALTERA as FixedSinINTEL;
+    pub mod FixedCosALTERA {
+        pub const INPUT: usize = 0;
+        pub const S: usize = 1;
+        pub const I: usize = 2;
+        pub const R_I: usize = 3;
+        pub const Q: usize = 4;
+        pub const O: usize = 5;
+    }
+    pub use FixedCosALTERA as FixedCosINTEL;
+    pub mod FixedSinCosALTERA {
+        pub const INPUT: usize = 0;
+        pub const S: usize = 1;
+        pub const I: usize = 2;
+        pub const R_I: usize = 3;
+        pub const Q: usize = 4;
+        pub const O: usize = 5;
+    }
+    pub use FixedSinCosALTERA as FixedSinCosINTEL;
+    pub mod FixedSinPiALTERA {
+        pub const INPUT: usize = 0;
+        pub const S: usize = 1;
+        pub const I: usize = 2;
+        pub const R_I: usize = 3;
+        pub const Q: usize = 4;
+        pub const O: usize = 5;
+    }
+    pub use FixedSinPiALTERA as FixedSinPiINTEL;
+    pub mod FixedCosPiALTERA {
+        pub const INPUT: usize = 0;
+        pub const S: usize = 1;
+        pub const I: usize = 2;
+        pub const R_I: usize = 3;
+        pub const Q: usize = 4;
+        pub const O: usize = 5;
+    }
+    pub use FixedCosPiALTERA as FixedCosPiINTEL;
+    pub mod FixedSinCosPiALTERA {
+        pub const INPUT: usize = 0;
+        pub const S: usize = 1;
+        pub const I: usize = 2;
+        pub const R_I: usize = 3;
+        pub const Q: usize = 4;
+        pub const O: usize = 5;
+    }
+    pub use FixedSinCosPiALTERA as FixedSinCosPiINTEL;
+    pub mod FixedLogALTERA {
+        pub const INPUT: usize = 0;
+        pub const S: usize = 1;
+        pub const I: usize = 2;
+        pub const R_I: usize = 3;
+        pub const Q: usize = 4;
+        pub const O: usize = 5;
+    }
+    pub use FixedLogALTERA as FixedLogINTEL;
+    pub mod FixedExpALTERA {
+        pub const INPUT: usize = 0;
+        pub const S: usize = 1;
+        pub const I: usize = 2;
+        pub const R_I: usize = 3;
+        pub const Q: usize = 4;
+        pub const O: usize = 5;
+    }
+    pub use FixedExpALTERA as FixedExpINTEL;
+    pub mod PtrCastToCrossWorkgroupALTERA {
+        pub const POINTER: usize = 0;
+    }
+    pub use PtrCastToCrossWorkgroupALTERA as PtrCastToCrossWorkgroupINTEL;
+    pub mod CrossWorkgroupCastToPtrALTERA {
+        pub const POINTER: usize = 0;
+    }
+    pub use CrossWorkgroupCastToPtrALTERA as CrossWorkgroupCastToPtrINTEL;
+    pub mod ReadPipeBlockingALTERA {
+        pub const PIPE: usize = 0;
+        pub const POINTER: usize = 1;
+        pub const PACKET_SIZE: usize = 2;
+        pub const PACKET_ALIGNMENT: usize = 3;
+    }
+    pub use ReadPipeBlockingALTERA as ReadPipeBlockingINTEL;
+    pub mod WritePipeBlockingALTERA {
+        pub const PIPE: usize = 0;
+        pub const POINTER: usize = 1;
+        pub const PACKET_SIZE: usize = 2;
+        pub const PACKET_ALIGNMENT: usize = 3;
+    }
+    pub use WritePipeBlockingALTERA as WritePipeBlockingINTEL;
+    pub mod FPGARegALTERA {
+        pub const INPUT: usize = 0;
+    }
+    pub use FPGARegALTERA as FPGARegINTEL;
+    pub mod RayQueryGetRayTMinKHR {
+        pub const RAY_QUERY: usize = 0;
+    }
+    pub mod RayQueryGetRayFlagsKHR {
+        pub const RAY_QUERY: usize = 0;
+    }
+    pub mod RayQueryGetIntersectionTKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionInstanceCustomIndexKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionInstanceIdKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionInstanceShaderBindingTableRecordOffsetKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionGeometryIndexKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionPrimitiveIndexKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionBarycentricsKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionFrontFaceKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionCandidateAABBOpaqueKHR {
+        pub const RAY_QUERY: usize = 0;
+    }
+    pub mod RayQueryGetIntersectionObjectRayDirectionKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionObjectRayOriginKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetWorldRayDirectionKHR {
+        pub const RAY_QUERY: usize = 0;
+    }
+    pub mod RayQueryGetWorldRayOriginKHR {
+        pub const RAY_QUERY: usize = 0;
+    }
+    pub mod RayQueryGetIntersectionObjectToWorldKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod RayQueryGetIntersectionWorldToObjectKHR {
+        pub const RAY_QUERY: usize = 0;
+        pub const INTERSECTION: usize = 1;
+    }
+    pub mod AtomicFAddEXT {
+        pub const POINTER: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+        pub const VALUE: usize = 3;
+    }
+    pub mod TypeBufferSurfaceINTEL {
+        pub const ACCESS_QUALIFIER: usize = 0;
+    }
+    pub mod TypeStructContinuedINTEL {
+        pub const MEMBER_0_TYPE_MEMBER_1_TYPE: usize = 0;
+    }
+    pub mod ConstantCompositeContinuedINTEL {
+        pub const CONSTITUENTS: usize = 0;
+    }
+    pub mod SpecConstantCompositeContinuedINTEL {
+        pub const CONSTITUENTS: usize = 0;
+    }
+    pub mod CompositeConstructContinuedINTEL {
+        pub const CONSTITUENTS: usize = 0;
+    }
+    pub mod ConvertFToBF16INTEL {
+        pub const FLOAT_VALUE: usize = 0;
+    }
+    pub mod ConvertBF16ToFINTEL {
+        pub const B_FLOAT16_VALUE: usize = 0;
+    }
+    pub mod ControlBarrierArriveEXT {
+        pub const EXECUTION: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+    }
+    pub use ControlBarrierArriveEXT as ControlBarrierArriveINTEL;
+    pub mod ControlBarrierWaitEXT {
+        pub const EXECUTION: usize = 0;
+        pub const MEMORY: usize = 1;
+        pub const SEMANTICS: usize = 2;
+    }
+    pub use ControlBarrierWaitEXT as ControlBarrierWaitINTEL;
+    pub mod ArithmeticFenceEXT {
+        pub const TARGET: usize = 0;
+    }
+    pub mod TaskSequenceCreateALTERA {
+        pub const FUNCTION: usize = 0;
+        pub const PIPELINED: usize = 1;
+        pub const USE_STALL_ENABLE_CLUSTERS: usize = 2;
+        pub const GET_CAPACITY: usize = 3;
+        pub const ASYNC_CAPACITY: usize = 4;
+    }
+    pub use TaskSequenceCreateALTERA as TaskSequenceCreateINTEL;
+    pub mod TaskSequenceAsyncALTERA {
+        pub const SEQUENCE: usize = 0;
+        pub const ARGUMENTS: usize = 1;
+    }
+    pub use TaskSequenceAsyncALTERA as TaskSequenceAsyncINTEL;
+    pub mod TaskSequenceGetALTERA {
+        pub const SEQUENCE: usize = 0;
+    }
+    pub use TaskSequenceGetALTERA as TaskSequenceGetINTEL;
+    pub mod TaskSequenceReleaseALTERA {
+        pub const SEQUENCE: usize = 0;
+    }
+    pub use TaskSequenceReleaseALTERA as TaskSequenceReleaseINTEL;
+    pub mod SubgroupBlockPrefetchINTEL {
+        pub const PTR: usize = 0;
+        pub const NUM_BYTES: usize = 1;
+    }
+    pub mod Subgroup2DBlockLoadINTEL {
+        pub const ELEMENT_SIZE: usize = 0;
+        pub const BLOCK_WIDTH: usize = 1;
+        pub const BLOCK_HEIGHT: usize = 2;
+        pub const BLOCK_COUNT: usize = 3;
+        pub const SRC_BASE_POINTER: usize = 4;
+        pub const MEMORY_WIDTH: usize = 5;
+        pub const MEMORY_HEIGHT: usize = 6;
+        pub const MEMORY_PITCH: usize = 7;
+        pub const COORDINATE: usize = 8;
+        pub const DST_POINTER: usize = 9;
+    }
+    pub mod Subgroup2DBlockLoadTransformINTEL {
+        pub const ELEMENT_SIZE: usize = 0;
+        pub const BLOCK_WIDTH: usize = 1;
+        pub const BLOCK_HEIGHT: usize = 2;
+        pub const BLOCK_COUNT: usize = 3;
+        pub const SRC_BASE_POINTER: usize = 4;
+        pub const MEMORY_WIDTH: usize = 5;
+        pub const MEMORY_HEIGHT: usize = 6;
+        pub const MEMORY_PITCH: usize = 7;
+        pub const COORDINATE: usize = 8;
+        pub const DST_POINTER: usize = 9;
+    }
+    pub mod Subgroup2DBlockLoadTransposeINTEL {
+        pub const ELEMENT_SIZE: usize = 0;
+        pub const BLOCK_WIDTH: usize = 1;
+        pub const BLOCK_HEIGHT: usize = 2;
+        pub const BLOCK_COUNT: usize = 3;
+        pub const SRC_BASE_POINTER: usize = 4;
+        pub const MEMORY_WIDTH: usize = 5;
+        pub const MEMORY_HEIGHT: usize = 6;
+        pub const MEMORY_PITCH: usize = 7;
+        pub const COORDINATE: usize = 8;
+        pub const DST_POINTER: usize = 9;
+    }
+    pub mod Subgroup2DBlockPrefetchINTEL {
+        pub const ELEMENT_SIZE: usize = 0;
+        pub const BLOCK_WIDTH: usize = 1;
+        pub const BLOCK_HEIGHT: usize = 2;
+        pub const BLOCK_COUNT: usize = 3;
+        pub const SRC_BASE_POINTER: usize = 4;
+        pub const MEMORY_WIDTH: usize = 5;
+        pub const MEMORY_HEIGHT: usize = 6;
+        pub const MEMORY_PITCH: usize = 7;
+        pub const COORDINATE: usize = 8;
+    }
+    pub mod Subgroup2DBlockStoreINTEL {
+        pub const ELEMENT_SIZE: usize = 0;
+        pub const BLOCK_WIDTH: usize = 1;
+        pub const BLOCK_HEIGHT: usize = 2;
+        pub const BLOCK_COUNT: usize = 3;
+        pub const SRC_POINTER: usize = 4;
+        pub const DST_BASE_POINTER: usize = 5;
+        pub const MEMORY_WIDTH: usize = 6;
+        pub const MEMORY_HEIGHT: usize = 7;
+        pub const MEMORY_PITCH: usize = 8;
+        pub const COORDINATE: usize = 9;
+    }
+    pub mod SubgroupMatrixMultiplyAccumulateINTEL {
+        pub const K_DIM: usize = 0;
+        pub const MATRIX_A: usize = 1;
+        pub const MATRIX_B: usize = 2;
+        pub const MATRIX_C: usize = 3;
+    }
+    pub mod BitwiseFunctionINTEL {
+        pub const A: usize = 0;
+        pub const B: usize = 1;
+        pub const C: usize = 2;
+        pub const LUT_INDEX: usize = 3;
+    }
+    pub mod UntypedVariableLengthArrayINTEL {
+        pub const ELEMENT_TYPE: usize = 0;
+        pub const LENGTH: usize = 1;
+    }
+    pub mod ConditionalExtensionINTEL {
+        pub const CONDITION: usize = 0;
+        pub const NAME: usize = 1;
+    }
+    pub mod ConditionalEntryPointINTEL {
+        pub const CONDITION: usize = 0;
+        pub const ENTRY_POINT: usize = 2;
+        pub const NAME: usize = 3;
+    }
+    pub mod ConditionalCapabilityINTEL {
+        pub const CONDITION: usize = 0;
+        pub const CAPABILITY: usize = 1;
+    }
+    pub mod SpecConstantTargetINTEL {
+        pub const TARGET: usize = 0;
+        pub const FEATURES: usize = 1;
+    }
+    pub mod SpecConstantArchitectureINTEL {
+        pub const CATEGORY: usize = 0;
+        pub const FAMILY: usize = 1;
+        pub const OPCODE: usize = 2;
+        pub const ARCHITECTURE: usize = 3;
+    }
+    pub mod SpecConstantCapabilitiesINTEL {
+        pub const CAPABILITIES: usize = 0;
+    }
+    pub mod ConditionalCopyObjectINTEL {
+        pub const CONDITION_0_OPERAND_0_CONDITION_1_OPERAND_1: usize = 0;
+    }
+    pub mod PredicatedLoadINTEL {
+        pub const POINTER: usize = 0;
+        pub const PREDICATE: usize = 1;
+        pub const DEFAULT_VALUE: usize = 2;
+    }
+    pub mod PredicatedStoreINTEL {
+        pub const POINTER: usize = 0;
+        pub const OBJECT: usize = 1;
+        pub const PREDICATE: usize = 2;
+    }
+    pub mod GroupIMulKHR {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupFMulKHR {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupBitwiseAndKHR {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupBitwiseOrKHR {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupBitwiseXorKHR {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupLogicalAndKHR {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupLogicalOrKHR {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod GroupLogicalXorKHR {
+        pub const EXECUTION: usize = 0;
+        pub const OPERATION: usize = 1;
+        pub const X: usize = 2;
+    }
+    pub mod RoundFToTF32INTEL {
+        pub const FLOAT_VALUE: usize = 0;
+    }
+    pub mod MaskedGatherINTEL {
+        pub const PTR_VECTOR: usize = 0;
+        pub const ALIGNMENT: usize = 1;
+        pub const MASK: usize = 2;
+        pub const FILL_EMPTY: usize = 3;
+    }
+    pub mod MaskedScatterINTEL {
+        pub const INPUT_VECTOR: usize = 0;
+        pub const PTR_VECTOR: usize = 1;
+        pub const ALIGNMENT: usize = 2;
+        pub const MASK: usize = 3;
+    }
+    pub mod ConvertHandleToImageINTEL {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod ConvertHandleToSamplerINTEL {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod ConvertHandleToSampledImageINTEL {
+        pub const OPERAND: usize = 0;
+    }
+    pub mod FDot2MixAcc32VALVE {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+        pub const ACCUMULATOR: usize = 2;
+    }
+    pub mod FDot2MixAcc16VALVE {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+        pub const ACCUMULATOR: usize = 2;
+    }
+    pub mod FDot4MixAcc32VALVE {
+        pub const VECTOR_1: usize = 0;
+        pub const VECTOR_2: usize = 1;
+        pub const ACCUMULATOR: usize = 2;
+    }
+}
+
 /// `ImageOperands` enumerant values (aliases included).
 #[allow(non_upper_case_globals, missing_docs)]
 pub mod image_operands {

@@ -184,6 +184,11 @@ impl Ctx<'_> {
     fn op_word(&self, inst: &Instruction, k: usize) -> u32 {
         inst.w(k).unwrap_or(0)
     }
+    /// Argument `k` (counted after Result Type and Result, as `grammar::operands` counts) of an
+    /// instruction with both.
+    fn arg_word(&self, inst: &Instruction, k: usize) -> u32 {
+        self.op_word(inst, 2 + k)
+    }
 }
 
 pub(crate) fn check(cx: &mut Ctx) {

@@ -340,8 +340,9 @@ pub(super) fn decode_signature(
 }
 
 pub(super) fn reduce(cx: &mut Ctx, i: usize, inst: &Instruction) {
+    use coopmat_spirv::grammar::operands::CooperativeMatrixReduceNV as r;
     let rt = inst.result_type.unwrap_or(0);
-    let src = cx.op_word(inst, 2);
+    let src = cx.arg_word(inst, r::MATRIX);
     let (Some(r), Some(s)) = (cx.mat(rt).filter(|m| m.khr), cx.vmat(src).filter(|m| m.khr)) else {
         cx.err(
             &NV2_REDUCE,
@@ -373,7 +374,7 @@ pub(super) fn reduce(cx: &mut Ctx, i: usize, inst: &Instruction) {
             "Result Type and Matrix must have the same scope",
         );
     }
-    let mode = cx.op_word(inst, 3);
+    let mode = cx.arg_word(inst, r::REDUCE);
     let row = mode & red::Row != 0;
     let col = mode & red::Column != 0;
     let quad = mode & red::_2x2 != 0;
@@ -405,7 +406,7 @@ pub(super) fn reduce(cx: &mut Ctx, i: usize, inst: &Instruction) {
             "with Column the result must have the same number of columns as Matrix",
         );
     }
-    let f = cx.op_word(inst, 4);
+    let f = cx.arg_word(inst, r::COMBINE_FUNC);
     let Some(func) = cx.m.function(f) else {
         cx.err(
             &NV2_REDUCE_FUNC,
@@ -436,8 +437,9 @@ pub(super) fn reduce(cx: &mut Ctx, i: usize, inst: &Instruction) {
 }
 
 pub(super) fn per_element(cx: &mut Ctx, i: usize, inst: &Instruction) {
+    use coopmat_spirv::grammar::operands::CooperativeMatrixPerElementOpNV as pe;
     let rt = inst.result_type.unwrap_or(0);
-    let src = cx.op_word(inst, 2);
+    let src = cx.arg_word(inst, pe::MATRIX);
     let Some(s) = cx.vmat(src).filter(|m| m.khr) else {
         cx.err(
             &NV2_PER_ELEMENT,
@@ -453,7 +455,7 @@ pub(super) fn per_element(cx: &mut Ctx, i: usize, inst: &Instruction) {
             "Result Type must be the type of Matrix",
         );
     }
-    let f = cx.op_word(inst, 3);
+    let f = cx.arg_word(inst, pe::FUNC);
     let Some(func) = cx.m.function(f) else {
         cx.err(
             &NV2_PER_ELEMENT,
