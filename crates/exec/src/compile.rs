@@ -129,6 +129,8 @@ struct Cx<'m> {
     builtins: Vec<BuiltinFill>,
     private_init: Vec<(Op, u32)>,
     descs: Vec<String>,
+    /// The disassembler's friendly names, for the descriptions (built on first use).
+    friendly: Option<coopmat_spirv::dis::FriendlyNames>,
     glsl_set: HashSet<u32>,
     printf_set: HashSet<u32>,
     other_sets: HashSet<u32>,
@@ -173,6 +175,7 @@ impl<'m> Cx<'m> {
             builtins: Vec::new(),
             private_init: Vec::new(),
             descs: Vec::new(),
+            friendly: None,
             glsl_set: HashSet::new(),
             printf_set: HashSet::new(),
             other_sets: HashSet::new(),
@@ -240,17 +243,21 @@ impl<'m> Cx<'m> {
         Ok(self.img[self.col(id)? as usize])
     }
 
+    /// Records how messages name an instruction: `%name = OpX` with the name `spirv-dis` gives
+    /// the result id, or `OpX`.
     fn desc(&mut self, opcode: u16, rid: u32) -> u32 {
         let name = grammar::instruction(opcode)
             .map(|d| d.name)
             .unwrap_or("Op?");
         let s = if rid != 0 {
-            let n = self
-                .m
-                .name(rid)
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default();
-            format!("%{rid}{n} = {name}")
+            let m = self.m;
+            let names = self.friendly.get_or_insert_with(|| {
+                coopmat_spirv::dis::FriendlyNames::from_instructions(
+                    m.header.bound,
+                    &m.instructions,
+                )
+            });
+            format!("%{} = {name}", names.name(rid))
         } else {
             name.to_string()
         };

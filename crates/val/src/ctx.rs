@@ -42,6 +42,8 @@ pub(crate) struct Ctx<'m> {
     pub exts: HashSet<String>,
     /// OpName instruction of each named id.
     pub names: FxMap<u32, usize>,
+    /// The disassembler's friendly names, computed when a message first needs one.
+    friendly: std::cell::OnceCell<coopmat_spirv::dis::FriendlyNames>,
     /// Findings (interior mutability so checks can report while holding shared borrows).
     pub diags: RefCell<Vec<Diagnostic>>,
     /// Set when the structure is too broken for the later checks (ids out of bound).
@@ -128,6 +130,7 @@ impl<'m> Ctx<'m> {
             caps: FxSet::default(),
             exts: HashSet::new(),
             names: FxMap::default(),
+            friendly: std::cell::OnceCell::new(),
             diags: RefCell::new(Vec::new()),
             fatal: false,
         };
@@ -316,29 +319,16 @@ impl<'m> Ctx<'m> {
         }
     }
 
-    /// A short name for an id in messages: `%name` when named, else `%N`.
+    /// An id's name in messages: the friendly name `spirv-dis` prints (`%main`, `%uint`,
+    /// `%_ptr_StorageBuffer_float`, ...), else `%N`.
     pub fn name(&self, id: u32) -> String {
-        match self
-            .names
-            .get(&id)
-            .and_then(|&i| self.m.instructions[i].s(1))
-        {
-            // As spirv-dis forms friendly names: characters outside [A-Za-z0-9_] become '_'.
-            Some(n) if !n.is_empty() => {
-                let n: String = n
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '_' {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
-                format!("%{n}")
-            }
-            _ => format!("%{id}"),
-        }
+        let names = self.friendly.get_or_init(|| {
+            coopmat_spirv::dis::FriendlyNames::from_instructions(
+                self.m.header.bound,
+                &self.m.instructions,
+            )
+        });
+        format!("%{}", names.name(id))
     }
 }
 

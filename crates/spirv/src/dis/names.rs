@@ -40,15 +40,22 @@ pub struct FriendlyNames {
 impl FriendlyNames {
     /// Computes the names of a module's ids (one pass over the instructions).
     pub fn new(bin: &ParsedBinary) -> Self {
-        let dense_len = bin.header.bound.min(DENSE_LIMIT) as usize;
+        Self::from_instructions(bin.header.bound, &bin.instructions)
+    }
+
+    /// Computes the names of the ids of `instructions` (a module's, in order; `bound` its id
+    /// bound): the names `spirv-dis` prints, which the validator's and the engine's messages
+    /// use too.
+    pub fn from_instructions(bound: u32, instructions: &[crate::Instruction]) -> Self {
+        let dense_len = bound.min(DENSE_LIMIT) as usize;
         let mut names = FriendlyNames {
             dense: vec![Slot::Unset; dense_len],
             sparse: HashMap::new(),
-            arena: Vec::with_capacity(bin.instructions.len() * 8),
+            arena: Vec::with_capacity(instructions.len() * 8),
             used: UsedSet::with_capacity(64),
             float_encodings: Vec::new(),
         };
-        for inst in &bin.instructions {
+        for inst in instructions {
             names.instruction(inst);
         }
         names
