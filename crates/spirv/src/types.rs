@@ -7,7 +7,7 @@
 
 use crate::Module;
 use crate::binary::Instruction;
-use crate::grammar::{self, decoration, op};
+use crate::grammar::{self, op};
 
 /// The shape of a type id: operand ids as the declaration gives them (members, parameters and
 /// the like stay in the instruction).
@@ -278,29 +278,21 @@ impl Module {
         self.def(id).map(Type::decode).unwrap_or(Type::None)
     }
 
-    /// What the dimension operand `id` is.
+    /// What the dimension operand `id` is (its value decoded by [`Module::constant_u64`], its
+    /// SpecId by [`Module::spec_id`]).
     pub fn dim(&self, id: u32) -> Dim {
         let Some(inst) = self.def(id) else {
             return Dim::Unknown;
         };
-        let scalar = |inst: &Instruction| {
-            let words = inst.operand_words(2);
-            (words.len() <= 2).then(|| words.iter().rev().fold(0u64, |a, &x| (a << 32) | x as u64))
-        };
         match inst.opcode {
-            op::Constant => scalar(inst).map_or(Dim::Computed, Dim::Const),
-            op::ConstantTrue => Dim::Const(1),
-            op::ConstantFalse | op::ConstantNull => Dim::Const(0),
+            op::Constant | op::ConstantTrue | op::ConstantFalse | op::ConstantNull => {
+                self.constant_u64(id).map_or(Dim::Computed, Dim::Const)
+            }
             op::SpecConstant | op::SpecConstantTrue | op::SpecConstantFalse => {
-                let default = match inst.opcode {
-                    op::SpecConstantTrue => Some(1),
-                    op::SpecConstantFalse => Some(0),
-                    _ => scalar(inst),
-                };
-                match default {
+                match self.constant_u64(id) {
                     Some(default) => Dim::Spec {
                         default,
-                        spec_id: self.decoration_param(id, decoration::SpecId).flatten(),
+                        spec_id: self.spec_id(id),
                     },
                     None => Dim::Computed,
                 }

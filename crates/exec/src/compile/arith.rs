@@ -8,13 +8,8 @@ impl<'m> Cx<'m> {
         let (opcode, rt, rid, d, a) = (inst.opcode, inst.rt, inst.rid, inst.d, inst.a);
         let arg = |i: usize| operand(a, i);
         // Plain per-component ops: the scalar-op table maps the opcode.
-        let row = ScalarOpRow::for_opcode(opcode);
-        let bin_op = if let Some(ScalarOp::Bin(b)) = row.map(|r| r.op) {
-            Some(b)
-        } else {
-            None
-        };
-        if let Some(b) = bin_op {
+        let scalar = ScalarOpRow::for_opcode(opcode).map(|r| r.op);
+        if let Some(ScalarOp::Bin(b)) = scalar {
             let (num, n) = self.comps_of(arg(0)?)?;
             // Unsigned division or remainder by a constant power of two: a shift or a mask.
             if matches!(b, BinOp::UDiv | BinOp::UMod)
@@ -58,12 +53,7 @@ impl<'m> Cx<'m> {
             }));
             return Ok(true);
         }
-        let un_op = if let Some(ScalarOp::Un(u)) = row.map(|r| r.op) {
-            Some(u)
-        } else {
-            None
-        };
-        if let Some(u) = un_op {
+        if let Some(ScalarOp::Un(u)) = scalar {
             let (num, n) = self.comps_of(arg(0)?)?;
             out.push(Op::Un(UnArgs {
                 op: u,
@@ -74,11 +64,11 @@ impl<'m> Cx<'m> {
             }));
             return Ok(true);
         }
-        if let Some(ScalarOp::Tern(t)) = row.map(|r| r.op) {
+        if let Some(ScalarOp::Tern(t)) = scalar {
             let (num, n) = self.comps_of(arg(0)?)?;
             // Operands with fewer components than the result (BitField offset and count) are
             // scalars applied to every component.
-            let scalar = |cx: &Self, i: usize| -> Result<bool, ExecError> {
+            let broadcast = |cx: &Self, i: usize| -> Result<bool, ExecError> {
                 Ok(cx.comps_of(arg(i)?)?.1 < n)
             };
             out.push(Op::Tern(TernArgs {
@@ -89,17 +79,12 @@ impl<'m> Cx<'m> {
                 b: self.col(arg(1)?)?,
                 c: self.col(arg(2)?)?,
                 n,
-                bs: scalar(self, 1)?,
-                cs: scalar(self, 2)?,
+                bs: broadcast(self, 1)?,
+                cs: broadcast(self, 2)?,
             }));
             return Ok(true);
         }
-        let cvt = if let Some(ScalarOp::Cvt(k)) = row.map(|r| r.op) {
-            Some(k)
-        } else {
-            None
-        };
-        if let Some(k) = cvt {
+        if let Some(ScalarOp::Cvt(k)) = scalar {
             let (from, n) = self.comps_of(arg(0)?)?;
             let (to, _) = self.t.comps(rt)?;
             let k = if k == CvtKind::FConv

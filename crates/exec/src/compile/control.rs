@@ -30,9 +30,6 @@ impl<'m> Cx<'m> {
                     args.push((self.val(pid)?, self.val(arg(k + 1)?)?));
                 }
                 let ret = if d.ncols + d.nmats > 0 {
-                    let fdef = &self.m.instructions[f.def];
-                    let rty = fdef.result_type.unwrap_or(0);
-                    let _ = rty;
                     Some((d, Val::default()))
                 } else {
                     None

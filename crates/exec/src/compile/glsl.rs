@@ -595,13 +595,8 @@ impl<'m> Cx<'m> {
                 n,
             })
         };
-        let row = ScalarOpRow::for_glsl(inst).map(|r| r.op);
-        let un_op = if let Some(ScalarOp::Un(u)) = row {
-            Some(u)
-        } else {
-            None
-        };
-        if let Some(u) = un_op {
+        let scalar = ScalarOpRow::for_glsl(inst).map(|r| r.op);
+        if let Some(ScalarOp::Un(u)) = scalar {
             let mut o = un(u);
             if let Op::Un(UnArgs { a, .. }) = &mut o {
                 *a = c(0)?;
@@ -609,12 +604,7 @@ impl<'m> Cx<'m> {
             out.push(o);
             return Ok(());
         }
-        let bin_op = if let Some(ScalarOp::Bin(b)) = row {
-            Some(b)
-        } else {
-            None
-        };
-        if let Some(b) = bin_op {
+        if let Some(ScalarOp::Bin(b)) = scalar {
             out.push(Op::Bin(BinArgs {
                 op: b,
                 num,
@@ -626,12 +616,7 @@ impl<'m> Cx<'m> {
             }));
             return Ok(());
         }
-        let tern = if let Some(ScalarOp::Tern(t)) = row {
-            Some(t)
-        } else {
-            None
-        };
-        if let Some(t) = tern {
+        if let Some(ScalarOp::Tern(t)) = scalar {
             out.push(Op::Tern(TernArgs {
                 op: t,
                 num,
@@ -795,7 +780,6 @@ impl<'m> Cx<'m> {
             })),
             g::IMix => return unsupported("GLSL.std.450 IMix is not supported"),
             _ => {
-                let _ = rt;
                 return unsupported(format!("GLSL.std.450 instruction {inst} is not supported"));
             }
         }
