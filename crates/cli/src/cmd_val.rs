@@ -4,8 +4,7 @@
 use anyhow::{Context, bail};
 use coopmat_spirv::Module;
 use coopmat_val::{Profile, TargetEnv, ValidateOptions, print, rules, validate};
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -43,34 +42,11 @@ pub struct Args {
     pub quiet: bool,
 }
 
-fn collect(path: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    if path.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-            .with_context(|| format!("reading directory {}", path.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for e in entries {
-            if e.is_dir() || e.extension().is_some_and(|x| x == "spv" || x == "spvasm") {
-                collect(&e, out)?;
-            }
-        }
-    } else {
-        out.push(path.to_path_buf());
-    }
-    Ok(())
-}
-
 /// Runs `coopmat val`; returns 0 when every input is valid, 1 otherwise.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let mut out = String::new();
     let code = run_into(args, &mut out)?;
-    // A closed pipe (`coopmat val ... | head`) is not an error.
-    use std::io::Write;
-    match std::io::stdout().lock().write_all(out.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
-        _ => {}
-    }
+    crate::inputs::write_stdout(&out)?;
     Ok(code)
 }
 
@@ -126,54 +102,19 @@ fn run_into(args: Args, out: &mut String) -> anyhow::Result<u8> {
         profile,
     };
     let format = if args.json { Format::Json } else { args.format };
-    let mut files = Vec::new();
-    if args.inputs.is_empty() {
-        bail!("no input (give FILE, DIR or -)");
-    }
-    for i in &args.inputs {
-        if i.as_os_str() == "-" {
-            files.push(i.clone());
-        } else {
-            collect(i, &mut files)?;
-        }
-    }
+    let files = crate::inputs::collect(&args.inputs)?;
     let mut all_valid = true;
     let mut json_out = Vec::new();
     for f in &files {
-        let (label, bytes) = if f.as_os_str() == "-" {
-            let mut b = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut b)
-                .context("reading standard input")?;
-            ("<stdin>".to_string(), b)
-        } else {
-            (
-                f.display().to_string(),
-                std::fs::read(f).with_context(|| format!("reading {}", f.display()))?,
-            )
-        };
-        // Assembly text (.spvasm, or text on stdin) is assembled first with coopmat's
-        // spirv-as compatible assembler; the version comes from a `; Version:` comment or
-        // the target environment.
-        let is_text = f.extension().is_some_and(|x| x == "spvasm")
-            || (f.as_os_str() == "-"
-                && bytes.len() >= 4
-                && bytes[..4] != [0x03, 0x02, 0x23, 0x07]
-                && bytes[..4] != [0x07, 0x23, 0x02, 0x03]);
-        let bytes = if is_text {
-            let text = String::from_utf8_lossy(&bytes);
-            let env = coopmat_spirv::asm::TargetEnv::from_name(&args.target_env);
-            let aopts = coopmat_spirv::asm::AsmOptions {
-                target_env: env,
-                ..Default::default()
-            };
-            match coopmat_spirv::asm::assemble(&text, &aopts) {
-                Ok(words) => words.iter().flat_map(|w| w.to_le_bytes()).collect(),
-                Err(e) => {
+        let (label, bytes) = crate::inputs::read(f)?;
+        let bytes = if crate::inputs::is_text(f, &bytes) {
+            match crate::inputs::assemble(&label, &bytes, &args.target_env) {
+                Ok(b) => b,
+                Err(rendered) => {
                     all_valid = false;
                     match format {
-                        Format::Json => json_out.push(serde_json::json!({"file": label, "valid": false, "parse_error": e.to_string()})),
-                        _ => outp!(out, "{}", e.render(&label, &text)),
+                        Format::Json => json_out.push(serde_json::json!({"file": label, "valid": false, "parse_error": rendered})),
+                        _ => outp!(out, "{rendered}"),
                     }
                     continue;
                 }

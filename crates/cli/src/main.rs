@@ -8,10 +8,12 @@ mod cmd_as;
 mod cmd_dis;
 mod cmd_ggml;
 mod cmd_info;
+mod cmd_lint;
 mod cmd_lower;
 mod cmd_run;
 mod cmd_val;
 mod engine_args;
+mod inputs;
 
 /// coopmat: SPIR-V cooperative-matrix toolkit.
 #[derive(Parser)]
@@ -33,6 +35,9 @@ enum Command {
     Info(cmd_info::Args),
     /// Validate modules: core structure, the cooperative-matrix family, Vulkan device profiles.
     Val(cmd_val::Args),
+    /// Find uniformity bugs and traps of cooperative matrices and vectors, explained by a
+    /// divergence analysis.
+    Lint(cmd_lint::Args),
     /// Run a compute shader on the CPU engine.
     Run(cmd_run::Args),
     /// Rewrite a module so that it runs on a driver lacking an extension.
@@ -49,6 +54,7 @@ fn main() -> ExitCode {
         Command::As(a) => cmd_as::run(a),
         Command::Info(a) => cmd_info::run(a),
         Command::Val(a) => cmd_val::run(a),
+        Command::Lint(a) => cmd_lint::run(a),
         Command::Run(a) => cmd_run::run(a),
         Command::Lower(a) => cmd_lower::run(a),
         Command::GgmlMatmul(a) => cmd_ggml::run(a),

@@ -123,8 +123,8 @@ struct Cx<'m> {
     mats: Vec<CmType>,
     img: Vec<u64>,
     const_ids: HashSet<u32>,
-    const_mats: Vec<(u32, u64)>,
-    var_cols: Vec<(u32, VarAddr)>,
+    const_mats: Vec<(Mat, u64)>,
+    var_cols: Vec<(Col, VarAddr)>,
     locals: Vec<LocalDef>,
     builtins: Vec<BuiltinFill>,
     private_init: Vec<(Op, u32)>,
@@ -137,7 +137,7 @@ struct Cx<'m> {
     strings: HashMap<u32, String>,
     func_index: HashMap<u32, u32>,
     /// Constant columns that belong to no id (lengths, literals of expansions).
-    const_len: Vec<(u32, u64)>,
+    const_len: Vec<(Col, u64)>,
     /// Matrix layouts that pointers carry from the struct member they were reached through.
     ptr_lay: HashMap<u32, glsl::PtrLay>,
     /// The local object all Block-decorated Workgroup variables share (they alias from
@@ -187,8 +187,8 @@ impl<'m> Cx<'m> {
         })
     }
 
-    fn alloc_cols(&mut self, n: u32) -> u32 {
-        let c = self.ncols;
+    fn alloc_cols(&mut self, n: u32) -> Col {
+        let c = Col(self.ncols);
         self.ncols += n;
         self.img.resize(self.ncols as usize, 0);
         c
@@ -197,7 +197,7 @@ impl<'m> Cx<'m> {
     fn alloc(&mut self, ty: u32) -> Result<Val, ExecError> {
         let (nc, nm) = self.t.shape(ty)?;
         let col = self.alloc_cols(nc);
-        let mat = self.mats.len() as u32;
+        let mat = Mat(self.mats.len() as u32);
         let mut leaves = Vec::new();
         self.t.mat_leaves(ty, &mut leaves)?;
         self.mats.extend(leaves);
@@ -225,7 +225,7 @@ impl<'m> Cx<'m> {
         })
     }
 
-    fn col(&self, id: u32) -> Result<u32, ExecError> {
+    fn col(&self, id: u32) -> Result<Col, ExecError> {
         Ok(self.val(id)?.col)
     }
 
@@ -240,7 +240,7 @@ impl<'m> Cx<'m> {
         if !self.const_ids.contains(&id) {
             return bad(format!("%{id} is not a constant"));
         }
-        Ok(self.img[self.col(id)? as usize])
+        Ok(self.img[self.col(id)?.ix()])
     }
 
     /// Records how messages name an instruction: `%name = OpX` with the name `spirv-dis` gives
@@ -313,7 +313,7 @@ impl<'m> Cx<'m> {
         if let Some(id) = wg_builtin {
             let v = self.val(id)?;
             for (k, ls) in local_size.iter_mut().enumerate() {
-                *ls = self.img[(v.col + k as u32) as usize] as u32;
+                *ls = self.img[v.col.at(k as u32).ix()] as u32;
             }
         }
         let lanes: u32 = local_size.iter().product();
@@ -524,11 +524,9 @@ impl<'m> Cx<'m> {
         }
         let const_cols = self.const_ids.iter().flat_map(|&id| {
             let v = self.vals[&id];
-            (v.col..v.col + v.ncols)
-                .map(|c| (c, self.img[c as usize]))
-                .collect::<Vec<_>>()
+            v.cols().map(|c| (c, self.img[c.ix()])).collect::<Vec<_>>()
         });
-        let mut const_cols: Vec<(u32, u64)> = const_cols.collect();
+        let mut const_cols: Vec<(Col, u64)> = const_cols.collect();
         const_cols.extend(self.const_len.iter().copied());
         const_cols.sort_unstable();
         const_cols.dedup();
@@ -564,10 +562,10 @@ impl<'m> Cx<'m> {
     ) -> Result<(), ExecError> {
         let v = self.alloc(ty)?;
         for (k, &c) in cols.iter().enumerate().take(v.ncols as usize) {
-            self.img[(v.col + k as u32) as usize] = c;
+            self.img[v.col.at(k as u32).ix()] = c;
         }
         for (k, &s) in mat_splat.iter().enumerate().take(v.nmats as usize) {
-            self.const_mats.push((v.mat + k as u32, s));
+            self.const_mats.push((v.mat.at(k as u32), s));
         }
         self.vals.insert(id, v);
         self.const_ids.insert(id);
@@ -576,8 +574,9 @@ impl<'m> Cx<'m> {
 
     fn const_parts(&self, id: u32) -> Result<(Vec<u64>, Vec<u64>), ExecError> {
         let v = self.val(id)?;
-        let cols = self.img[v.col as usize..(v.col + v.ncols) as usize].to_vec();
-        let mats = (v.mat..v.mat + v.nmats)
+        let cols = self.img[v.col_range()].to_vec();
+        let mats = v
+            .mats()
             .map(|mi| {
                 self.const_mats
                     .iter()
@@ -686,9 +685,7 @@ impl<'m> Cx<'m> {
                 {
                     *wg_builtin = Some(rid);
                     let v = self.val(rid)?;
-                    self.t.wg_size = (0..3)
-                        .map(|k| self.img[(v.col + k) as usize] as u32)
-                        .product();
+                    self.t.wg_size = (0..3).map(|k| self.img[v.col.at(k).ix()] as u32).product();
                 }
             }
             op::SpecConstantOp => {
@@ -807,7 +804,7 @@ impl<'m> Cx<'m> {
             id,
             Val {
                 col,
-                mat: 0,
+                mat: Mat(0),
                 ncols: 1,
                 nmats: 0,
             },

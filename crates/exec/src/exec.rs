@@ -123,7 +123,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         let mut cols = vec![0u64; p.ncols * lanes];
         for &(c, v) in &p.const_cols {
-            cols[c as usize * lanes..(c as usize + 1) * lanes].fill(v);
+            cols[c.ix() * lanes..(c.ix() + 1) * lanes].fill(v);
         }
         for &(c, a) in &p.var_cols {
             let obj = match a {
@@ -131,7 +131,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 VarAddr::Push => sh.push_obj,
                 VarAddr::Local(i) => sh.local_base + i,
             };
-            cols[c as usize * lanes..(c as usize + 1) * lanes].fill(memory::object_base(obj));
+            cols[c.ix() * lanes..(c.ix() + 1) * lanes].fill(memory::object_base(obj));
         }
         let local = p
             .locals
@@ -181,8 +181,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         b
     }
 
-    fn fill_mat(&mut self, m: u32, raw: u64) {
-        let s = self.p.mats[m as usize];
+    fn fill_mat(&mut self, m: Mat, raw: u64) {
+        let s = self.p.mats[m.ix()];
         let len = s.inst as usize * s.cm.elems();
         if s.cm.is_f32_arena() {
             let v = floats::to_f64(s.cm.num, raw) as f32;
@@ -380,7 +380,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 Term::Branch(e) => go(self, e, active),
                 Term::Cond { c, t, f: fe } => {
                     let (mut mt, mut mf) = ([0u64; MW], [0u64; MW]);
-                    let base = *c as usize * self.lanes;
+                    let base = c.ix() * self.lanes;
                     each_lane!(active, self.lanes, false, |l| {
                         if self.cols[base + l] != 0 {
                             mt[l / 64] |= 1 << (l % 64);
@@ -398,7 +398,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     default,
                     cases,
                 } => {
-                    let base = *sel as usize * self.lanes;
+                    let base = sel.ix() * self.lanes;
                     let mut masks = vec![[0u64; MW]; cases.len() + 1];
                     each_lane!(active, self.lanes, false, |l| {
                         let v = trunc(self.cols[base + l], *bits as u32);
@@ -458,8 +458,8 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// Scope instances of a matrix slot with at least one active lane.
-    fn instances<'m>(&self, m: u32, mask: &'m Mask) -> Insts<'m> {
-        let s = self.p.mats[m as usize];
+    fn instances<'m>(&self, m: Mat, mask: &'m Mask) -> Insts<'m> {
+        let s = self.p.mats[m.ix()];
         Insts {
             mask,
             scope: s.scope as usize,
@@ -469,8 +469,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
     }
 
-    fn mat_copy(&mut self, d: u32, a: u32, mask: &Mask) {
-        let (sd, sa) = (self.p.mats[d as usize], self.p.mats[a as usize]);
+    fn mat_copy(&mut self, d: Mat, a: Mat, mask: &Mask) {
+        let (sd, sa) = (self.p.mats[d.ix()], self.p.mats[a.ix()]);
         let n = sd.cm.elems();
         for (i, _) in self.instances(d, mask) {
             if sd.cm.is_f32_arena() {
@@ -484,8 +484,8 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// Element `e` of instance `i` of matrix slot `m` as raw bits of its component kind.
-    fn mat_get(&self, m: u32, i: usize, e: usize) -> u64 {
-        let s = self.p.mats[m as usize];
+    fn mat_get(&self, m: Mat, i: usize, e: usize) -> u64 {
+        let s = self.p.mats[m.ix()];
         let k = s.off + i * s.cm.elems() + e;
         if s.cm.is_f32_arena() {
             let v = self.mf[k];
@@ -499,8 +499,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
     }
 
-    fn mat_set(&mut self, m: u32, i: usize, e: usize, raw: u64) {
-        let s = self.p.mats[m as usize];
+    fn mat_set(&mut self, m: Mat, i: usize, e: usize, raw: u64) {
+        let s = self.p.mats[m.ix()];
         let k = s.off + i * s.cm.elems() + e;
         if s.cm.is_f32_arena() {
             self.mf[k] = floats::to_f64(s.cm.num, raw) as f32;
@@ -511,7 +511,7 @@ impl<'p, 'a> Batch<'p, 'a> {
 
     fn op(&mut self, o: &Op, mask: &Mask, dense: bool) -> Result<(), Fault> {
         let lanes = self.lanes;
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
         let robust = self.p.options.robust;
         let mut cols = eval::Columns {
             c: &mut self.cols,
@@ -549,7 +549,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                             bm + k
                         };
                         let mut one = [0u64; MW];
-                        let scope = self.p.mats[(dm + k) as usize].scope as usize;
+                        let scope = self.p.mats[(dm + k).ix()].scope as usize;
                         for x in i * scope..((i + 1) * scope).min(lanes) {
                             one[x / 64] |= 1 << (x % 64);
                         }
@@ -566,7 +566,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                         &mut self.cols,
                         lanes,
                         pc,
-                        d.col as usize,
+                        d.col.ix(),
                         nw,
                         mask,
                         dense,
@@ -648,7 +648,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                         &self.cols,
                         lanes,
                         pc,
-                        v.col as usize,
+                        v.col.ix(),
                         nw,
                         mask,
                         dense,
@@ -705,7 +705,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                                 }
                             }
                             MemLeaf::Mat { off, mat, cm } => {
-                                let s = self.p.mats[(v.mat + mat) as usize];
+                                let s = self.p.mats[(v.mat + mat).ix()];
                                 let scope = s.scope as usize;
                                 let (i, li) = (l / scope, l % scope);
                                 let len = cm.elems().div_ceil(scope);
@@ -835,7 +835,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.muladd(*d, *a, *b, *c, *flags, mask)?;
             }
             Op::CmExtract(CmExtractArgs { d, m, idx }) => {
-                let s = self.p.mats[*m as usize];
+                let s = self.p.mats[m.ix()];
                 let scope = s.scope as usize;
                 each_lane!(mask, lanes, dense, |l| {
                     let e = l % scope + *idx as usize * scope;
@@ -850,7 +850,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 if d != m {
                     self.mat_copy(*d, *m, mask);
                 }
-                let s = self.p.mats[*d as usize];
+                let s = self.p.mats[d.ix()];
                 let scope = s.scope as usize;
                 each_lane!(mask, lanes, dense, |l| {
                     let e = l % scope + *idx as usize * scope;
@@ -861,7 +861,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
             }
             Op::CmSplat(CmSplatArgs { d, v }) => {
-                let s = self.p.mats[*d as usize];
+                let s = self.p.mats[d.ix()];
                 for (i, l) in self.instances(*d, mask) {
                     let x = self.cols[col(*v) + l];
                     for e in 0..s.cm.elems() {
@@ -896,14 +896,14 @@ impl<'p, 'a> Batch<'p, 'a> {
     /// Loads a matrix kept as lanes' shares in per-lane memory (e.g. a Function variable).
     fn mat_from_lanes(
         &mut self,
-        m: u32,
-        ptr: u32,
+        m: Mat,
+        ptr: Col,
         off: u32,
         num: Num,
         mask: &Mask,
         robust: bool,
     ) -> Result<(), Fault> {
-        let s = self.p.mats[m as usize];
+        let s = self.p.mats[m.ix()];
         let scope = s.scope as usize;
         let len = s.cm.elems().div_ceil(scope);
         let b = num.bytes();
@@ -913,7 +913,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 if l >= self.lanes {
                     break;
                 }
-                let addr = self.cols[ptr as usize * self.lanes + l];
+                let addr = self.cols[ptr.ix() * self.lanes + l];
                 for k in 0..len {
                     let e = li + k * scope;
                     if e >= s.cm.elems() {
@@ -1433,7 +1433,7 @@ impl Pipeline {
             let mut b = Batch::new(p, &sh, n);
             for (a, v) in args.iter().zip(&f.params) {
                 for c in 0..v.ncols as usize {
-                    let dst = (v.col as usize + c) * n;
+                    let dst = (v.col.ix() + c) * n;
                     b.cols[dst..dst + n]
                         .copy_from_slice(&a[c * lanes + start..c * lanes + start + n]);
                 }
@@ -1441,7 +1441,7 @@ impl Pipeline {
             let full = b.full;
             b.call(fi, full)?;
             for c in 0..ret.ncols as usize {
-                let src = (ret.col as usize + c) * n;
+                let src = (ret.col.ix() + c) * n;
                 out[c * lanes + start..c * lanes + start + n]
                     .copy_from_slice(&b.cols[src..src + n]);
             }

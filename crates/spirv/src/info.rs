@@ -354,6 +354,30 @@ pub fn is_cooperative_capability(e: &grammar::EnumerantDesc) -> bool {
 
 /// Whether an instruction belongs to the cooperative family: the grammar makes it depend on a
 /// capability or an extension of the family.
+/// The cooperative-matrix instructions that are tangled whatever their operand types
+/// (SPV_KHR_cooperative_matrix, SPV_NV_cooperative_matrix, SPV_NV_cooperative_matrix2's tangled
+/// list, SPV_QCOM_cooperative_matrix_conversion). Arithmetic, conversions and construction are
+/// tangled too when a cooperative matrix is their result or operand.
+pub fn is_tangled_matrix_instruction(opcode: u16) -> bool {
+    matches!(
+        opcode,
+        op::CooperativeMatrixLoadKHR
+            | op::CooperativeMatrixStoreKHR
+            | op::CooperativeMatrixMulAddKHR
+            | op::CooperativeMatrixLoadNV
+            | op::CooperativeMatrixStoreNV
+            | op::CooperativeMatrixMulAddNV
+            | op::CooperativeMatrixLoadTensorNV
+            | op::CooperativeMatrixStoreTensorNV
+            | op::CooperativeMatrixReduceNV
+            | op::CooperativeMatrixConvertNV
+            | op::CooperativeMatrixTransposeNV
+            | op::CooperativeMatrixPerElementOpNV
+            | op::CompositeConstructCoopMatQCOM
+            | op::CompositeExtractCoopMatQCOM
+    )
+}
+
 pub fn is_cooperative_instruction(opcode: u16) -> bool {
     static SET: OnceLock<Vec<u16>> = OnceLock::new();
     SET.get_or_init(|| {
@@ -636,37 +660,42 @@ pub fn module_info(parsed: &ParsedBinary) -> ModuleInfo {
                     matrix_use,
                 });
             }
-            op::TypeTensorLayoutNV => {
+            op::TypeTensorLayoutNV | op::TypeTensorViewNV | op::TypeCooperativeVectorNV => {
                 let Some(id) = inst.result_id else { continue };
-                let clamp_mode = ids.value(inst.word(a + 1).unwrap_or(0));
-                info.tensor_layout_types.push(TensorLayoutType {
-                    id,
-                    dim: ids.value(inst.word(a).unwrap_or(0)),
-                    clamp_mode_name: clamp_mode
-                        .default_u64()
-                        .map(|v| enum_name(OperandKind::TensorClampMode, v as u32)),
-                    clamp_mode,
-                });
-            }
-            op::TypeTensorViewNV => {
-                let Some(id) = inst.result_id else { continue };
-                info.tensor_view_types.push(TensorViewType {
-                    id,
-                    dim: ids.value(inst.word(a).unwrap_or(0)),
-                    has_dimensions: ids.value(inst.word(a + 1).unwrap_or(0)),
-                    permutation: (a + 2..inst.operands.len())
-                        .filter_map(|i| inst.word(i))
-                        .map(|p| ids.value(p))
-                        .collect(),
-                });
-            }
-            op::TypeCooperativeVectorNV => {
-                let Some(id) = inst.result_id else { continue };
-                info.coop_vector_types.push(CoopVectorType {
-                    id,
-                    component: ids.type_name(inst.word(a).unwrap_or(0)),
-                    count: ids.value(inst.word(a + 1).unwrap_or(0)),
-                });
+                match crate::types::Type::decode(inst) {
+                    crate::types::Type::Layout { dim, clamp } => {
+                        let clamp_mode = ids.value(clamp);
+                        info.tensor_layout_types.push(TensorLayoutType {
+                            id,
+                            dim: ids.value(dim),
+                            clamp_mode_name: clamp_mode
+                                .default_u64()
+                                .map(|v| enum_name(OperandKind::TensorClampMode, v as u32)),
+                            clamp_mode,
+                        });
+                    }
+                    crate::types::Type::View { dim, has_dim } => {
+                        info.tensor_view_types.push(TensorViewType {
+                            id,
+                            dim: ids.value(dim),
+                            has_dimensions: ids.value(has_dim),
+                            // The permutation is the operand list's tail (the type view
+                            // keeps only the fixed operands).
+                            permutation: (a + 2..inst.operands.len())
+                                .filter_map(|i| inst.word(i))
+                                .map(|p| ids.value(p))
+                                .collect(),
+                        });
+                    }
+                    crate::types::Type::CoopVec { comp, count } => {
+                        info.coop_vector_types.push(CoopVectorType {
+                            id,
+                            component: ids.type_name(comp),
+                            count: ids.value(count),
+                        });
+                    }
+                    _ => {}
+                }
             }
             _ => {}
         }

@@ -128,15 +128,7 @@ impl Listing {
             indent: false,
             ..Default::default()
         };
-        let text = coopmat_spirv::dis::disassemble(&bin, &opts);
-        let lines: Vec<String> = text.lines().map(str::to_string).collect();
-        // One line per instruction is what the disassembler promises without comments;
-        // fall back to the minimal printer if that ever differs.
-        let lines = if lines.len() == m.instructions.len() {
-            lines
-        } else {
-            m.instructions.iter().map(|i| instruction(m, i)).collect()
-        };
+        let lines = coopmat_spirv::dis::instruction_texts(&bin, &opts);
         Listing { lines }
     }
 

@@ -24,7 +24,7 @@ impl<'m> Cx<'m> {
                     (BinOp::And, v - 1)
                 };
                 let kc = self.alloc_cols(1);
-                self.img[kc as usize] = k;
+                self.img[kc.ix()] = k;
                 self.const_len.push((kc, k));
                 out.push(Op::Bin(BinArgs {
                     op: op2,
@@ -321,13 +321,13 @@ impl<'m> Cx<'m> {
                         out.push(Op::Copy(CopyArgs {
                             d: Val {
                                 col: d.col + r * ncol + c,
-                                mat: 0,
+                                mat: Mat(0),
                                 ncols: 1,
                                 nmats: 0,
                             },
                             a: Val {
                                 col: s + c * rows + r,
-                                mat: 0,
+                                mat: Mat(0),
                                 ncols: 1,
                                 nmats: 0,
                             },
@@ -384,10 +384,10 @@ impl<'m> Cx<'m> {
     pub(super) fn dot(
         &mut self,
         num: Num,
-        d: u32,
-        a: u32,
+        d: Col,
+        a: Col,
         sa: u32,
-        b: u32,
+        b: Col,
         sb: u32,
         n: u32,
         out: &mut Vec<Op>,

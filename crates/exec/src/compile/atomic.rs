@@ -54,10 +54,10 @@ impl<'m> Cx<'m> {
                 };
                 let num = self.t.num(pointee)?;
                 let (v, cmp) = match kind {
-                    AtomicOp::Store => (self.col(arg(3)?)?, 0),
-                    AtomicOp::Load | AtomicOp::IInc | AtomicOp::IDec => (0, 0),
+                    AtomicOp::Store => (self.col(arg(3)?)?, Col(0)),
+                    AtomicOp::Load | AtomicOp::IInc | AtomicOp::IDec => (Col(0), Col(0)),
                     AtomicOp::CmpXchg => (self.col(arg(4)?)?, self.col(arg(5)?)?),
-                    _ => (self.col(arg(3)?)?, 0),
+                    _ => (self.col(arg(3)?)?, Col(0)),
                 };
                 out.push(Op::Atomic(AtomicArgs {
                     op: kind,

@@ -108,18 +108,18 @@ impl<'m> Cx<'m> {
                     let src = if s < va.ncols {
                         va.col + s
                     } else {
-                        vb.col + s - va.ncols
+                        vb.col + (s - va.ncols)
                     };
                     out.push(Op::Copy(CopyArgs {
                         d: Val {
                             col: d.col + k as u32,
-                            mat: 0,
+                            mat: Mat(0),
                             ncols: 1,
                             nmats: 0,
                         },
                         a: Val {
                             col: src,
-                            mat: 0,
+                            mat: Mat(0),
                             ncols: 1,
                             nmats: 0,
                         },

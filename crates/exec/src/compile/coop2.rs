@@ -89,7 +89,7 @@ impl Cx<'_> {
         out: &mut Vec<Op>,
     ) -> Result<(), ExecError> {
         let arg = |i: usize| operand(a, i);
-        let cols = |cx: &Self, ids: &[u32]| -> Result<Box<[u32]>, ExecError> {
+        let cols = |cx: &Self, ids: &[u32]| -> Result<Box<[Col]>, ExecError> {
             ids.iter().map(|&i| cx.col(i)).collect()
         };
         let c2 = match opcode {
@@ -248,7 +248,7 @@ impl Cx<'_> {
                 let src = self.val(arg(r::MATRIX)?)?;
                 let mode = coopmat_tensor::ops::ReduceMode::from_mask(arg(r::REDUCE)?)
                     .map_err(|e| ExecError::invalid(e.to_string()))?;
-                let (sm, dm) = (self.mats[src.mat as usize], self.mats[d.mat as usize]);
+                let (sm, dm) = (self.mats[src.mat.ix()], self.mats[d.mat.ix()]);
                 coopmat_tensor::ops::reduce_sources(mode, sm.rows, sm.cols, dm.rows, dm.cols)
                     .map_err(|e| ExecError::invalid(e.to_string()))?;
                 C2::Reduce {
@@ -337,7 +337,7 @@ impl Cx<'_> {
                 // Accumulator's element (r, c) becomes element (c, r); rules checked by
                 // coopmat_tensor::ops::check_convert_use.
                 let src = self.val(arg(0)?)?;
-                let (sm, dm) = (self.mats[src.mat as usize], self.mats[d.mat as usize]);
+                let (sm, dm) = (self.mats[src.mat.ix()], self.mats[d.mat.ix()]);
                 let u = |x: u32| {
                     coopmat_tensor::ops::MatrixUse::from_raw(x).ok_or_else(|| {
                         ExecError::invalid("ConvertUseEXT of a matrix without a Use")

@@ -39,7 +39,7 @@ impl<'m> Cx<'m> {
             if matches!(opcode, op::CooperativeMatrixConvertUseEXT | op::Bitcast) {
                 // Same component kind or same-width integers: a plain element copy.
                 let src = self.val(arg(0)?)?;
-                let kind = if self.mats[src.mat as usize].num.is_float() {
+                let kind = if self.mats[src.mat.ix()].num.is_float() {
                     CvtKind::FConv
                 } else {
                     CvtKind::UConv
@@ -110,7 +110,7 @@ impl<'m> Cx<'m> {
                 };
                 if opcode == op::CooperativeMatrixMulAddNV {
                     // NV: signedness from the component types (SPV_NV_cooperative_matrix).
-                    let s = |cx: &Self, m: u32| cx.mats[m as usize].signed;
+                    let s = |cx: &Self, m: Mat| cx.mats[m.ix()].signed;
                     use grammar::cooperative_matrix_operands as f;
                     if s(self, va.mat) {
                         flags |= f::MatrixASignedComponentsKHR
@@ -126,10 +126,10 @@ impl<'m> Cx<'m> {
                     }
                 }
                 let (ma, mb, mc, md) = (
-                    self.mats[va.mat as usize],
-                    self.mats[vb.mat as usize],
-                    self.mats[vc.mat as usize],
-                    self.mats[d.mat as usize],
+                    self.mats[va.mat.ix()],
+                    self.mats[vb.mat.ix()],
+                    self.mats[vc.mat.ix()],
+                    self.mats[d.mat.ix()],
                 );
                 if ma.rows != md.rows
                     || mb.cols != md.cols
@@ -157,14 +157,14 @@ impl<'m> Cx<'m> {
                     .ok_or_else(|| ExecError::invalid("Length of a non-matrix type"))?;
                 let len = self.t.mat_length(&cm) as u64;
                 let c = self.alloc_cols(1);
-                self.img[c as usize] = len;
+                self.img[c.ix()] = len;
                 // The length is a constant: copy it from a constant column.
                 self.const_len.push((c, len));
                 out.push(Op::Copy(CopyArgs {
                     d,
                     a: Val {
                         col: c,
-                        mat: 0,
+                        mat: Mat(0),
                         ncols: 1,
                         nmats: 0,
                     },
@@ -175,14 +175,14 @@ impl<'m> Cx<'m> {
         Ok(true)
     }
 
-    /// Pointer column, stride column (`u32::MAX` when absent), column-major flag and pointee size
+    /// Pointer column, stride column (when present), column-major flag and pointee size
     /// of a KHR or NV cooperative-matrix load (layout operands from `a[1]`) or store (from `a[2]`).
     pub(super) fn cm_access(
         &self,
         khr: bool,
         a: &[u32],
         first: usize,
-    ) -> Result<(u32, u32, bool, u32), ExecError> {
+    ) -> Result<(Col, Option<Col>, bool, u32), ExecError> {
         let arg = |i: usize| operand(a, i);
         let ptr = arg(0)?;
         let (stride, col_major) = if khr {
@@ -192,10 +192,7 @@ impl<'m> Cx<'m> {
             (Some(arg(first)?), self.const_u64(arg(first + 1)?)? != 0)
         };
         let pbytes = self.pointee_bytes(ptr)?;
-        let stride = match stride {
-            Some(s) => self.col(s)?,
-            None => u32::MAX,
-        };
+        let stride = stride.map(|s| self.col(s)).transpose()?;
         Ok((self.col(ptr)?, stride, col_major, pbytes))
     }
 

@@ -17,9 +17,9 @@ pub(crate) enum PtrLay {
 
 impl Cx<'_> {
     /// A constant column that belongs to no id.
-    fn konst(&mut self, v: u64) -> u32 {
+    fn konst(&mut self, v: u64) -> Col {
         let c = self.alloc_cols(1);
-        self.img[c as usize] = v;
+        self.img[c.ix()] = v;
         self.const_len.push((c, v));
         c
     }
@@ -51,7 +51,7 @@ impl Cx<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn bin(&self, op: BinOp, num: Num, d: u32, a: u32, b: u32, n: u32, bs: bool) -> Op {
+    fn bin(&self, op: BinOp, num: Num, d: Col, a: Col, b: Col, n: u32, bs: bool) -> Op {
         Op::Bin(BinArgs {
             op,
             num,
@@ -70,13 +70,13 @@ impl Cx<'_> {
     fn det(
         &mut self,
         num: Num,
-        m: u32,
+        m: Col,
         dim: u32,
         rows: &[u32],
         cols: &[u32],
         out: &mut Vec<Op>,
-    ) -> u32 {
-        let at = |r: u32, c: u32| m + c * dim + r;
+    ) -> Col {
+        let at = |r: u32, c: u32| m + (c * dim + r);
         match rows.len() {
             1 => at(rows[0], cols[0]),
             2 => {
@@ -178,13 +178,13 @@ impl Cx<'_> {
                             Op::Copy(CopyArgs {
                                 d: Val {
                                     col: dst,
-                                    mat: 0,
+                                    mat: Mat(0),
                                     ncols: 1,
                                     nmats: 0,
                                 },
                                 a: Val {
                                     col: minor,
-                                    mat: 0,
+                                    mat: Mat(0),
                                     ncols: 1,
                                     nmats: 0,
                                 },
@@ -316,7 +316,7 @@ impl Cx<'_> {
                         ptr: self.col(arg(1)?)?,
                         v: Val {
                             col: sc,
-                            mat: 0,
+                            mat: Mat(0),
                             ncols: n,
                             nmats: 0,
                         },
@@ -569,11 +569,11 @@ impl<'m> Cx<'m> {
         if !self.glsl_set.contains(&set) {
             return bad("unknown extended instruction set");
         }
-        let arg_cols: Vec<u32> = args
+        let arg_cols: Vec<Col> = args
             .iter()
             .map(|&id| self.col(id))
             .collect::<Result<_, _>>()?;
-        let c = |i: usize| -> Result<u32, ExecError> {
+        let c = |i: usize| -> Result<Col, ExecError> {
             arg_cols
                 .get(i)
                 .copied()
@@ -591,7 +591,7 @@ impl<'m> Cx<'m> {
                 op: u,
                 num,
                 d: d.col,
-                a: 0,
+                a: Col(0),
                 n,
             })
         };
@@ -658,8 +658,8 @@ impl<'m> Cx<'m> {
                 }));
                 if inst == g::Normalize {
                     let one = self.alloc_cols(1);
-                    self.img[one as usize] = floats::from_f64(num, 1.0);
-                    self.const_len.push((one, self.img[one as usize]));
+                    self.img[one.ix()] = floats::from_f64(num, 1.0);
+                    self.const_len.push((one, self.img[one.ix()]));
                     out.push(Op::Bin(BinArgs {
                         op: BinOp::FDiv,
                         num,
@@ -683,7 +683,7 @@ impl<'m> Cx<'m> {
                         d,
                         a: Val {
                             col: len,
-                            mat: 0,
+                            mat: Mat(0),
                             ncols: 1,
                             nmats: 0,
                         },

@@ -120,7 +120,7 @@ impl<'m> Cx<'m> {
         };
         let _ = rt;
         let av = if matches!(sgop, SgOp::Elect) {
-            0
+            Col(0)
         } else {
             self.col(arg(vi)?)?
         };
@@ -134,7 +134,7 @@ impl<'m> Cx<'m> {
             | SgOp::QuadBroadcast
             | SgOp::QuadSwap
             | SgOp::Rotate => self.col(arg(vi + 1)?)?,
-            _ => 0,
+            _ => Col(0),
         };
         if matches!(sgop, SgOp::QuadSwap) {
             // The direction is a constant: keep it in `cluster`.

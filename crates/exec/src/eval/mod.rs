@@ -520,7 +520,7 @@ fn chain_delta(c: &[u64], l: usize, lanes: usize, steps: &[Step]) -> Option<i64>
         let step = match *s {
             Step::Const(x) => x,
             Step::Dyn { idx, bits, stride } => {
-                let i = sext(*c.get(idx as usize * lanes + l)?, bits as u32);
+                let i = sext(*c.get(idx.ix() * lanes + l)?, bits as u32);
                 i.checked_mul(stride)?
             }
         };
@@ -546,7 +546,7 @@ fn wrapping_chain_offset(
         && fits(bc)
         && steps.iter().all(|s| match *s {
             Step::Dyn { idx, bits, stride } => {
-                let ic = idx as usize * lanes;
+                let ic = idx.ix() * lanes;
                 ic != dc && fits(ic) && (1..=64).contains(&bits) && stride.unsigned_abs() < 1 << 24
             }
             Step::Const(x) => x.unsigned_abs() < 1 << 40,
@@ -595,7 +595,7 @@ pub(crate) fn access_chain_dense(
         return false;
     };
     let mut dyns = steps.iter().filter_map(|s| match *s {
-        Step::Dyn { idx, bits, stride } => Some((idx as usize * lanes, 64 - bits as u32, stride)),
+        Step::Dyn { idx, bits, stride } => Some((idx.ix() * lanes, 64 - bits as u32, stride)),
         Step::Const(_) => None,
     });
     // Nonzero when some index is 2^31 or more in magnitude: the wrapping sums may then be
@@ -689,7 +689,7 @@ fn access_chain_masked(
     let mut big = 0u64;
     for s in steps {
         if let Step::Dyn { idx, bits, stride } = *s {
-            let (ic, sh) = (idx as usize * lanes, 64 - bits as u32);
+            let (ic, sh) = (idx.ix() * lanes, 64 - bits as u32);
             each_lane!(mask, lanes, false, |l| {
                 let i = ((c[ic + l] << sh) as i64) >> sh;
                 big |= (i as u64).wrapping_add(1 << 31) >> 32;
@@ -844,7 +844,7 @@ impl Columns<'_> {
         }: &BinArgs,
     ) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
 
         for k in 0..n {
             let (dc, ac, bc) = (col(d + k), col(a + k), col(if bs { b } else { b + k }));
@@ -874,7 +874,7 @@ impl Columns<'_> {
     /// [`Op::Un`].
     pub(crate) fn un(&mut self, &UnArgs { op, num, d, a, n }: &UnArgs) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
 
         for k in 0..n {
             let (dc, ac) = (col(d + k), col(a + k));
@@ -900,7 +900,7 @@ impl Columns<'_> {
         }: &TernArgs,
     ) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
 
         for k in 0..n {
             let (dc, ac) = (col(d + k), col(a + k));
@@ -926,7 +926,7 @@ impl Columns<'_> {
         }: &BfInsertArgs,
     ) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
 
         for k in 0..n {
             let (dc, bc, ic) = (col(d + k), col(base + k), col(ins + k));
@@ -959,7 +959,7 @@ impl Columns<'_> {
         }: &CvtArgs,
     ) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
 
         for k in 0..n {
             let (dc, ac) = (col(d + k), col(a + k));
@@ -988,7 +988,7 @@ impl Columns<'_> {
         }: &BitcastArgs,
     ) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
 
         let (fb_, tb) = (from.bits().max(1), to.bits().max(1));
         each_lane!(mask, lanes, dense, |l| {
@@ -1005,7 +1005,7 @@ impl Columns<'_> {
     /// [`Op::Trunc`].
     pub(crate) fn trunc_col(&mut self, &TruncArgs { d, a, bits }: &TruncArgs) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
 
         let (dc, ac) = (col(d), col(a));
         each_lane!(mask, lanes, dense, |l| {
@@ -1027,7 +1027,7 @@ impl Columns<'_> {
         }: &SelectArgs,
     ) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
 
         for k in 0..n {
             let (dc, ac, bc) = (col(d + k), col(a + k), col(b + k));
@@ -1041,7 +1041,7 @@ impl Columns<'_> {
     /// [`Op::Copy`].
     pub(crate) fn copy(&mut self, &CopyArgs { d, a }: &CopyArgs) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
 
         for k in 0..a.ncols {
             let (dc, ac) = (col(d.col + k), col(a.col + k));
@@ -1058,7 +1058,7 @@ impl Columns<'_> {
     /// [`Op::ExtractDyn`].
     pub(crate) fn extract_dyn(&mut self, &ExtractDynArgs { d, a, idx, n, w }: &ExtractDynArgs) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
 
         let (dc, ic) = (col(d), col(idx));
         each_lane!(mask, lanes, dense, |l| {
@@ -1074,7 +1074,7 @@ impl Columns<'_> {
     /// [`Op::InsertDyn`].
     pub(crate) fn insert_dyn(&mut self, &InsertDynArgs { d, a, v, idx, n, w }: &InsertDynArgs) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
 
         let (vc, ic) = (col(v), col(idx));
         each_lane!(mask, lanes, dense, |l| {

@@ -94,28 +94,27 @@ impl Batch<'_, '_> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn cm_mem(
         &mut self,
-        m: u32,
-        ptr: u32,
-        stride: u32,
+        m: Mat,
+        ptr: Col,
+        stride: Option<Col>,
         col_major: bool,
         pbytes: u32,
         store: bool,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let s = self.p.mats[m as usize];
+        let s = self.p.mats[m.ix()];
         let cm = s.cm;
         let (rows, cols) = (cm.rows as usize, cm.cols as usize);
         let cb = cm.num.bytes() as u64;
         let robust = self.p.options.robust;
         let n_el = cm.elems();
         for (i, l0) in self.instances(m, mask) {
-            let addr = self.cols[ptr as usize * self.lanes + l0];
-            let st = if stride == u32::MAX {
-                0
-            } else {
-                self.cols[stride as usize * self.lanes + l0] & 0xffff_ffff
+            let addr = self.cols[ptr.ix() * self.lanes + l0];
+            let st = match stride {
+                None => 0,
+                Some(s) => self.cols[s.ix() * self.lanes + l0] & 0xffff_ffff,
             };
-            if store && st == 0 && stride != u32::MAX && (if col_major { cols } else { rows }) > 1 {
+            if store && st == 0 && stride.is_some() && (if col_major { cols } else { rows }) > 1 {
                 return Err(Fault {
                     kind: ErrorKind::InvalidOperand,
                     what: "cooperative matrix store with stride 0".into(),
@@ -247,19 +246,19 @@ impl Batch<'_, '_> {
 
     pub(super) fn muladd(
         &mut self,
-        d: u32,
-        a: u32,
-        b: u32,
-        c: u32,
+        d: Mat,
+        a: Mat,
+        b: Mat,
+        c: Mat,
         flags: u32,
         mask: &Mask,
     ) -> Result<(), Fault> {
         let p = self.p;
         let (sd, sa, sb, sc) = (
-            p.mats[d as usize],
-            p.mats[a as usize],
-            p.mats[b as usize],
-            p.mats[c as usize],
+            p.mats[d.ix()],
+            p.mats[a.ix()],
+            p.mats[b.ix()],
+            p.mats[c.ix()],
         );
         let (m, n, k) = (
             sd.cm.rows as usize,
@@ -301,8 +300,8 @@ impl Batch<'_, '_> {
                     }
                 }
             } else if [sd, sa, sb, sc].iter().all(|s| s.cm.num.is_float()) {
-                let get = |s: &Self, slot: u32, e: usize| {
-                    let ms = p.mats[slot as usize];
+                let get = |s: &Self, slot: Mat, e: usize| {
+                    let ms = p.mats[slot.ix()];
                     floats::to_f64(ms.cm.num, s.mat_get(slot, i, e))
                 };
                 let av: Vec<f64> = (0..m * k).map(|e| get(self, a, e)).collect();
@@ -318,8 +317,8 @@ impl Batch<'_, '_> {
                 // Integers (KHR rules, SPV_KHR_cooperative_matrix "OpCooperativeMatrixMulAddKHR"):
                 // signedness from the operand bits; A·B exact; C added at result precision with
                 // wrap, or saturation with the result's signedness when SaturatingAccumulation.
-                let ext = |s: &Self, slot: u32, e: usize, signed: bool| -> i128 {
-                    let ms = p.mats[slot as usize];
+                let ext = |s: &Self, slot: Mat, e: usize, signed: bool| -> i128 {
+                    let ms = p.mats[slot.ix()];
                     let raw = s.mat_get(slot, i, e);
                     if ms.cm.num.is_float() {
                         floats::to_f64(ms.cm.num, raw) as i128
@@ -369,11 +368,11 @@ impl Batch<'_, '_> {
         mask: &Mask,
     ) -> Result<(), Fault> {
         let p = self.p;
-        let sd = p.mats[d as usize];
+        let sd = p.mats[d.ix()];
         let n = sd.cm.elems();
         for (i, _) in self.instances(d, mask) {
             if sd.cm.num == Num::F32 && op == UnOp::FNeg {
-                let sa = p.mats[a as usize];
+                let sa = p.mats[a.ix()];
                 for e in 0..n {
                     self.mf[sd.off + i * n + e] = -self.mf[sa.off + i * n + e];
                 }
@@ -394,8 +393,8 @@ impl Batch<'_, '_> {
         mask: &Mask,
     ) -> Result<(), Fault> {
         let p = self.p;
-        let sd = p.mats[d as usize];
-        let (sa, sb) = (p.mats[a as usize], p.mats[b as usize]);
+        let sd = p.mats[d.ix()];
+        let (sa, sb) = (p.mats[a.ix()], p.mats[b.ix()]);
         let n = sd.cm.elems();
         for (i, _) in self.instances(d, mask) {
             if sd.cm.num == Num::F32
@@ -430,10 +429,10 @@ impl Batch<'_, '_> {
         mask: &Mask,
     ) -> Result<(), Fault> {
         let p = self.p;
-        let sd = p.mats[d as usize];
+        let sd = p.mats[d.ix()];
         let n = sd.cm.elems();
         for (i, l) in self.instances(d, mask) {
-            let sv = self.cols[s as usize * self.lanes + l];
+            let sv = self.cols[s.ix() * self.lanes + l];
             let op = if sd.cm.num.is_float() {
                 BinOp::FMul
             } else {
@@ -454,7 +453,7 @@ impl Batch<'_, '_> {
         mask: &Mask,
     ) -> Result<(), Fault> {
         let p = self.p;
-        let (sd, sa) = (p.mats[d as usize], p.mats[a as usize]);
+        let (sd, sa) = (p.mats[d.ix()], p.mats[a.ix()]);
         let n = sd.cm.elems();
         for (i, _) in self.instances(d, mask) {
             if kind == CvtKind::FConv && sd.cm.is_f32_arena() && sa.cm.is_f32_arena() {

@@ -143,14 +143,14 @@ impl<'p, 'a> Batch<'p, 'a> {
             C2::GetCoord { d, m, idx } => {
                 // The engine's mapping (DESIGN.md): lane l of its scope instance, component i
                 // is row-major element l + i·scope.
-                let s = self.p.mats[*m as usize];
+                let s = self.p.mats[m.ix()];
                 let (scope, ncols) = (s.scope as u64, s.cm.cols as u64);
                 let lanes = self.lanes;
                 for l in mask_lanes(mask) {
-                    let i = self.cols[*idx as usize * lanes + l] & 0xffff_ffff;
+                    let i = self.cols[idx.ix() * lanes + l] & 0xffff_ffff;
                     let e = (l as u64 % scope) + i * scope;
-                    self.cols[*d as usize * lanes + l] = (e / ncols) & 0xffff_ffff;
-                    self.cols[(*d as usize + 1) * lanes + l] = e % ncols;
+                    self.cols[d.ix() * lanes + l] = (e / ncols) & 0xffff_ffff;
+                    self.cols[(d.ix() + 1) * lanes + l] = e % ncols;
                 }
             }
             C2::Reduce { d, m, mode, func } => self.reduce(*d, *m, *mode, *func, mask)?,
@@ -158,7 +158,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.per_element(*d, *m, *func, extras, mask)?
             }
             C2::Transpose { d, m } => {
-                let (sd, sm) = (self.p.mats[*d as usize].cm, self.p.mats[*m as usize].cm);
+                let (sd, sm) = (self.p.mats[d.ix()].cm, self.p.mats[m.ix()].cm);
                 for (i, _) in self.instances(*d, mask) {
                     let v: Vec<u64> = (0..sm.elems()).map(|e| self.mat_get(*m, i, e)).collect();
                     let t = coopmat_tensor::ops::transpose(&v, sm.rows, sm.cols).map_err(tfault)?;
@@ -178,10 +178,10 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// Writes the same value into columns `d..` of every active lane.
-    fn fill_cols(&mut self, d: u32, v: &[u64], mask: &Mask) {
+    fn fill_cols(&mut self, d: Col, v: &[u64], mask: &Mask) {
         let lanes = self.lanes;
         for (k, &x) in v.iter().enumerate() {
-            let base = (d as usize + k) * lanes;
+            let base = (d.ix() + k) * lanes;
             for l in mask_lanes(mask) {
                 self.cols[base + l] = x;
             }
@@ -193,10 +193,10 @@ impl<'p, 'a> Batch<'p, 'a> {
     /// uniform).
     fn per_lane_value(
         &mut self,
-        d: u32,
-        src: u32,
+        d: Col,
+        src: Col,
         n: u32,
-        args: &[u32],
+        args: &[Col],
         mask: &Mask,
         f: impl Fn(&[u64], &[u64], &mut [u64]) -> Result<(), Fault>,
     ) -> Result<(), Fault> {
@@ -208,10 +208,10 @@ impl<'p, 'a> Batch<'p, 'a> {
         let mut out = vec![0u64; n];
         for l in mask_lanes(mask) {
             for (k, x) in inp.iter_mut().enumerate() {
-                *x = self.cols[(src as usize + k) * lanes + l];
+                *x = self.cols[(src.ix() + k) * lanes + l];
             }
             for (k, x) in av.iter_mut().enumerate() {
-                *x = self.cols[args[k] as usize * lanes + l];
+                *x = self.cols[args[k].ix() * lanes + l];
             }
             let reuse = matches!(&prev, Some((pi, pa)) if *pi == inp && *pa == av);
             if !reuse {
@@ -223,7 +223,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 prev = Some((inp.clone(), av.clone()));
             }
             for (k, &x) in out.iter().enumerate() {
-                self.cols[(d as usize + k) * lanes + l] = x;
+                self.cols[(d.ix() + k) * lanes + l] = x;
             }
         }
         Ok(())
@@ -297,25 +297,25 @@ impl<'p, 'a> Batch<'p, 'a> {
         Ok((srcs, shift))
     }
 
-    fn lane_vals(&self, c: u32, n: u32, l: usize) -> Vec<u64> {
+    fn lane_vals(&self, c: Col, n: u32, l: usize) -> Vec<u64> {
         (0..n as usize)
-            .map(|k| self.cols[(c as usize + k) * self.lanes + l])
+            .map(|k| self.cols[(c.ix() + k) * self.lanes + l])
             .collect()
     }
 
     #[allow(clippy::too_many_arguments)]
     fn load_tensor(
         &mut self,
-        d: u32,
-        ptr: u32,
-        obj: u32,
-        layout: u32,
-        view: Option<u32>,
+        d: Mat,
+        ptr: Col,
+        obj: Mat,
+        layout: Col,
+        view: Option<Col>,
         decode: Option<&Decode>,
         salt: u32,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let s = self.p.mats[d as usize];
+        let s = self.p.mats[d.ix()];
         let cm = s.cm;
         let cb = cm.num.bytes() as u64;
         let bits = cm.num.bits();
@@ -336,7 +336,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.tile_sources(&lcols, vcols.as_deref(), cm.rows, cm.cols, false)?;
             if obj != d {
                 let n = cm.elems();
-                let so = self.p.mats[obj as usize];
+                let so = self.p.mats[obj.ix()];
                 if cm.is_f32_arena() {
                     self.mf
                         .copy_within(so.off + i * n..so.off + (i + 1) * n, s.off + i * n);
@@ -345,7 +345,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                         .copy_within(so.off + i * n..so.off + (i + 1) * n, s.off + i * n);
                 }
             }
-            let base = self.cols[ptr as usize * self.lanes + l0];
+            let base = self.cols[ptr.ix() * self.lanes + l0];
             let fast = match self.mem.resolve(base, l0, 0, false) {
                 Ok((sh, idx, b0)) => self.mem.bytes_from(base).map(|a| (sh, idx, b0, a)),
                 Err(_) => None,
@@ -433,7 +433,7 @@ impl<'p, 'a> Batch<'p, 'a> {
     #[allow(clippy::too_many_arguments)]
     fn decode_elems(
         &mut self,
-        d: u32,
+        d: Mat,
         i: usize,
         l0: usize,
         base: u64,
@@ -528,7 +528,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let ns = els.len();
                 let args = mk_args(&mut els.iter().map(|x| x.3), ns);
                 let rs = self.call_sub(dec.func, &args, ns, l0)?;
-                let cols = self.p.mats[d as usize].cm.cols as usize;
+                let cols = self.p.mats[d.ix()].cm.cols as usize;
                 for (l, &(gi, k, e, _)) in els.iter().enumerate() {
                     let vv = r[k * n + gi];
                     if rs[l] != vv {
@@ -607,8 +607,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let mut b = Batch::new(p, &sh, MAX_LANES);
                 // Global variables' pointers as the parent sees them.
                 for &(c, _) in &p.var_cols {
-                    let v = self.cols[c as usize * self.lanes];
-                    b.cols[c as usize * MAX_LANES..(c as usize + 1) * MAX_LANES].fill(v);
+                    let v = self.cols[c.ix() * self.lanes];
+                    b.cols[c.ix() * MAX_LANES..(c.ix() + 1) * MAX_LANES].fill(v);
                 }
                 Box::new(b)
             }
@@ -630,7 +630,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let cnt = (n - start).min(MAX_LANES);
             for (v, a) in f.params.iter().zip(args) {
                 for c in 0..v.ncols as usize {
-                    let dst = (v.col as usize + c) * MAX_LANES;
+                    let dst = (v.col.ix() + c) * MAX_LANES;
                     sub.cols[dst..dst + cnt]
                         .copy_from_slice(&a[c * n + start..c * n + start + cnt]);
                 }
@@ -649,7 +649,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 break;
             }
             for c in 0..ret.ncols as usize {
-                let src = (ret.col as usize + c) * MAX_LANES;
+                let src = (ret.col.ix() + c) * MAX_LANES;
                 out[c * n + start..c * n + start + cnt].copy_from_slice(&sub.cols[src..src + cnt]);
             }
             start += cnt;
@@ -670,13 +670,13 @@ impl<'p, 'a> Batch<'p, 'a> {
     /// CombineFunc call.
     fn reduce(
         &mut self,
-        d: u32,
-        m: u32,
+        d: Mat,
+        m: Mat,
         mode: coopmat_tensor::ops::ReduceMode,
         func: u32,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let (sd, sm) = (self.p.mats[d as usize].cm, self.p.mats[m as usize].cm);
+        let (sd, sm) = (self.p.mats[d.ix()].cm, self.p.mats[m.ix()].cm);
         let sources = coopmat_tensor::ops::reduce_sources(mode, sm.rows, sm.cols, sd.rows, sd.cols)
             .map_err(tfault)?;
         let mut uniq: Vec<&Vec<(u32, u32)>> = Vec::new();
@@ -709,13 +709,13 @@ impl<'p, 'a> Batch<'p, 'a> {
     /// the elements in the order of `coopmat_tensor::ops::per_element`.
     fn per_element(
         &mut self,
-        d: u32,
-        m: u32,
+        d: Mat,
+        m: Mat,
         func: u32,
         extras: &[(Val, bool)],
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let sm = self.p.mats[m as usize].cm;
+        let sm = self.p.mats[m.ix()].cm;
         let n = sm.elems();
         for (i, l0) in self.instances(d, mask) {
             let v: Vec<u64> = (0..n).map(|e| self.mat_get(m, i, e)).collect();
@@ -743,7 +743,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     // A non-matrix operand: the instance's first active lane's value.
                     let mut a = vec![0u64; x.ncols as usize * n];
                     for c in 0..x.ncols as usize {
-                        let val = self.cols[(x.col as usize + c) * self.lanes + l0];
+                        let val = self.cols[(x.col.ix() + c) * self.lanes + l0];
                         a[c * n..(c + 1) * n].fill(val);
                     }
                     args.push(a);
@@ -761,9 +761,9 @@ impl<'p, 'a> Batch<'p, 'a> {
     fn qcom_array_op(&mut self, c: &QcomArray, mask: &Mask) -> Result<(), Fault> {
         let lanes = self.lanes;
         for l in mask_lanes(mask) {
-            let get = |b: &Self, col: u32, n: u32| -> Vec<u32> {
+            let get = |b: &Self, col: Col, n: u32| -> Vec<u32> {
                 (0..n as usize)
-                    .map(|k| b.cols[(col as usize + k) * lanes + l] as u32)
+                    .map(|k| b.cols[(col.ix() + k) * lanes + l] as u32)
                     .collect()
             };
             let (d, out) = match *c {
@@ -790,7 +790,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     dlen,
                     start,
                 } => {
-                    let st = self.cols[start as usize * lanes + l] as u32 as i32;
+                    let st = self.cols[start.ix() * lanes + l] as u32 as i32;
                     (
                         d,
                         coopmat_tensor::qcom::extract_sub_array(
@@ -807,7 +807,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 lane: Some(l),
             })?;
             for (k, x) in out.into_iter().enumerate() {
-                self.cols[(d as usize + k) * lanes + l] = x as u64;
+                self.cols[(d.ix() + k) * lanes + l] = x as u64;
             }
         }
         Ok(())
@@ -822,7 +822,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             QcomMatrix::Construct { d, .. } => d,
             QcomMatrix::Extract { m, .. } => m,
         };
-        let s = self.p.mats[m as usize];
+        let s = self.p.mats[m.ix()];
         let cm = s.cm;
         let use_ = coopmat_tensor::ops::MatrixUse::from_raw(cm.use_)
             .ok_or_else(|| tfault("QCOM conversion of a matrix without a Use"))?;
@@ -846,7 +846,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     let mut arrays = Vec::with_capacity(hi - lo);
                     for l in lo..hi {
                         let v: Vec<u32> = (0..alen as usize)
-                            .map(|k| self.cols[(a as usize + k) * lanes + l] as u32)
+                            .map(|k| self.cols[(a.ix() + k) * lanes + l] as u32)
                             .collect();
                         arrays.push(match packed {
                             Some(bits) => {
@@ -885,7 +885,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                             continue;
                         }
                         for (k, &x) in words.iter().enumerate().take(dlen as usize) {
-                            self.cols[(d as usize + k) * lanes + l] = x as u64;
+                            self.cols[(d.ix() + k) * lanes + l] = x as u64;
                         }
                     }
                 }
@@ -896,13 +896,13 @@ impl<'p, 'a> Batch<'p, 'a> {
 
     fn store_tensor(
         &mut self,
-        ptr: u32,
-        m: u32,
-        layout: u32,
-        view: Option<u32>,
+        ptr: Col,
+        m: Mat,
+        layout: Col,
+        view: Option<Col>,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let s = self.p.mats[m as usize];
+        let s = self.p.mats[m.ix()];
         let cm = s.cm;
         let cb = cm.num.bytes() as u64;
         for (i, l0) in self.instances(m, mask) {
@@ -916,7 +916,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let vcols = view.map(|v| self.lane_vals(v, VIEW_COLS, l0));
             let (srcs, shift) =
                 self.tile_sources(&lcols, vcols.as_deref(), cm.rows, cm.cols, true)?;
-            let base = self.cols[ptr as usize * self.lanes + l0];
+            let base = self.cols[ptr.ix() * self.lanes + l0];
             let fast = match self.mem.resolve(base, l0, 0, true) {
                 Ok((sh, idx, b0)) => self.mem.bytes_from(base).map(|a| (sh, idx, b0, a)),
                 Err(_) => None,

@@ -20,7 +20,7 @@ impl Batch<'_, '_> {
     ) -> Result<(), Fault> {
         let lanes = self.lanes;
         let sg = self.p.sg as usize;
-        let col = |x: u32| x as usize * lanes;
+        let col = |x: Col| x.ix() * lanes;
         let is_on = |l: usize| mask[l / 64] >> (l % 64) & 1 != 0;
         for s0 in (0..lanes).step_by(sg) {
             let s1 = (s0 + sg).min(lanes);
@@ -143,7 +143,7 @@ impl Batch<'_, '_> {
                 | SgOp::Rotate => {
                     for &l in &act {
                         let li = l - s0;
-                        let bv = if b != 0
+                        let bv = if b != Col(0)
                             || matches!(
                                 op,
                                 SgOp::Broadcast

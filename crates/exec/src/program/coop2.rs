@@ -1,6 +1,6 @@
 //! The cooperative_matrix2 / tensor-addressing part of the instruction set.
 
-use super::Val;
+use super::{Col, Mat, Val};
 use coopmat_tensor::MAX_DIM;
 
 /// Columns of a tensor layout value: dims, clamp mode, blockSize[5], layoutDimension[5],
@@ -104,17 +104,17 @@ pub(crate) struct Decode {
 #[derive(Clone, Debug)]
 pub(crate) enum C2 {
     /// OpCreateTensorLayoutNV: write a fresh layout into columns `d..d+LAYOUT_COLS`.
-    CreateLayout { d: u32, dims: u32, mode: u32 },
+    CreateLayout { d: Col, dims: u32, mode: u32 },
     /// OpTensorLayoutSet*NV / SliceNV: `d = src` with a field set from the argument columns.
     SetLayout {
         kind: LayoutSet,
-        d: u32,
-        src: u32,
-        args: Box<[u32]>,
+        d: Col,
+        src: Col,
+        args: Box<[Col]>,
     },
     /// OpCreateTensorViewNV.
     CreateView {
-        d: u32,
+        d: Col,
         dims: u32,
         has_dim: bool,
         perm: [u32; MAX_DIM],
@@ -122,33 +122,33 @@ pub(crate) enum C2 {
     /// OpTensorViewSet*NV.
     SetView {
         kind: ViewSet,
-        d: u32,
-        src: u32,
-        args: Box<[u32]>,
+        d: Col,
+        src: Col,
+        args: Box<[Col]>,
     },
     /// OpCooperativeMatrixLoadTensorNV.
     Load {
-        d: u32,
-        ptr: u32,
-        obj: u32,
-        layout: u32,
-        view: Option<u32>,
+        d: Mat,
+        ptr: Col,
+        obj: Mat,
+        layout: Col,
+        view: Option<Col>,
         decode: Option<Decode>,
         /// Op index for the random policy's salt.
         salt: u32,
     },
     /// OpCooperativeMatrixReduceNV/EXT with its CombineFunc.
     Reduce {
-        d: u32,
-        m: u32,
+        d: Mat,
+        m: Mat,
         mode: coopmat_tensor::ops::ReduceMode,
         func: u32,
     },
     /// OpCooperativeMatrixPerElementOpNV/EXT: Func(row, col, element, extras...).
     /// Extras: (value, true when a matrix of the same shape contributing its element).
     PerElement {
-        d: u32,
-        m: u32,
+        d: Mat,
+        m: Mat,
         func: u32,
         extras: Box<[(Val, bool)]>,
     },
@@ -157,15 +157,15 @@ pub(crate) enum C2 {
     /// SPV_QCOM_cooperative_matrix_conversion between lanes' arrays and a matrix.
     QcomMatrix(QcomMatrix),
     /// OpCooperativeMatrixGetCoordinateEXT: (row, column) of component `idx` of each lane.
-    GetCoord { d: u32, m: u32, idx: u32 },
+    GetCoord { d: Col, m: Mat, idx: Col },
     /// OpCooperativeMatrixTransposeNV.
-    Transpose { d: u32, m: u32 },
+    Transpose { d: Mat, m: Mat },
     /// OpCooperativeMatrixStoreTensorNV.
     Store {
-        ptr: u32,
-        m: u32,
-        layout: u32,
-        view: Option<u32>,
+        ptr: Col,
+        m: Mat,
+        layout: Col,
+        view: Option<Col>,
     },
 }
 
@@ -174,8 +174,8 @@ pub(crate) enum C2 {
 pub(crate) enum QcomArray {
     /// OpBitCastArrayQCOM: per lane, `slen` elements of `sbits` to `dlen` of `dbits`.
     Bitcast {
-        d: u32,
-        a: u32,
+        d: Col,
+        a: Col,
         sbits: u32,
         slen: u32,
         dbits: u32,
@@ -183,11 +183,11 @@ pub(crate) enum QcomArray {
     },
     /// OpExtractSubArrayQCOM: `d[i] = a[start + i]`, `start` a signed 32-bit column.
     SubArray {
-        d: u32,
-        a: u32,
+        d: Col,
+        a: Col,
         slen: u32,
         dlen: u32,
-        start: u32,
+        start: Col,
     },
 }
 
@@ -198,15 +198,15 @@ pub(crate) enum QcomMatrix {
     /// OpCompositeConstructCoopMatQCOM: lane i's array (packed uint32 words when
     /// `packed` holds the component width) becomes row/column i.
     Construct {
-        d: u32,
-        a: u32,
+        d: Mat,
+        a: Col,
         alen: u32,
         packed: Option<u32>,
     },
     /// OpCompositeExtractCoopMatQCOM: the inverse.
     Extract {
-        d: u32,
-        m: u32,
+        d: Col,
+        m: Mat,
         dlen: u32,
         packed: Option<u32>,
     },

@@ -200,9 +200,9 @@ pub(crate) struct Program {
     pub mats: Vec<MatSlot>,
     pub mf_len: usize,
     pub mw_len: usize,
-    pub const_cols: Vec<(u32, u64)>,
-    pub const_mats: Vec<(u32, u64)>,
-    pub var_cols: Vec<(u32, VarAddr)>,
+    pub const_cols: Vec<(Col, u64)>,
+    pub const_mats: Vec<(Mat, u64)>,
+    pub var_cols: Vec<(Col, VarAddr)>,
     pub locals: Vec<LocalDef>,
     pub builtins: Vec<BuiltinFill>,
     pub private_init: Vec<(Op, u32)>,
@@ -225,17 +225,115 @@ pub struct Pipeline {
 
 // The pre-decoded program: ops with operand slot indices, blocks in structured order.
 
+/// A lane column: one 64-bit word per lane in a batch's register file. Ops name their scalar
+/// operands and results by column; a vector of `n` components is `n` consecutive columns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Col(pub u32);
+
+impl Col {
+    /// The column's index in the register file.
+    #[inline(always)]
+    pub fn ix(self) -> usize {
+        self.0 as usize
+    }
+    /// The `k`-th column after this one (component `k` of a vector).
+    #[inline(always)]
+    pub fn at(self, k: u32) -> Col {
+        Col(self.0 + k)
+    }
+}
+
+impl std::ops::AddAssign<u32> for Col {
+    #[inline(always)]
+    fn add_assign(&mut self, k: u32) {
+        self.0 += k;
+    }
+}
+
+impl std::ops::Add<u32> for &Col {
+    type Output = Col;
+    #[inline(always)]
+    fn add(self, k: u32) -> Col {
+        self.at(k)
+    }
+}
+
+impl std::ops::Add<u32> for Col {
+    type Output = Col;
+    #[inline(always)]
+    fn add(self, k: u32) -> Col {
+        self.at(k)
+    }
+}
+
+/// A matrix slot: one cooperative-matrix tile per scope instance of a batch. Ops name their
+/// cooperative-matrix operands and results by slot; a composite of `n` matrices is `n`
+/// consecutive slots.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Mat(pub u32);
+
+impl Mat {
+    /// The slot's index in [`Program`]'s matrix table.
+    #[inline(always)]
+    pub fn ix(self) -> usize {
+        self.0 as usize
+    }
+    /// The `k`-th slot after this one.
+    #[inline(always)]
+    pub fn at(self, k: u32) -> Mat {
+        Mat(self.0 + k)
+    }
+}
+
+impl std::ops::AddAssign<u32> for Mat {
+    #[inline(always)]
+    fn add_assign(&mut self, k: u32) {
+        self.0 += k;
+    }
+}
+
+impl std::ops::Add<u32> for &Mat {
+    type Output = Mat;
+    #[inline(always)]
+    fn add(self, k: u32) -> Mat {
+        self.at(k)
+    }
+}
+
+impl std::ops::Add<u32> for Mat {
+    type Output = Mat;
+    #[inline(always)]
+    fn add(self, k: u32) -> Mat {
+        self.at(k)
+    }
+}
+
 /// A register value: its first lane column and first matrix slot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Val {
     /// First lane column.
-    pub col: u32,
+    pub col: Col,
     /// First matrix slot.
-    pub mat: u32,
+    pub mat: Mat,
     /// Number of lane columns.
     pub ncols: u32,
     /// Number of matrix slots.
     pub nmats: u32,
+}
+
+impl Val {
+    /// Its lane columns.
+    pub fn cols(self) -> impl Iterator<Item = Col> {
+        (0..self.ncols).map(move |k| self.col.at(k))
+    }
+    /// Its matrix slots.
+    pub fn mats(self) -> impl Iterator<Item = Mat> {
+        (0..self.nmats).map(move |k| self.mat.at(k))
+    }
+    /// Its lane columns as indices into the register file.
+    pub fn col_range(self) -> std::ops::Range<usize> {
+        self.col.ix()..self.col.ix() + self.ncols as usize
+    }
 }
 
 /// Atomic operations.
@@ -294,7 +392,7 @@ pub enum Step {
     /// Add a constant byte offset.
     Const(i64),
     /// Add `index × stride` with the index read from a column (`bits` wide, signed).
-    Dyn { idx: u32, bits: u8, stride: i64 },
+    Dyn { idx: Col, bits: u8, stride: i64 },
 }
 
 /// An edge to a block, with the phi copies it performs (SPIR-V 2.2.5: phis read their
@@ -313,10 +411,10 @@ pub enum Term {
     /// OpBranch.
     Branch(Edge),
     /// OpBranchConditional.
-    Cond { c: u32, t: Edge, f: Edge },
+    Cond { c: Col, t: Edge, f: Edge },
     /// OpSwitch.
     Switch {
-        sel: u32,
+        sel: Col,
         bits: u8,
         default: Edge,
         cases: Vec<(u64, Edge)>,
@@ -329,8 +427,7 @@ pub enum Term {
     Unreachable,
 }
 
-/// One pre-decoded instruction. Column operands (`u32`) index lane columns; `*_mat` fields
-/// index matrix slots.
+/// One pre-decoded instruction. Operands name lane columns ([`Col`]) and matrix slots ([`Mat`]).
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub enum Op {
@@ -359,7 +456,7 @@ pub enum Op {
     Barrier,
     Call(CallArgs),
     Sg(SgArgs),
-    /// Cooperative-matrix load (`stride` is `u32::MAX` when absent).
+    /// Cooperative-matrix load.
     CmLoad(CmLoadArgs),
     CmStore(CmStoreArgs),
     CmMulAdd(CmMulAddArgs),
@@ -420,8 +517,8 @@ pub struct MatSlot {
 pub struct UnArgs {
     pub op: UnOp,
     pub num: Num,
-    pub d: u32,
-    pub a: u32,
+    pub d: Col,
+    pub a: Col,
     pub n: u32,
 }
 
@@ -431,9 +528,9 @@ pub struct UnArgs {
 pub struct BinArgs {
     pub op: BinOp,
     pub num: Num,
-    pub d: u32,
-    pub a: u32,
-    pub b: u32,
+    pub d: Col,
+    pub a: Col,
+    pub b: Col,
     pub n: u32,
     pub bs: bool,
 }
@@ -444,10 +541,10 @@ pub struct BinArgs {
 pub struct TernArgs {
     pub op: TernOp,
     pub num: Num,
-    pub d: u32,
-    pub a: u32,
-    pub b: u32,
-    pub c: u32,
+    pub d: Col,
+    pub a: Col,
+    pub b: Col,
+    pub c: Col,
     pub n: u32,
     pub bs: bool,
     pub cs: bool,
@@ -457,11 +554,11 @@ pub struct TernArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct BfInsertArgs {
-    pub d: u32,
-    pub base: u32,
-    pub ins: u32,
-    pub off: u32,
-    pub cnt: u32,
+    pub d: Col,
+    pub base: Col,
+    pub ins: Col,
+    pub off: Col,
+    pub cnt: Col,
     pub n: u32,
     pub bits: u8,
 }
@@ -473,8 +570,8 @@ pub struct CvtArgs {
     pub kind: CvtKind,
     pub from: Num,
     pub to: Num,
-    pub d: u32,
-    pub a: u32,
+    pub d: Col,
+    pub a: Col,
     pub n: u32,
 }
 
@@ -483,8 +580,8 @@ pub struct CvtArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct BitcastArgs {
-    pub d: u32,
-    pub a: u32,
+    pub d: Col,
+    pub a: Col,
     pub from: Num,
     pub na: u32,
     pub to: Num,
@@ -495,16 +592,16 @@ pub struct BitcastArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct SelectArgs {
-    pub d: u32,
-    pub c: u32,
-    pub a: u32,
-    pub b: u32,
+    pub d: Col,
+    pub c: Col,
+    pub a: Col,
+    pub b: Col,
     pub n: u32,
     pub cs: bool,
     pub nmats: u32,
-    pub dm: u32,
-    pub am: u32,
-    pub bm: u32,
+    pub dm: Mat,
+    pub am: Mat,
+    pub bm: Mat,
 }
 
 /// Copy a whole value (columns and matrix slots).
@@ -521,9 +618,9 @@ pub struct CopyArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct ExtractDynArgs {
-    pub d: u32,
-    pub a: u32,
-    pub idx: u32,
+    pub d: Col,
+    pub a: Col,
+    pub idx: Col,
     pub n: u32,
     pub w: u32,
 }
@@ -532,10 +629,10 @@ pub struct ExtractDynArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct InsertDynArgs {
-    pub d: u32,
-    pub a: u32,
-    pub v: u32,
-    pub idx: u32,
+    pub d: Col,
+    pub a: Col,
+    pub v: Col,
+    pub idx: Col,
     pub n: u32,
     pub w: u32,
 }
@@ -545,7 +642,7 @@ pub struct InsertDynArgs {
 #[allow(missing_docs)]
 pub struct LoadArgs {
     pub d: Val,
-    pub ptr: u32,
+    pub ptr: Col,
     pub leaves: Box<[MemLeaf]>,
 }
 
@@ -553,7 +650,7 @@ pub struct LoadArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct StoreArgs {
-    pub ptr: u32,
+    pub ptr: Col,
     pub v: Val,
     pub leaves: Box<[MemLeaf]>,
 }
@@ -562,8 +659,8 @@ pub struct StoreArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct CopyMemArgs {
-    pub dst: u32,
-    pub src: u32,
+    pub dst: Col,
+    pub src: Col,
     pub bytes: u32,
 }
 
@@ -571,8 +668,8 @@ pub struct CopyMemArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct AccessChainArgs {
-    pub d: u32,
-    pub base: u32,
+    pub d: Col,
+    pub base: Col,
     pub steps: Box<[Step]>,
 }
 
@@ -581,8 +678,8 @@ pub struct AccessChainArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct ArrayLengthArgs {
-    pub d: u32,
-    pub ptr: u32,
+    pub d: Col,
+    pub ptr: Col,
     pub off: u32,
     pub stride: u32,
 }
@@ -592,8 +689,8 @@ pub struct ArrayLengthArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct TruncArgs {
-    pub d: u32,
-    pub a: u32,
+    pub d: Col,
+    pub a: Col,
     pub bits: u8,
 }
 
@@ -603,10 +700,10 @@ pub struct TruncArgs {
 pub struct AtomicArgs {
     pub op: AtomicOp,
     pub num: Num,
-    pub d: u32,
-    pub ptr: u32,
-    pub v: u32,
-    pub cmp: u32,
+    pub d: Col,
+    pub ptr: Col,
+    pub v: Col,
+    pub cmp: Col,
 }
 
 /// Operands of [`Op::Call`].
@@ -624,22 +721,23 @@ pub struct CallArgs {
 pub struct SgArgs {
     pub op: SgOp,
     pub num: Num,
-    pub d: u32,
-    pub a: u32,
-    pub b: u32,
+    pub d: Col,
+    pub a: Col,
+    pub b: Col,
     pub n: u32,
     pub scan: u8,
     pub cluster: u32,
 }
 
-/// Cooperative-matrix load (`stride` is `u32::MAX` when absent).
+/// Cooperative-matrix load.
 /// (Operands of [`Op::CmLoad`].)
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct CmLoadArgs {
-    pub d: u32,
-    pub ptr: u32,
-    pub stride: u32,
+    pub d: Mat,
+    pub ptr: Col,
+    /// The Stride operand's column, when present.
+    pub stride: Option<Col>,
     pub col_major: bool,
     pub pbytes: u32,
 }
@@ -648,9 +746,10 @@ pub struct CmLoadArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct CmStoreArgs {
-    pub ptr: u32,
-    pub m: u32,
-    pub stride: u32,
+    pub ptr: Col,
+    pub m: Mat,
+    /// The Stride operand's column, when present.
+    pub stride: Option<Col>,
     pub col_major: bool,
     pub pbytes: u32,
 }
@@ -659,10 +758,10 @@ pub struct CmStoreArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct CmMulAddArgs {
-    pub d: u32,
-    pub a: u32,
-    pub b: u32,
-    pub c: u32,
+    pub d: Mat,
+    pub a: Mat,
+    pub b: Mat,
+    pub c: Mat,
     pub flags: u32,
 }
 
@@ -670,8 +769,9 @@ pub struct CmMulAddArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct CmExtractArgs {
-    pub d: u32,
-    pub m: u32,
+    pub d: Col,
+    pub m: Mat,
+    /// The literal component index.
     pub idx: u32,
 }
 
@@ -679,9 +779,10 @@ pub struct CmExtractArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct CmInsertArgs {
-    pub d: u32,
-    pub m: u32,
-    pub v: u32,
+    pub d: Mat,
+    pub m: Mat,
+    pub v: Col,
+    /// The literal component index.
     pub idx: u32,
 }
 
@@ -689,8 +790,8 @@ pub struct CmInsertArgs {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct CmSplatArgs {
-    pub d: u32,
-    pub v: u32,
+    pub d: Mat,
+    pub v: Col,
 }
 
 /// Operands of [`Op::CmUn`].
@@ -698,8 +799,8 @@ pub struct CmSplatArgs {
 #[allow(missing_docs)]
 pub struct CmUnArgs {
     pub op: UnOp,
-    pub d: u32,
-    pub a: u32,
+    pub d: Mat,
+    pub a: Mat,
 }
 
 /// Operands of [`Op::CmBin`].
@@ -707,18 +808,18 @@ pub struct CmUnArgs {
 #[allow(missing_docs)]
 pub struct CmBinArgs {
     pub op: BinOp,
-    pub d: u32,
-    pub a: u32,
-    pub b: u32,
+    pub d: Mat,
+    pub a: Mat,
+    pub b: Mat,
 }
 
 /// Operands of [`Op::CmScale`].
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct CmScaleArgs {
-    pub d: u32,
-    pub a: u32,
-    pub s: u32,
+    pub d: Mat,
+    pub a: Mat,
+    pub s: Col,
 }
 
 /// Operands of [`Op::CmCvt`].
@@ -726,8 +827,8 @@ pub struct CmScaleArgs {
 #[allow(missing_docs)]
 pub struct CmCvtArgs {
     pub kind: CvtKind,
-    pub d: u32,
-    pub a: u32,
+    pub d: Mat,
+    pub a: Mat,
 }
 
 /// Operands of [`Op::Printf`].
@@ -735,7 +836,7 @@ pub struct CmCvtArgs {
 #[allow(missing_docs)]
 pub struct PrintfArgs {
     pub fmt: String,
-    pub args: Box<[(u32, Num, u32)]>,
+    pub args: Box<[(Col, Num, u32)]>,
 }
 
 #[cfg(test)]

@@ -119,21 +119,7 @@ pub fn disassemble_into(bin: &ParsedBinary, opts: &Options, out: &mut Vec<u8>) {
     let words: usize = bin.instructions.iter().map(|i| i.words.len()).sum();
     // About 11 bytes of text per word with friendly names (corpus average).
     out.reserve(words * 12 + 256);
-    let names = if opts.raw_id {
-        None
-    } else {
-        Some(FriendlyNames::new(bin))
-    };
-    let mut d = Dis {
-        opts,
-        names,
-        ext_sets: Vec::new(),
-        float_encodings: Vec::new(),
-        last_align: 0,
-        id_comments: HashMap::new(),
-        sections: [false; 3],
-        indent: if opts.indent { INDENT } else { 0 },
-    };
+    let mut d = Dis::new(bin, opts);
     if opts.header {
         d.header(bin, out);
     }
@@ -142,6 +128,43 @@ pub fn disassemble_into(bin: &ParsedBinary, opts: &Options, out: &mut Vec<u8>) {
     } else {
         for inst in &bin.instructions {
             d.instruction(inst, out, None);
+        }
+    }
+}
+
+/// Each instruction's text on its own, in order (no header; a string literal with line breaks
+/// stays one entry): what messages quote, printed by the same code as a whole disassembly.
+pub fn instruction_texts(bin: &ParsedBinary, opts: &Options) -> Vec<String> {
+    let mut d = Dis::new(bin, opts);
+    let mut buf = Vec::new();
+    bin.instructions
+        .iter()
+        .map(|inst| {
+            buf.clear();
+            d.instruction(inst, &mut buf, None);
+            let text = String::from_utf8_lossy(&buf);
+            text.trim_end_matches('\n')
+                .trim_start_matches('\n')
+                .to_string()
+        })
+        .collect()
+}
+
+impl<'a> Dis<'a> {
+    fn new(bin: &ParsedBinary, opts: &'a Options) -> Dis<'a> {
+        Dis {
+            opts,
+            names: if opts.raw_id {
+                None
+            } else {
+                Some(FriendlyNames::new(bin))
+            },
+            ext_sets: Vec::new(),
+            float_encodings: Vec::new(),
+            last_align: 0,
+            id_comments: HashMap::new(),
+            sections: [false; 3],
+            indent: if opts.indent { INDENT } else { 0 },
         }
     }
 }

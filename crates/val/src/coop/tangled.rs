@@ -5,24 +5,7 @@ use super::*;
 /// Whether an instruction is tangled (executes across the invocations of a scope).
 pub(super) fn is_tangled(cx: &Ctx, inst: &Instruction) -> bool {
     let o = inst.opcode;
-    if matches!(
-        o,
-        op::ControlBarrier
-            | op::CooperativeMatrixLoadKHR
-            | op::CooperativeMatrixStoreKHR
-            | op::CooperativeMatrixMulAddKHR
-            | op::CooperativeMatrixLoadNV
-            | op::CooperativeMatrixStoreNV
-            | op::CooperativeMatrixMulAddNV
-            | op::CooperativeMatrixLoadTensorNV
-            | op::CooperativeMatrixStoreTensorNV
-            | op::CooperativeMatrixReduceNV
-            | op::CooperativeMatrixConvertNV
-            | op::CooperativeMatrixTransposeNV
-            | op::CooperativeMatrixPerElementOpNV
-            | op::CompositeConstructCoopMatQCOM
-            | op::CompositeExtractCoopMatQCOM
-    ) {
+    if o == op::ControlBarrier || coopmat_spirv::info::is_tangled_matrix_instruction(o) {
         return true;
     }
     let class = crate::ctx::desc(inst.opcode).map(|d| d.class).unwrap_or("");

@@ -1,0 +1,211 @@
+//! Unit tests on hand-written modules (the lint crate tests GLSL through glslang).
+
+use super::*;
+use coopmat_spirv::asm::{AsmOptions, assemble};
+
+fn module(body: &str) -> Module {
+    let src = format!(
+        "OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main \"main\" %lid %wid
+OpExecutionMode %main LocalSize 64 1 1
+OpDecorate %lid BuiltIn LocalInvocationId
+OpDecorate %wid BuiltIn WorkgroupId
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%bool = OpTypeBool
+%uint = OpTypeInt 32 0
+%v3 = OpTypeVector %uint 3
+%pin = OpTypePointer Input %v3
+%pin1 = OpTypePointer Input %uint
+%pf = OpTypePointer Function %uint
+%lid = OpVariable %pin Input
+%wid = OpVariable %pin Input
+%u0 = OpConstant %uint 0
+%u1 = OpConstant %uint 1
+%u5 = OpConstant %uint 5
+{body}"
+    );
+    let words = assemble(&src, &AsmOptions::default()).expect("assembles");
+    Module::from_words(&words).expect("parses")
+}
+
+fn id(m: &Module, name: &str) -> u32 {
+    (0..m.header.bound)
+        .find(|&i| m.name(i).as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no %{name}"))
+}
+
+#[test]
+fn builtins_seed_their_levels_per_component() {
+    let m = module(
+        "OpName %x \"x\"
+OpName %y \"y\"
+OpName %w \"w\"
+%main = OpFunction %void None %fn
+%e = OpLabel
+%l = OpLoad %v3 %lid
+%x = OpCompositeExtract %uint %l 0
+%y = OpCompositeExtract %uint %l 1
+%pw = OpAccessChain %pin1 %wid %u0
+%w = OpLoad %uint %pw
+OpReturn
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    assert_eq!(a.value(id(&m, "x")), Level::Divergent);
+    // local_size.y is 1: LocalInvocationId.y is always 0.
+    assert_eq!(a.value(id(&m, "y")), Level::Constant);
+    assert_eq!(a.value(id(&m, "w")), Level::Workgroup);
+}
+
+#[test]
+fn divergent_branch_makes_control_and_phi_divergent_until_the_merge() {
+    let m = module(
+        "OpName %then \"then\"
+OpName %merge \"merge\"
+OpName %p \"p\"
+%main = OpFunction %void None %fn
+%e = OpLabel
+%l = OpLoad %v3 %lid
+%x = OpCompositeExtract %uint %l 0
+%c = OpULessThan %bool %x %u5
+OpSelectionMerge %merge None
+OpBranchConditional %c %then %merge
+%then = OpLabel
+OpBranch %merge
+%merge = OpLabel
+%p = OpPhi %uint %u1 %then %u0 %e
+OpReturn
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    assert_eq!(a.control(id(&m, "then")), Level::Divergent);
+    assert_eq!(a.control(id(&m, "merge")), Level::Constant);
+    assert_eq!(a.value(id(&m, "p")), Level::Divergent);
+    let chain = a.explain_value(id(&m, "p"), id(&m, "merge"));
+    assert!(
+        chain
+            .last()
+            .is_some_and(|s| s.note.contains("LocalInvocationId")),
+        "{chain:#?}"
+    );
+}
+
+#[test]
+fn uniform_branch_keeps_everything_uniform() {
+    let m = module(
+        "OpName %then \"then\"
+OpName %p \"p\"
+%main = OpFunction %void None %fn
+%e = OpLabel
+%pw = OpAccessChain %pin1 %wid %u0
+%w = OpLoad %uint %pw
+%c = OpULessThan %bool %w %u5
+OpSelectionMerge %merge None
+OpBranchConditional %c %then %merge
+%then = OpLabel
+OpBranch %merge
+%merge = OpLabel
+%p = OpPhi %uint %u1 %then %u0 %e
+OpReturn
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    assert_eq!(a.control(id(&m, "then")), Level::Workgroup);
+    assert_eq!(a.value(id(&m, "p")), Level::Workgroup);
+}
+
+#[test]
+fn values_leaving_a_loop_with_a_divergent_exit_are_divergent() {
+    let m = module(
+        "OpName %i \"i\"
+OpName %after \"after\"
+OpName %body \"body\"
+%main = OpFunction %void None %fn
+%e = OpLabel
+%l = OpLoad %v3 %lid
+%x = OpCompositeExtract %uint %l 0
+OpBranch %head
+%head = OpLabel
+%i = OpPhi %uint %u0 %e %next %cont
+%c = OpULessThan %bool %i %x
+OpLoopMerge %after %cont None
+OpBranchConditional %c %body %after
+%body = OpLabel
+OpBranch %cont
+%cont = OpLabel
+%next = OpIAdd %uint %i %u1
+OpBranch %head
+%after = OpLabel
+%use = OpIAdd %uint %i %u1
+OpReturn
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    let (i, after) = (id(&m, "i"), id(&m, "after"));
+    // Inside the loop the active invocations agree on i; after it they do not.
+    assert_eq!(a.value(i), Level::Constant);
+    assert_eq!(a.value_at(i, id(&m, "body")), Level::Constant);
+    assert_eq!(a.value_at(i, after), Level::Divergent);
+    assert_eq!(a.control(id(&m, "body")), Level::Divergent);
+    assert_eq!(a.control(after), Level::Constant);
+}
+
+#[test]
+fn function_variables_merge_their_stores() {
+    let m = module(
+        "OpName %v \"v\"
+OpName %r \"r\"
+OpName %r0 \"r0\"
+%main = OpFunction %void None %fn
+%e = OpLabel
+%v = OpVariable %pf Function
+%v0 = OpVariable %pf Function
+OpStore %v %u0
+OpStore %v0 %u5
+%l = OpLoad %v3 %lid
+%x = OpCompositeExtract %uint %l 0
+%c = OpULessThan %bool %x %u5
+OpSelectionMerge %merge None
+OpBranchConditional %c %then %merge
+%then = OpLabel
+OpStore %v %u1
+OpBranch %merge
+%merge = OpLabel
+%r = OpLoad %uint %v
+%r0 = OpLoad %uint %v0
+OpReturn
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    assert_eq!(a.value(id(&m, "r")), Level::Divergent);
+    assert_eq!(a.value(id(&m, "r0")), Level::Constant);
+}
+
+#[test]
+fn divergent_early_return_makes_the_rest_divergent() {
+    let m = module(
+        "OpName %rest \"rest\"
+%main = OpFunction %void None %fn
+%e = OpLabel
+%l = OpLoad %v3 %lid
+%x = OpCompositeExtract %uint %l 0
+%c = OpULessThan %bool %x %u5
+OpSelectionMerge %rest None
+OpBranchConditional %c %ret %rest
+%ret = OpLabel
+OpReturn
+%rest = OpLabel
+OpReturn
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    assert_eq!(a.control(id(&m, "rest")), Level::Divergent);
+}

@@ -1,0 +1,95 @@
+//! The inputs of `val` and `lint`: files, directories (searched for `.spv` and `.spvasm`, each
+//! real directory once, so a link cycle ends) or `-` for standard input; assembly text is
+//! assembled by coopmat's spirv-as compatible assembler.
+
+use anyhow::Context;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Expands the inputs into files, in sorted order within each directory.
+pub fn collect(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    anyhow::ensure!(!inputs.is_empty(), "no input (give FILE, DIR or -)");
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for i in inputs {
+        if i.as_os_str() == "-" {
+            out.push(i.clone());
+        } else {
+            walk(i, &mut out, &mut seen)?;
+        }
+    }
+    Ok(out)
+}
+
+fn walk(
+    path: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<PathBuf>,
+) -> anyhow::Result<()> {
+    if path.is_dir() {
+        let real = path
+            .canonicalize()
+            .with_context(|| format!("resolving directory {}", path.display()))?;
+        if !seen.insert(real) {
+            return Ok(());
+        }
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .with_context(|| format!("reading directory {}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for e in entries {
+            if e.is_dir() || e.extension().is_some_and(|x| x == "spv" || x == "spvasm") {
+                walk(&e, out, seen)?;
+            }
+        }
+    } else {
+        out.push(path.to_path_buf());
+    }
+    Ok(())
+}
+
+/// The label and bytes of an input (`-`: standard input).
+pub fn read(path: &Path) -> anyhow::Result<(String, Vec<u8>)> {
+    if path.as_os_str() == "-" {
+        let mut b = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut b)
+            .context("reading standard input")?;
+        Ok(("<stdin>".to_string(), b))
+    } else {
+        let b = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        Ok((path.display().to_string(), b))
+    }
+}
+
+/// Whether an input is assembly text: a `.spvasm` file, or standard input that does not start
+/// with the SPIR-V magic number in either byte order.
+pub fn is_text(path: &Path, bytes: &[u8]) -> bool {
+    path.extension().is_some_and(|x| x == "spvasm")
+        || (path.as_os_str() == "-"
+            && bytes.len() >= 4
+            && bytes[..4] != [0x03, 0x02, 0x23, 0x07]
+            && bytes[..4] != [0x07, 0x23, 0x02, 0x03])
+}
+
+/// Assembles text for `target_env`; the error is rendered with the label.
+pub fn assemble(label: &str, bytes: &[u8], target_env: &str) -> Result<Vec<u8>, String> {
+    let text = String::from_utf8_lossy(bytes);
+    let aopts = coopmat_spirv::asm::AsmOptions {
+        target_env: coopmat_spirv::asm::TargetEnv::from_name(target_env),
+        ..Default::default()
+    };
+    coopmat_spirv::asm::assemble(&text, &aopts)
+        .map(|words| words.iter().flat_map(|w| w.to_le_bytes()).collect())
+        .map_err(|e| e.render(label, &text))
+}
+
+/// Writes a command's output; a closed pipe (`coopmat val ... | head`) is not an error.
+pub fn write_stdout(out: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(out.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,388 @@
+//! `coopmat lint`: finds the uniformity bugs and performance traps of the cooperative-matrix and
+//! cooperative-vector family in SPIR-V modules, with the divergence analysis of
+//! `coopmat-analysis` explaining each finding as a chain of values back to its source.
+//!
+//! Entry points: [`lint_module`] (one module, findings) and the renderers in [`render`].
+
+pub mod render;
+pub mod rules;
+mod source;
+
+use coopmat_analysis::{Analysis, Level as Uniformity, Step, arg_ids};
+use coopmat_spirv::grammar::{self, op};
+use coopmat_spirv::info::is_tangled_matrix_instruction as is_matrix_instruction;
+use coopmat_spirv::types::Dim;
+use coopmat_spirv::{Instruction, Module};
+pub use rules::{Level, RULES, Rule};
+use serde::Serialize;
+pub use source::SourceLoc;
+use std::collections::BTreeMap;
+
+/// A finding of a rule at one instruction.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// The rule's stable name.
+    pub rule: &'static str,
+    /// Its level after configuration.
+    pub level: Level,
+    /// What is wrong, in one sentence.
+    pub message: String,
+    /// The module file.
+    pub file: String,
+    /// The function (its friendly name).
+    pub function: Option<String>,
+    /// The instruction, disassembled.
+    pub instruction: String,
+    /// Index of the instruction in the module.
+    #[serde(skip)]
+    pub inst: usize,
+    /// The source line, when the module carries debug lines.
+    pub source: Option<SourceLoc>,
+    /// The explanation: from the instruction back to the source of the divergence.
+    pub chain: Vec<ChainStep>,
+}
+
+/// One step of a finding's explanation.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChainStep {
+    /// The instruction of the step, disassembled.
+    pub instruction: String,
+    /// Its source line, if known.
+    pub source: Option<SourceLoc>,
+    /// How uniform the step's value is.
+    pub uniformity: &'static str,
+    /// What the step says.
+    pub note: String,
+}
+
+/// Which rules report at which level.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// Levels set by the user, by rule name (`-D`, `-W`, `-A`, the config file).
+    pub levels: BTreeMap<String, Level>,
+}
+
+impl Config {
+    /// The level of a rule: the user's, else its default.
+    pub fn level(&self, rule: &Rule) -> Level {
+        self.levels.get(rule.name).copied().unwrap_or(rule.default)
+    }
+}
+
+/// Lints one module. `file` names it in the findings.
+pub fn lint_module(m: &Module, file: &str, config: &Config) -> Vec<Finding> {
+    let a = Analysis::run(m);
+    let cx = Cx::new(m, file, &a, config);
+    let mut out = Vec::new();
+    for f in m.functions() {
+        for b in &f.blocks {
+            for i in b.body.clone() {
+                cx.instruction(i, b.id, &mut out);
+            }
+        }
+    }
+    out.sort_by_key(|f| f.inst);
+    out
+}
+
+/// What the rules share while linting one module.
+struct Cx<'a> {
+    m: &'a Module,
+    a: &'a Analysis<'a>,
+    file: &'a str,
+    config: &'a Config,
+    /// Made on the first finding: most modules have none.
+    text: std::cell::OnceCell<Vec<String>>,
+    lines: std::cell::OnceCell<source::Lines>,
+    names: std::cell::OnceCell<coopmat_spirv::dis::FriendlyNames>,
+}
+
+impl<'a> Cx<'a> {
+    fn new(m: &'a Module, file: &'a str, a: &'a Analysis<'a>, config: &'a Config) -> Cx<'a> {
+        Cx {
+            m,
+            a,
+            file,
+            config,
+            text: std::cell::OnceCell::new(),
+            lines: std::cell::OnceCell::new(),
+            names: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn name(&self, id: u32) -> String {
+        let names = self.names.get_or_init(|| {
+            coopmat_spirv::dis::FriendlyNames::from_instructions(
+                self.m.header.bound,
+                &self.m.instructions,
+            )
+        });
+        format!("%{}", names.name(id))
+    }
+
+    fn source(&self, i: usize) -> Option<SourceLoc> {
+        self.lines.get_or_init(|| source::Lines::new(self.m)).at(i)
+    }
+
+    fn text(&self, i: usize) -> String {
+        let text = self.text.get_or_init(|| disassemble_lines(self.m));
+        text.get(i).cloned().unwrap_or_else(|| {
+            grammar::instruction(self.m.instructions[i].opcode)
+                .map_or("Op?".into(), |d| d.name.to_string())
+        })
+    }
+
+    fn finding(
+        &self,
+        rule: &'static Rule,
+        i: usize,
+        message: String,
+        chain: Vec<Step>,
+    ) -> Option<Finding> {
+        let level = self.config.level(rule);
+        if level == Level::Allow {
+            return None;
+        }
+        Some(Finding {
+            rule: rule.name,
+            level,
+            message,
+            file: self.file.to_string(),
+            function: self.a.function_of(i).map(|f| self.name(f)),
+            instruction: self.text(i),
+            inst: i,
+            source: self.source(i),
+            chain: chain
+                .into_iter()
+                .map(|s| ChainStep {
+                    instruction: self.text(s.inst),
+                    source: self.source(s.inst),
+                    uniformity: s.level.as_str(),
+                    note: self.rename(&s.note),
+                })
+                .collect(),
+        })
+    }
+
+    /// Replaces `%123` in an analysis note by the friendly name.
+    fn rename(&self, note: &str) -> String {
+        let mut out = String::with_capacity(note.len());
+        let mut rest = note;
+        while let Some(p) = rest.find('%') {
+            out.push_str(&rest[..p]);
+            let digits: String = rest[p + 1..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            match digits.parse::<u32>() {
+                Ok(id) => out.push_str(&self.name(id)),
+                Err(_) => {
+                    out.push('%');
+                    out.push_str(&digits);
+                }
+            }
+            rest = &rest[p + 1 + digits.len()..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// The scope of a cooperative matrix instruction: of its result or first matrix operand.
+    fn matrix_scope(&self, inst: &Instruction) -> Option<u32> {
+        let tys = inst
+            .result_type
+            .into_iter()
+            .chain(arg_ids(inst).filter_map(|id| self.m.type_of(id)));
+        for t in tys {
+            if let Some(cm) = self.m.type_view(t).coop_matrix() {
+                return Some(match self.m.dim(cm.scope) {
+                    Dim::Const(v) | Dim::Spec { default: v, .. } => v as u32,
+                    Dim::Computed | Dim::Unknown => grammar::scope::Subgroup,
+                });
+            }
+        }
+        None
+    }
+
+    fn is_matrix(&self, id: u32) -> bool {
+        self.m
+            .type_of(id)
+            .is_some_and(|t| self.m.type_view(t).coop_matrix().is_some())
+    }
+
+    fn instruction(&self, i: usize, block: u32, out: &mut Vec<Finding>) {
+        let inst = &self.m.instructions[i];
+        if is_matrix_instruction(inst.opcode)
+            || (!not_tangled(inst.opcode) && self.matrix_scope(inst).is_some())
+        {
+            self.cooperative_matrix(i, block, out);
+        }
+        if is_coopvec_matrix_op(inst.opcode) {
+            self.cooperative_vector(i, block, out);
+        }
+    }
+
+    /// `coopmat-nonuniform-operand` and `coopmat-divergent-control-flow`.
+    fn cooperative_matrix(&self, i: usize, block: u32, out: &mut Vec<Finding>) {
+        let inst = &self.m.instructions[i];
+        let scope = self.matrix_scope(inst).unwrap_or(grammar::scope::Subgroup);
+        let limit = Uniformity::limit_for_scope(scope);
+        let scope_name =
+            grammar::enumerant(grammar::OperandKind::Scope, scope).map_or("?", |e| e.name);
+        let op_name = grammar::instruction(inst.opcode).map_or("Op?", |d| d.name);
+        let control = self.a.control(block);
+        if control > limit {
+            let msg = format!(
+                "{op_name} runs in control flow that is {} at its {scope_name} scope: every invocation of the scope instance must execute it together",
+                control.as_str()
+            );
+            out.extend(self.finding(
+                &rules::DIVERGENT_CONTROL_FLOW,
+                i,
+                msg,
+                self.a.explain_control(block),
+            ));
+        }
+        let desc = grammar::instruction(inst.opcode);
+        for (k, o) in inst.operands.iter().enumerate() {
+            if !matches!(
+                o.kind,
+                Some(grammar::OperandKind::IdRef | grammar::OperandKind::IdScope)
+            ) {
+                continue;
+            }
+            let id = inst.words[o.offset as usize];
+            if self.m.function(id).is_some() {
+                continue;
+            }
+            let level = self.a.value_at(id, block);
+            if level <= limit {
+                continue;
+            }
+            let chain = self.a.explain_value(id, block);
+            // A matrix made non-uniform by another cooperative instruction's operands is
+            // reported there, once.
+            if self.is_matrix(id)
+                && chain.iter().any(|s| {
+                    let d = &self.m.instructions[s.inst];
+                    is_matrix_instruction(d.opcode)
+                        || (!not_tangled(d.opcode) && self.matrix_scope(d).is_some())
+                })
+            {
+                continue;
+            }
+            let operand = desc
+                .and_then(|d| d.operands.get(k))
+                .map(|d| d.name)
+                .filter(|n| !n.is_empty())
+                .map_or_else(|| format!("operand {k}"), |n| format!("operand {n}"));
+            let msg = format!(
+                "{operand} ({}) of {op_name} is {}; it must be dynamically uniform within each {scope_name} instance",
+                self.name(id),
+                level.as_str()
+            );
+            out.extend(self.finding(&rules::NONUNIFORM_OPERAND, i, msg, chain));
+        }
+    }
+
+    /// `coopvec-nonuniform-matrix-operand`.
+    fn cooperative_vector(&self, i: usize, block: u32, out: &mut Vec<Finding>) {
+        let inst = &self.m.instructions[i];
+        let Some(desc) = grammar::instruction(inst.opcode) else {
+            return;
+        };
+        for (k, o) in inst.operands.iter().enumerate() {
+            let Some(name) = desc.operands.get(k).map(|d| d.name) else {
+                continue;
+            };
+            if !COOPVEC_MATRIX_OPERANDS.contains(&name)
+                || o.kind != Some(grammar::OperandKind::IdRef)
+            {
+                continue;
+            }
+            let id = inst.words[o.offset as usize];
+            let level = self.a.value_at(id, block);
+            if level <= Uniformity::Subgroup {
+                continue;
+            }
+            let chain = self.a.explain_value(id, block);
+            let source = chain
+                .last()
+                .map(|s| self.rename(&s.note))
+                .unwrap_or_default();
+            let msg = format!(
+                "operand {name} ({}) of {} diverges within the subgroup ({source}); the invocations of a subgroup with different matrix operands are serialized, one matrix-vector product per distinct operand tuple (a performance finding: SPV_NV_cooperative_vector requires no uniformity)",
+                self.name(id),
+                desc.name
+            );
+            out.extend(self.finding(&rules::COOPVEC_NONUNIFORM_MATRIX_OPERAND, i, msg, chain));
+        }
+    }
+}
+
+/// The matrix-describing operands of the cooperative-vector matrix instructions (the grammar
+/// calls the layout `MemoryLayout`, and the accumulate instructions' matrix `Pointer`/`Offset`).
+const COOPVEC_MATRIX_OPERANDS: &[&str] = &[
+    "Matrix",
+    "MatrixOffset",
+    "MatrixStride",
+    "MatrixInterpretation",
+    "MemoryLayout",
+    "Transpose",
+    "Bias",
+    "BiasOffset",
+    "BiasInterpretation",
+    "Pointer",
+    "Offset",
+];
+
+fn is_coopvec_matrix_op(opcode: u16) -> bool {
+    matches!(
+        opcode,
+        op::CooperativeVectorMatrixMulNV
+            | op::CooperativeVectorMatrixMulAddNV
+            | op::CooperativeVectorOuterProductAccumulateNV
+            | op::CooperativeVectorReduceSumAccumulateNV
+    )
+}
+
+/// Instructions that take or make cooperative matrices without being tangled: element access
+/// (SPV_KHR_cooperative_matrix issue 11), memory of the invocation, SSA plumbing, the length.
+fn not_tangled(opcode: u16) -> bool {
+    matches!(
+        opcode,
+        op::CompositeExtract
+            | op::CompositeInsert
+            | op::AccessChain
+            | op::InBoundsAccessChain
+            | op::Load
+            | op::Store
+            | op::Variable
+            | op::Phi
+            | op::Select
+            | op::CopyObject
+            | op::FunctionCall
+            | op::ReturnValue
+            | op::Undef
+            | op::CooperativeMatrixLengthKHR
+            | op::CooperativeMatrixLengthNV
+            | op::FunctionParameter
+            | op::Name
+    ) || grammar::instruction(opcode).is_some_and(|d| d.class == "Debug" || d.class == "Annotation")
+}
+
+/// Each instruction disassembled (friendly names, no indentation).
+fn disassemble_lines(m: &Module) -> Vec<String> {
+    let bin = coopmat_spirv::binary::ParsedBinary {
+        header: m.header,
+        instructions: m.instructions.clone(),
+        endian: m.endian,
+        diagnostics: Vec::new(),
+    };
+    let opts = coopmat_spirv::dis::Options {
+        header: false,
+        indent: false,
+        ..Default::default()
+    };
+    coopmat_spirv::dis::instruction_texts(&bin, &opts)
+}

@@ -1,0 +1,90 @@
+//! The rule table: a stable name, a default level, a summary and the explanation that quotes the
+//! specification sentence the rule rests on (`coopmat lint --explain RULE`).
+
+use serde::Serialize;
+
+/// How a finding is reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// A bug: the module breaks a rule of the specifications (exit status 2).
+    Deny,
+    /// Probably not what was meant, or slow (exit status 1 with `--deny-warnings`).
+    Warn,
+    /// Worth knowing; never changes the exit status.
+    Info,
+    /// Not reported.
+    Allow,
+}
+
+impl Level {
+    /// The name as the command line and the outputs spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Deny => "deny",
+            Level::Warn => "warn",
+            Level::Info => "info",
+            Level::Allow => "allow",
+        }
+    }
+
+    /// Parses `deny`, `warn`, `info` or `allow`.
+    pub fn parse(s: &str) -> Option<Level> {
+        Some(match s {
+            "deny" => Level::Deny,
+            "warn" => Level::Warn,
+            "info" => Level::Info,
+            "allow" => Level::Allow,
+            _ => return None,
+        })
+    }
+}
+
+/// A lint rule.
+#[derive(Debug)]
+pub struct Rule {
+    /// Stable name, e.g. `coopmat-nonuniform-operand`.
+    pub name: &'static str,
+    /// Level unless configured.
+    pub default: Level,
+    /// One line.
+    pub summary: &'static str,
+    /// One paragraph, quoting the specification.
+    pub explanation: &'static str,
+}
+
+/// `coopmat-nonuniform-operand`.
+pub static NONUNIFORM_OPERAND: Rule = Rule {
+    name: "coopmat-nonuniform-operand",
+    default: Level::Deny,
+    summary: "an operand of a cooperative-matrix instruction is not uniform within the matrix's scope",
+    explanation: "SPV_KHR_cooperative_matrix, OpCooperativeMatrixLoadKHR/StoreKHR/MulAddKHR: \"All the operands to this instruction must be dynamically uniform within every instance of the Scope of the cooperative matrix.\" SPV_NV_cooperative_matrix2 says the same of OpCooperativeMatrixLoadTensorNV, StoreTensorNV, ReduceNV, PerElementOpNV, ConvertNV and TransposeNV, and the arithmetic, conversion and construction instructions on matrices are tangled in the same way. A pointer, stride, layout, tensor layout or matrix that differs between the invocations of one subgroup (or workgroup, for Workgroup-scope matrices) makes the result undefined. The finding names the operand and shows how its value comes to vary: the chain ends at a built-in such as LocalInvocationId, a memory read, or a branch whose condition varies.",
+};
+
+/// `coopmat-divergent-control-flow`.
+pub static DIVERGENT_CONTROL_FLOW: Rule = Rule {
+    name: "coopmat-divergent-control-flow",
+    default: Level::Deny,
+    summary: "a cooperative-matrix instruction is reached in control flow that is not uniform at its scope",
+    explanation: "SPV_KHR_cooperative_matrix, OpTypeCooperativeMatrixKHR: \"All dynamic instances of an instruction with an operand or result of this type must be executed such that all the invocations in the Scope instance are active or none of them are.\" An instruction inside an if whose condition varies within the scope, in a loop some invocations have left, or after an early return taken by some invocations breaks this: the chain shows the branch. Elements of a matrix may be read and written in non-uniform control flow (issue 11 of the extension): those instructions are not reported.",
+};
+
+/// `coopvec-nonuniform-matrix-operand`.
+pub static COOPVEC_NONUNIFORM_MATRIX_OPERAND: Rule = Rule {
+    name: "coopvec-nonuniform-matrix-operand",
+    default: Level::Warn,
+    summary: "a matrix operand of a cooperative-vector multiply or accumulate diverges within the subgroup (serialized execution)",
+    explanation: "SPV_NV_cooperative_vector: \"cooperative vectors don't require a fully occupied subgroup or uniform control flow\", so this is no bug. But implementations run the matrix-vector product on the tensor units once per distinct matrix operand tuple in the subgroup: a Matrix, MatrixOffset, MatrixStride, MatrixInterpretation, MemoryLayout, Transpose, Bias, BiasOffset or BiasInterpretation operand of OpCooperativeVectorMatrixMulNV or MatrixMulAddNV (or the Pointer, Offset and layout operands of OuterProductAccumulateNV and ReduceSumAccumulateNV) that differs between invocations serializes the subgroup. This is the SPIR-V form of the HLSL linter rule coopvec-non-uniform-matrix-handle; unlike a text match, it follows the value through arithmetic, variables and branches.",
+};
+
+/// Every rule, in table order.
+pub static RULES: &[&Rule] = &[
+    &NONUNIFORM_OPERAND,
+    &DIVERGENT_CONTROL_FLOW,
+    &COOPVEC_NONUNIFORM_MATRIX_OPERAND,
+];
+
+/// Finds a rule by name.
+pub fn by_name(name: &str) -> Option<&'static Rule> {
+    RULES.iter().copied().find(|r| r.name == name)
+}

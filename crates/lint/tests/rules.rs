@@ -1,0 +1,234 @@
+//! Each rule fires on its bad cases and stays silent on its good ones: GLSL compiled by glslang
+//! (`-g`, and `spirv-opt -O` of that) and hand-written `.spvasm`; the seed page's examples; the
+//! JSON and SARIF forms.
+
+use coopmat_lint::{Config, Finding, lint_module, render};
+use coopmat_spirv::Module;
+use coopmat_spirv::asm::{AsmOptions, assemble};
+use std::path::{Path, PathBuf};
+
+fn dir(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(sub)
+}
+
+/// The two compiled forms of a GLSL fixture: (`-g`, `-g` then `spirv-opt -O`); None without
+/// glslang.
+fn compile(name: &str) -> Option<[Vec<u8>; 2]> {
+    let glslang = coopmat_testkit::peer_tool("glslangValidator")?;
+    let opt = coopmat_testkit::peer_tool("spirv-opt")?;
+    let src = dir("glsl").join(name);
+    let tmp = std::env::temp_dir().join(format!("coopmat-lint-{}-{name}.spv", std::process::id()));
+    let out = std::process::Command::new(&glslang)
+        .args(["-V", "--target-env", "vulkan1.3", "-g", "-o"])
+        .arg(&tmp)
+        .arg(&src)
+        .output()
+        .expect("running glslang");
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let debug = std::fs::read(&tmp).expect("glslang output");
+    let _ = std::fs::remove_file(&tmp);
+    let optimized = coopmat_testkit::run_tool(&opt, &["-O", "-", "-o", "-"], &debug);
+    Some([debug, optimized])
+}
+
+fn lint_bytes(label: &str, bytes: &[u8]) -> Vec<Finding> {
+    let m = Module::from_bytes(bytes).expect("module parses");
+    lint_module(&m, label, &Config::default())
+}
+
+fn rules_of(findings: &[Finding]) -> Vec<&'static str> {
+    let mut r: Vec<&str> = findings.iter().map(|f| f.rule).collect();
+    r.sort_unstable();
+    r.dedup();
+    r
+}
+
+/// (fixture, the rules it must fire, none other).
+const GLSL_CASES: &[(&str, &[&str])] = &[
+    ("cm_nonuniform_offset.comp", &["coopmat-nonuniform-operand"]),
+    ("cm_nonuniform_stride.comp", &["coopmat-nonuniform-operand"]),
+    ("cm_uniform.comp", &[]),
+    ("cm_uniform_branch.comp", &[]),
+    ("cm_divergent_if.comp", &["coopmat-divergent-control-flow"]),
+    ("cm_early_return.comp", &["coopmat-divergent-control-flow"]),
+    (
+        "coopvec_bad_offset.comp",
+        &["coopvec-nonuniform-matrix-operand"],
+    ),
+    ("coopvec_good_offset.comp", &[]),
+];
+
+#[test]
+fn glsl_cases_fire_and_stay_silent_in_debug_and_optimized_form() {
+    for (name, expected) in GLSL_CASES {
+        let Some(forms) = compile(name) else {
+            eprintln!("skipping: glslangValidator or spirv-opt not found");
+            return;
+        };
+        for (form, bytes) in ["-g", "-O"].iter().zip(forms) {
+            let f = lint_bytes(name, &bytes);
+            assert_eq!(
+                rules_of(&f),
+                expected.to_vec(),
+                "{name} ({form}):\n{}",
+                render::human(&f)
+            );
+        }
+    }
+}
+
+#[test]
+fn spvasm_cases_fire_and_stay_silent() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "divergent_muladd.spvasm",
+            &["coopmat-divergent-control-flow"],
+        ),
+        ("uniform_muladd.spvasm", &[]),
+        ("nonuniform_stride.spvasm", &["coopmat-nonuniform-operand"]),
+        ("uniform_stride.spvasm", &[]),
+    ];
+    for (name, expected) in cases {
+        let text = std::fs::read_to_string(dir("spvasm").join(name)).expect("fixture");
+        let words = assemble(&text, &AsmOptions::default()).expect("assembles");
+        let m = Module::from_words(&words).expect("parses");
+        let f = lint_module(&m, name, &Config::default());
+        assert_eq!(
+            rules_of(&f),
+            expected.to_vec(),
+            "{name}:\n{}",
+            render::human(&f)
+        );
+    }
+}
+
+#[test]
+fn seed_example_reports_the_chain_from_global_invocation_id_to_the_matrix_offset() {
+    let Some([debug, optimized]) = compile("coopvec_bad_offset.comp") else {
+        eprintln!("skipping: glslangValidator or spirv-opt not found");
+        return;
+    };
+    for bytes in [debug, optimized] {
+        let f = lint_bytes("coopvec_bad_offset.spv", &bytes);
+        assert_eq!(f.len(), 1, "{}", render::human(&f));
+        let f = &f[0];
+        assert!(f.message.contains("operand MatrixOffset"), "{}", f.message);
+        assert!(f.message.contains("GlobalInvocationId"), "{}", f.message);
+        let src = f.source.as_ref().expect("a source line");
+        assert!(src.file.ends_with("coopvec_bad_offset.comp"), "{src:?}");
+        // The chain: the multiply `tid * 64`, back to the built-in.
+        assert!(
+            f.chain.iter().any(|s| s.instruction.contains("OpIMul")),
+            "{:#?}",
+            f.chain
+        );
+        let last = f.chain.last().expect("a chain");
+        assert!(last.note.contains("GlobalInvocationId"), "{last:?}");
+        assert_eq!(last.source.as_ref().map(|s| s.line), Some(11));
+    }
+}
+
+#[test]
+fn json_findings_carry_the_documented_fields() {
+    let text = std::fs::read_to_string(dir("spvasm").join("divergent_muladd.spvasm")).unwrap();
+    let m = Module::from_words(&assemble(&text, &AsmOptions::default()).unwrap()).unwrap();
+    let f = lint_module(&m, "divergent_muladd.spvasm", &Config::default());
+    let v: serde_json::Value = serde_json::from_str(&render::json(&f)).expect("valid JSON");
+    let first = &v.as_array().expect("an array")[0];
+    for key in [
+        "rule",
+        "level",
+        "message",
+        "file",
+        "function",
+        "instruction",
+        "source",
+        "chain",
+    ] {
+        assert!(first.get(key).is_some(), "missing {key}: {first}");
+    }
+    assert_eq!(first["level"], "deny");
+    assert!(
+        first["instruction"]
+            .as_str()
+            .unwrap()
+            .contains("OpCooperativeMatrixMulAddKHR")
+    );
+    assert!(!first["chain"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn sarif_reads_back_as_sarif_2_1_0_with_rules_and_code_flows() {
+    let text = std::fs::read_to_string(dir("spvasm").join("nonuniform_stride.spvasm")).unwrap();
+    let m = Module::from_words(&assemble(&text, &AsmOptions::default()).unwrap()).unwrap();
+    let config = Config::default();
+    let f = lint_module(&m, "nonuniform_stride.spvasm", &config);
+    let log = render::sarif(&f, &config);
+    // The typed model serde-sarif generates from the SARIF 2.1.0 schema reads it back.
+    let parsed: serde_sarif::sarif::Sarif = serde_json::from_str(&log).expect("SARIF 2.1.0");
+    assert_eq!(parsed.version, serde_json::json!("2.1.0"));
+    let run = &parsed.runs[0];
+    let rules = run.tool.driver.rules.as_ref().expect("rule metadata");
+    assert_eq!(rules.len(), coopmat_lint::RULES.len());
+    let results = run.results.as_ref().expect("results");
+    assert_eq!(results.len(), 1);
+    let flows = results[0]
+        .code_flows
+        .as_ref()
+        .expect("the chain as a code flow");
+    assert!(!flows[0].thread_flows[0].locations.is_empty());
+}
+
+#[test]
+fn configured_levels_change_and_silence_findings() {
+    let text = std::fs::read_to_string(dir("spvasm").join("divergent_muladd.spvasm")).unwrap();
+    let m = Module::from_words(&assemble(&text, &AsmOptions::default()).unwrap()).unwrap();
+    let mut config = Config::default();
+    config.levels.insert(
+        "coopmat-divergent-control-flow".into(),
+        coopmat_lint::Level::Warn,
+    );
+    let f = lint_module(&m, "x", &config);
+    assert_eq!(f[0].level, coopmat_lint::Level::Warn);
+    config.levels.insert(
+        "coopmat-divergent-control-flow".into(),
+        coopmat_lint::Level::Allow,
+    );
+    assert!(lint_module(&m, "x", &config).is_empty());
+}
+
+/// The whole llama.cpp corpus: no panic, and the only deny findings are the known false
+/// positive of the cm1 flash-attention shaders (the `max_mask` skip, uniform only by value
+/// reasoning: see the crate README).
+#[test]
+fn corpus_deny_findings_are_only_the_documented_false_positive() {
+    let mods = coopmat_testkit::corpus_or_notice("lint corpus");
+    let mut with_deny = Vec::new();
+    for (name, bytes) in &mods {
+        let Ok(m) = Module::from_bytes(bytes) else {
+            continue;
+        };
+        let f = lint_module(&m, name, &Config::default());
+        if f.iter().any(|f| f.level == coopmat_lint::Level::Deny) {
+            assert!(
+                f.iter()
+                    .all(|f| f.chain.iter().any(|s| s.instruction.contains("%max_mask"))),
+                "{name}:\n{}",
+                render::human(&f)
+            );
+            with_deny.push(name.clone());
+        }
+    }
+    assert!(
+        with_deny
+            .iter()
+            .all(|n| n.contains("flash_attn") && n.contains("cm1")),
+        "{with_deny:?}"
+    );
+}
