@@ -456,6 +456,18 @@ impl<'m> Analysis<'m> {
                 self.changed |= ch;
             }
         }
+        // Parameters precede the first block: their levels come from the call sites.
+        let f = &self.m.functions()[self.fn_pos(fi)];
+        for (k, &pi) in f.params.iter().enumerate() {
+            if let (Some(id), Some((l, Some(c)))) = (
+                self.m.instructions[pi].result_id,
+                self.params[fi].get(k).copied(),
+            ) {
+                let mut ch = false;
+                raise(&mut self.values, id, l, c, &mut ch);
+                self.changed |= ch;
+            }
+        }
         for h in 0..nb {
             self.branch_effects(fi, h);
         }
@@ -626,14 +638,6 @@ impl<'m> Analysis<'m> {
                 // Writing one element leaves the object as uniform as it was.
                 if let Some(comp) = w(1) {
                     self.operand(&mut acc, comp, label);
-                }
-            }
-            op::FunctionParameter => {
-                let f = &m.functions()[self.fn_pos(fi)];
-                if let Some(k) = f.params.iter().position(|&p| p == i)
-                    && let (l, Some(c)) = self.params[fi][k]
-                {
-                    acc.add(l, c);
                 }
             }
             op::FunctionCall => {

@@ -209,3 +209,29 @@ OpFunctionEnd
     let a = Analysis::run(&m);
     assert_eq!(a.control(id(&m, "rest")), Level::Divergent);
 }
+
+#[test]
+fn parameters_take_their_arguments_levels() {
+    let m = module(
+        "OpName %r \"r\"
+OpName %q \"q\"
+%fu = OpTypeFunction %uint %uint
+%main = OpFunction %void None %fn
+%e = OpLabel
+%l = OpLoad %v3 %lid
+%x = OpCompositeExtract %uint %l 0
+%r = OpFunctionCall %uint %f %x
+OpReturn
+OpFunctionEnd
+%f = OpFunction %uint None %fu
+%p = OpFunctionParameter %uint
+%fe = OpLabel
+%q = OpIAdd %uint %p %u1
+OpReturnValue %q
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    assert_eq!(a.value(id(&m, "q")), Level::Divergent);
+    assert_eq!(a.value(id(&m, "r")), Level::Divergent);
+}

@@ -46,6 +46,7 @@ impl EngineArgs {
             printf: !self.no_printf,
             decode_policy: self.decode_policy,
             check_decode: self.check_decode,
+            observe_uniformity: false,
         }
     }
 }

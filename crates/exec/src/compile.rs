@@ -129,6 +129,7 @@ struct Cx<'m> {
     builtins: Vec<BuiltinFill>,
     private_init: Vec<(Op, u32)>,
     descs: Vec<String>,
+    desc_ids: Vec<u32>,
     /// The disassembler's friendly names, for the descriptions (built on first use).
     friendly: Option<coopmat_spirv::dis::FriendlyNames>,
     glsl_set: HashSet<u32>,
@@ -175,6 +176,7 @@ impl<'m> Cx<'m> {
             builtins: Vec::new(),
             private_init: Vec::new(),
             descs: Vec::new(),
+            desc_ids: Vec::new(),
             friendly: None,
             glsl_set: HashSet::new(),
             printf_set: HashSet::new(),
@@ -262,6 +264,7 @@ impl<'m> Cx<'m> {
             name.to_string()
         };
         self.descs.push(s);
+        self.desc_ids.push(rid);
         self.descs.len() as u32 - 1
     }
 
@@ -544,6 +547,8 @@ impl<'m> Cx<'m> {
             builtins: self.builtins,
             private_init: self.private_init,
             descs: self.descs,
+            desc_ids: self.desc_ids,
+            observed: Default::default(),
             bindings,
             push_size,
             local_size,

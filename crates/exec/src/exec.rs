@@ -351,6 +351,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 if let Err(e) = self.op(o, &active, dense) {
                     return Err(self.place(e, *d, fi));
                 }
+                if self.p.options.observe_uniformity {
+                    self.observe(o, *d, &active);
+                }
                 if let Op::Call(CallArgs { .. }) = o {
                     // A callee may have terminated lanes.
                     for (a, e) in active.iter_mut().zip(&self.exited) {
@@ -507,6 +510,43 @@ impl<'p, 'a> Batch<'p, 'a> {
         } else {
             self.mw[k] = trunc(raw, s.cm.num.bits());
         }
+    }
+
+    /// `observe_uniformity`: whether the active lanes of any subgroup hold different values in
+    /// the op's result columns; a difference is recorded once per description.
+    fn observe(&mut self, o: &Op, desc: u32, mask: &Mask) {
+        let Some((c, n)) = o.result_cols() else {
+            return;
+        };
+        if self.p.desc_ids.get(desc as usize).is_none_or(|&id| id == 0) {
+            return;
+        }
+        let (lanes, sg) = (self.lanes, self.p.sg as usize);
+        let active = |l: usize| mask[l / 64] >> (l % 64) & 1 != 0;
+        let mut differs = false;
+        'cols: for k in 0..n {
+            let base = c.at(k).ix() * lanes;
+            for s0 in (0..lanes).step_by(sg.max(1)) {
+                let mut first = None;
+                for l in s0..(s0 + sg).min(lanes) {
+                    if !active(l) {
+                        continue;
+                    }
+                    let v = self.cols[base + l];
+                    match first {
+                        None => first = Some(v),
+                        Some(f) if f != v => {
+                            differs = true;
+                            break 'cols;
+                        }
+                        Some(_) => {}
+                    }
+                }
+            }
+        }
+        let mut seen = self.p.observed.lock().unwrap_or_else(|e| e.into_inner());
+        let e = seen.entry(desc).or_insert(false);
+        *e |= differs;
     }
 
     fn op(&mut self, o: &Op, mask: &Mask, dense: bool) -> Result<(), Fault> {
@@ -1451,6 +1491,21 @@ impl Pipeline {
             memory::to_bytes(w, v);
         }
         Ok(out)
+    }
+
+    /// With [`EngineOptions::observe_uniformity`]: every SSA value the dispatches computed per
+    /// lane, as (result id, whether the active invocations of some subgroup held different
+    /// values at some execution), sorted by id. Phis (edge copies) and matrix results are not
+    /// observed.
+    pub fn observed_uniformity(&self) -> Vec<(u32, bool)> {
+        let seen = self.p.observed.lock().unwrap_or_else(|e| e.into_inner());
+        let mut by_id: std::collections::BTreeMap<u32, bool> = Default::default();
+        for (&desc, &differs) in seen.iter() {
+            if let Some(&id) = self.p.desc_ids.get(desc as usize) {
+                *by_id.entry(id).or_insert(false) |= differs;
+            }
+        }
+        by_id.into_iter().collect()
     }
 
     /// Runs `groups` workgroups over `resources`; buffers are updated in place.

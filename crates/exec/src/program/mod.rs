@@ -116,6 +116,10 @@ pub struct EngineOptions {
     pub decode_policy: DecodePolicy,
     /// Run both decode forms for every V-group and fail on the first disagreement.
     pub check_decode: bool,
+    /// Record, per SSA value, whether the active invocations of a subgroup ever saw different
+    /// values ([`Pipeline::observed_uniformity`]): the ground truth a divergence analysis is
+    /// checked against. Slower; off by default.
+    pub observe_uniformity: bool,
 }
 
 impl Default for EngineOptions {
@@ -128,6 +132,7 @@ impl Default for EngineOptions {
             printf: true,
             decode_policy: DecodePolicy::Scalar,
             check_decode: false,
+            observe_uniformity: false,
         }
     }
 }
@@ -207,6 +212,11 @@ pub(crate) struct Program {
     pub builtins: Vec<BuiltinFill>,
     pub private_init: Vec<(Op, u32)>,
     pub descs: Vec<String>,
+    /// Result id of the instruction of each description (0: none).
+    pub desc_ids: Vec<u32>,
+    /// With `observe_uniformity`: per description index, whether a subgroup's active
+    /// invocations saw different values.
+    pub observed: std::sync::Mutex<HashMap<u32, bool>>,
     pub bindings: Vec<BindingInfo>,
     pub push_size: usize,
     pub local_size: [u32; 3],
@@ -472,6 +482,49 @@ pub enum Op {
     Coop2(Box<C2>),
     /// An instruction the engine could not compile: its error, raised if it is reached.
     Unsupported(Box<crate::error::ExecError>),
+}
+
+impl Op {
+    /// The lane columns the op writes its (non-matrix) result to: first column and count.
+    /// None for ops without a per-lane result (stores, barriers, calls, matrix results).
+    pub fn result_cols(&self) -> Option<(Col, u32)> {
+        match self {
+            Op::Un(UnArgs { d, n, .. })
+            | Op::Bin(BinArgs { d, n, .. })
+            | Op::Tern(TernArgs { d, n, .. })
+            | Op::BfInsert(BfInsertArgs { d, n, .. })
+            | Op::Cvt(CvtArgs { d, n, .. })
+            | Op::InsertDyn(InsertDynArgs { d, n, .. })
+            | Op::Sg(SgArgs { d, n, .. }) => Some((*d, *n)),
+            Op::Select(SelectArgs { d, n, nmats, .. }) => (*nmats == 0).then_some((*d, *n)),
+            Op::Bitcast(BitcastArgs { d, nd, .. }) => Some((*d, *nd)),
+            Op::Copy(CopyArgs { d, .. }) | Op::Load(LoadArgs { d, .. }) => {
+                (d.nmats == 0 && d.ncols > 0).then_some((d.col, d.ncols))
+            }
+            Op::ExtractDyn(ExtractDynArgs { d, .. })
+            | Op::AccessChain(AccessChainArgs { d, .. })
+            | Op::ArrayLength(ArrayLengthArgs { d, .. })
+            | Op::Trunc(TruncArgs { d, .. })
+            | Op::Atomic(AtomicArgs { d, .. })
+            | Op::CmExtract(CmExtractArgs { d, .. }) => Some((*d, 1)),
+            Op::Store(_)
+            | Op::CopyMem(_)
+            | Op::Barrier
+            | Op::Call(_)
+            | Op::CmLoad(_)
+            | Op::CmStore(_)
+            | Op::CmMulAdd(_)
+            | Op::CmInsert(_)
+            | Op::CmSplat(_)
+            | Op::CmUn(_)
+            | Op::CmBin(_)
+            | Op::CmScale(_)
+            | Op::CmCvt(_)
+            | Op::Printf(_)
+            | Op::Coop2(_)
+            | Op::Unsupported(_) => None,
+        }
+    }
 }
 
 /// A block in structured order.
