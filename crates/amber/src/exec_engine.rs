@@ -7,14 +7,21 @@ use std::collections::BTreeMap;
 /// Runs scripts on `coopmat-exec` with these options (`SUBGROUP REQUIRED_SIZE` overrides the subgroup size).
 #[derive(Clone, Debug, Default)]
 pub struct ExecEngine {
-    /// Options for every pipeline.
+    /// Options for every pipeline. With `observe_uniformity`, every dispatch also checks the
+    /// divergence analysis (`coopmat-analysis`) against what the engine observed and fails on a
+    /// value the analysis calls subgroup-uniform that differed within a subgroup.
     pub options: EngineOptions,
+    /// With `observe_uniformity`: values observed, violations, observed-uniform values the
+    /// analysis calls divergent, over all dispatches.
+    pub uniformity: std::sync::Arc<std::sync::Mutex<[usize; 3]>>,
 }
 
 /// A compiled pipeline and the subgroup size it was compiled for.
 pub struct ExecPipeline {
     pipeline: Pipeline,
     subgroup_size: u32,
+    /// Kept for the uniformity check.
+    module: Option<coopmat_spirv::Module>,
 }
 
 impl Engine for ExecEngine {
@@ -38,6 +45,7 @@ impl Engine for ExecEngine {
         Ok(ExecPipeline {
             pipeline,
             subgroup_size: options.subgroup_size,
+            module: options.observe_uniformity.then_some(module),
         })
     }
 
@@ -63,6 +71,40 @@ impl Engine for ExecEngine {
         let r = p.pipeline.dispatch(&mut res, groups);
         *buffers = res.buffers;
         *push_constants = res.push_constants;
-        r.map(|st| st.lane_instructions).map_err(|e| e.to_string())
+        let instructions = r
+            .map(|st| st.lane_instructions)
+            .map_err(|e| e.to_string())?;
+        if let Some(m) = &p.module {
+            self.check_uniformity(m, &p.pipeline)?;
+        }
+        Ok(instructions)
+    }
+}
+
+impl ExecEngine {
+    fn check_uniformity(&self, m: &coopmat_spirv::Module, p: &Pipeline) -> Result<(), String> {
+        use coopmat_analysis::{Analysis, Level};
+        let a = Analysis::run(m);
+        let observed = p.observed_uniformity();
+        let bad: Vec<u32> = observed
+            .iter()
+            .filter(|&&(id, differs)| differs && a.value(id) <= Level::Subgroup)
+            .map(|&(id, _)| id)
+            .collect();
+        let imprecise = observed
+            .iter()
+            .filter(|&&(id, d)| !d && a.value(id) == Level::Divergent)
+            .count();
+        let mut s = self.uniformity.lock().unwrap_or_else(|e| e.into_inner());
+        s[0] += observed.len();
+        s[1] += bad.len();
+        s[2] += imprecise;
+        match bad.first() {
+            None => Ok(()),
+            Some(id) => Err(format!(
+                "divergence analysis unsound: %{id} differed within a subgroup but is analysed as {}",
+                a.value(*id).as_str()
+            )),
+        }
     }
 }

@@ -173,3 +173,38 @@ fn shared_scripts_pass_or_skip_for_listed_reasons() {
     eprintln!("{pass} passed, {fail} failed, {skip} skipped");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Every shared script again with the engine observing uniformity: no value the divergence
+/// analysis calls subgroup-uniform differs within a subgroup (the benchmarks are left out: they
+/// repeat the same shaders for minutes).
+#[test]
+fn shared_scripts_uphold_the_divergence_analysis() {
+    let files = scripts("shared_scripts_uphold_the_divergence_analysis");
+    let engine = coopmat_amber::ExecEngine {
+        options: coopmat_exec::EngineOptions {
+            observe_uniformity: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut problems = Vec::new();
+    let mut ran = 0;
+    for f in &files {
+        let name = f.to_string_lossy();
+        if name.contains("/benchmarks/") {
+            continue;
+        }
+        if let Outcome::Fail(why) = coopmat_amber::run_file(&engine, f).outcome
+            && why.contains("divergence analysis")
+        {
+            problems.push(format!("{name}: {why}"));
+        }
+        ran += 1;
+    }
+    let s = *engine.uniformity.lock().unwrap();
+    eprintln!(
+        "{ran} scripts: {} values observed, {} violations, {} observed-uniform values called divergent",
+        s[0], s[1], s[2]
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -694,7 +694,17 @@ impl<'m> Analysis<'m> {
             op::Load | op::AtomicLoad => {
                 let ptr = w(0).unwrap_or(0);
                 self.operand(&mut acc, ptr, label);
-                if inst.opcode == op::AtomicLoad {
+                if self.points_into_matrix(ptr) {
+                    // An element of a cooperative matrix held in a variable: which element an
+                    // invocation holds is the implementation's mapping.
+                    acc.add(
+                        Level::Divergent,
+                        Cause::Source {
+                            inst: i,
+                            kind: SourceKind::MatrixElement,
+                        },
+                    );
+                } else if inst.opcode == op::AtomicLoad {
                     acc.add(
                         Level::Divergent,
                         Cause::Source {

@@ -135,8 +135,10 @@ fn flash_attn_small(name: &str, tol: f64) {
     res.buffers.insert((0, 6), vec![0; 4096]);
     res.buffers.insert((0, 7), vec![0; 4096]);
     res.push_constants = pc.to_bytes();
+    // Observed uniformity checks the divergence analysis on the way (crates/analysis).
     let opts = EngineOptions {
         threads: 1,
+        observe_uniformity: true,
         ..Default::default()
     };
     let pipe = Pipeline::compile(&module, "", &spec, &opts).unwrap();
@@ -148,6 +150,29 @@ fn flash_attn_small(name: &str, tol: f64) {
     }
     pipe.dispatch(&mut res, fa_groups(n32, br, 1, 1, 1, 1))
         .unwrap();
+    let analysis = coopmat_analysis::Analysis::run(&module);
+    let observed = pipe.observed_uniformity();
+    let violations: Vec<u32> = observed
+        .iter()
+        .filter(|&&(id, differs)| {
+            differs && analysis.value(id) <= coopmat_analysis::Level::Subgroup
+        })
+        .map(|&(id, _)| id)
+        .collect();
+    let imprecise = observed
+        .iter()
+        .filter(|&&(id, d)| !d && analysis.value(id) == coopmat_analysis::Level::Divergent)
+        .count();
+    eprintln!(
+        "{name}: {} values observed, {} violations, {imprecise} of {} observed-uniform values called divergent",
+        observed.len(),
+        violations.len(),
+        observed.iter().filter(|&&(_, d)| !d).count()
+    );
+    assert!(
+        violations.is_empty(),
+        "{name}: divergence analysis unsound for {violations:?}"
+    );
     let out: Vec<f64> = res.buffers[&(0, 5)]
         .chunks(4)
         .take(nq * hs)
