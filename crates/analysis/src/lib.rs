@@ -18,7 +18,7 @@ use cfg::{B, FnCfg};
 use coopmat_spirv::grammar::{self, OperandKind, built_in, group_operation, op, scope};
 use coopmat_spirv::{Instruction, Module};
 use memory::{Memory, Root};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// How uniform a value (or a block's control flow) is. Ordered: a larger level is less uniform.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -201,6 +201,10 @@ pub struct Analysis<'m> {
     params: Vec<Vec<(Level, Option<Cause>)>>,
     /// Component levels of values loaded from built-in vectors.
     components: FxHashMap<u32, [Level; 3]>,
+    /// Cooperative matrices (SSA ids and variables) whose elements may differ from each other;
+    /// the others are splats (every element equal: a constant or constructed splat, a Row|Column
+    /// reduction), whose elements are as uniform as the matrix. Rises only, from "all equal".
+    mixed: FxHashSet<u32>,
     mem: Memory,
     changed: bool,
 }
@@ -305,6 +309,7 @@ impl<'m> Analysis<'m> {
             ret: vec![(Level::Constant, None); n],
             params,
             components: FxHashMap::default(),
+            mixed: FxHashSet::default(),
             mem,
             changed: false,
         };
@@ -459,6 +464,11 @@ impl<'m> Analysis<'m> {
         // Parameters precede the first block: their levels come from the call sites.
         let f = &self.m.functions()[self.fn_pos(fi)];
         for (k, &pi) in f.params.iter().enumerate() {
+            if let Some(id) = self.m.instructions[pi].result_id
+                && self.is_matrix_type(self.m.instructions[pi].result_type)
+            {
+                self.mark_mixed(id);
+            }
             if let (Some(id), Some((l, Some(c)))) = (
                 self.m.instructions[pi].result_id,
                 self.params[fi].get(k).copied(),
@@ -694,7 +704,7 @@ impl<'m> Analysis<'m> {
             op::Load | op::AtomicLoad => {
                 let ptr = w(0).unwrap_or(0);
                 self.operand(&mut acc, ptr, label);
-                if self.points_into_matrix(ptr) {
+                if self.points_into_matrix(ptr) && self.pointee_mixed(ptr) {
                     // An element of a cooperative matrix held in a variable: which element an
                     // invocation holds is the implementation's mapping.
                     acc.add(
@@ -704,6 +714,9 @@ impl<'m> Analysis<'m> {
                             kind: SourceKind::MatrixElement,
                         },
                     );
+                } else if self.points_into_matrix(ptr) {
+                    // Every element equal: the element is as uniform as the matrix.
+                    self.load(&mut acc, i, ptr, 0);
                 } else if inst.opcode == op::AtomicLoad {
                     acc.add(
                         Level::Divergent,
@@ -719,10 +732,15 @@ impl<'m> Analysis<'m> {
             op::Store => {
                 let (ptr, v) = (w(0).unwrap_or(0), w(1).unwrap_or(0));
                 if self.points_into_matrix(ptr) {
-                    // An element of a cooperative matrix: see OpPhi.
+                    // An element of a cooperative matrix: see OpPhi. The other elements keep
+                    // their values: the matrix is no longer a splat.
+                    self.mark_pointee_mixed(ptr);
                     return;
                 }
                 let whole_matrix = self.is_matrix_type(m.type_of(v));
+                if whole_matrix && self.mixed.contains(&v) {
+                    self.mark_pointee_mixed(ptr);
+                }
                 let mut s = Acc::new();
                 self.operand(&mut s, v, label);
                 let ctl = self.control[fi][b];
@@ -762,7 +780,7 @@ impl<'m> Analysis<'m> {
                 let matrix = m
                     .type_of(comp)
                     .is_some_and(|t| m.type_view(t).coop_matrix().is_some());
-                if matrix {
+                if matrix && self.mixed.contains(&comp) {
                     acc.add(
                         Level::Divergent,
                         Cause::Source {
@@ -770,6 +788,8 @@ impl<'m> Analysis<'m> {
                             kind: SourceKind::MatrixElement,
                         },
                     );
+                } else if matrix {
+                    self.operand(&mut acc, comp, label);
                 } else if let (Some(cl), Some(k)) = (self.components.get(&comp), w(1)) {
                     let l = cl.get(k as usize).copied().unwrap_or(Level::Divergent);
                     acc.add(l, Cause::Operand { id: comp });
@@ -819,7 +839,12 @@ impl<'m> Analysis<'m> {
                 }
             }
         }
-        let _ = rt;
+        if let Some(id) = rid
+            && self.is_matrix_type(rt)
+            && self.result_mixed(inst, label)
+        {
+            self.mark_mixed(id);
+        }
         if let Some(id) = rid {
             if acc.cause.is_none() {
                 acc.cause = Some(Cause::Operand { id });
@@ -841,6 +866,63 @@ impl<'m> Analysis<'m> {
                 block,
             },
         );
+    }
+
+    fn mark_mixed(&mut self, id: u32) {
+        if self.mixed.insert(id) {
+            self.changed = true;
+        }
+    }
+
+    /// Marks every matrix variable `ptr` may point into as mixed.
+    fn mark_pointee_mixed(&mut self, ptr: u32) {
+        match self.mem.roots(self.m, ptr) {
+            Root::Vars(vars) => {
+                for v in vars {
+                    self.mark_mixed(v);
+                }
+            }
+            Root::Unknown(class) => {
+                for v in self.mem.private_vars(class) {
+                    self.mark_mixed(v);
+                }
+            }
+        }
+    }
+
+    /// Whether a variable `ptr` points into may hold a mixed matrix.
+    fn pointee_mixed(&self, ptr: u32) -> bool {
+        match self.mem.roots(self.m, ptr) {
+            Root::Vars(vars) => vars.iter().any(|v| self.mixed.contains(v)),
+            Root::Unknown(_) => true,
+        }
+    }
+
+    /// Whether a matrix result may have elements that differ from each other.
+    fn result_mixed(&self, inst: &Instruction, label: u32) -> bool {
+        let a = inst.first_arg();
+        match inst.opcode {
+            // A splat.
+            op::CompositeConstruct | op::CompositeConstructReplicateEXT => false,
+            // Reduced over rows and columns: every element is the reduction of the whole matrix.
+            op::CooperativeMatrixReduceNV => {
+                use grammar::cooperative_matrix_reduce as r;
+                let mode = inst.word(a + 1).unwrap_or(0);
+                mode & (r::Row | r::Column) != (r::Row | r::Column)
+            }
+            op::Load => {
+                let ptr = inst.word(a).unwrap_or(0);
+                self.pointee_mixed(ptr)
+            }
+            op::Phi | op::CopyObject => arg_ids(inst).any(|id| self.mixed.contains(&id)),
+            op::Select => {
+                let cond = inst.word(a).unwrap_or(0);
+                self.value_at(cond, label) > Level::Workgroup
+                    || arg_ids(inst).skip(1).any(|id| self.mixed.contains(&id))
+            }
+            o if is_elementwise(o) => arg_ids(inst).any(|id| self.mixed.contains(&id)),
+            _ => true,
+        }
     }
 
     /// Whether a type id is a cooperative matrix type.
@@ -1298,6 +1380,12 @@ pub fn arg_ids(inst: &Instruction) -> impl Iterator<Item = u32> + '_ {
 
 /// Opcode classes the transfer function needs, looked up once per opcode (the grammar lookup is a
 /// search; the analysis asks for every instruction on every pass).
+/// Element-wise arithmetic and conversions: on matrices, a splat stays a splat.
+fn is_elementwise(opcode: u16) -> bool {
+    coopmat_spirv::scalar_ops::ScalarOpRow::for_opcode(opcode).is_some()
+        || matches!(opcode, op::MatrixTimesScalar)
+}
+
 /// Bits: [`ATOMIC`], [`GROUP`], [`STORES`].
 pub(crate) fn opcode_class(opcode: u16) -> u8 {
     static TABLE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();

@@ -235,3 +235,29 @@ OpFunctionEnd
     assert_eq!(a.value(id(&m, "q")), Level::Divergent);
     assert_eq!(a.value(id(&m, "r")), Level::Divergent);
 }
+
+#[test]
+fn elements_of_a_splat_are_uniform_and_of_a_product_divergent() {
+    let m = module(
+        "OpName %s \"s\"
+OpName %d \"d\"
+%float = OpTypeFloat 32
+%u3 = OpConstant %uint 3
+%u2 = OpConstant %uint 2
+%u16 = OpConstant %uint 16
+%f1 = OpConstant %float 1
+%mc = OpTypeCooperativeMatrixKHR %float %u3 %u16 %u16 %u2
+%main = OpFunction %void None %fn
+%e = OpLabel
+%splat = OpCompositeConstruct %mc %f1
+%s = OpCompositeExtract %float %splat 0
+%prod = OpCooperativeMatrixMulAddKHR %mc %splat %splat %splat
+%d = OpCompositeExtract %float %prod 0
+OpReturn
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    assert_eq!(a.value(id(&m, "s")), Level::Constant);
+    assert_eq!(a.value(id(&m, "d")), Level::Divergent);
+}
