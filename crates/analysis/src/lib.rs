@@ -181,12 +181,12 @@ pub struct Step {
 /// The results of the analysis of one module.
 pub struct Analysis<'m> {
     m: &'m Module,
-    fns: Vec<FnCfg>,
-    fn_index: FxHashMap<u32, usize>,
-    /// Defining (function, block) of each id defined in a function body.
-    def_block: FxHashMap<u32, (usize, B)>,
-    /// Instruction index -> (function, block).
-    inst_block: FxHashMap<usize, (usize, B)>,
+    /// The facts every context run shares.
+    sh: std::rc::Rc<Shared>,
+    /// Call summaries by context, shared by every context run of this analysis.
+    memo: std::rc::Rc<std::cell::RefCell<FxHashMap<Context, Option<Summary>>>>,
+    /// Set when this state analyses one function in one call context.
+    ctx: Option<CtxRun>,
     values: FxHashMap<u32, (Level, Cause)>,
     vars: FxHashMap<u32, (Level, Cause)>,
     /// Block control per (function, block).
@@ -205,8 +205,47 @@ pub struct Analysis<'m> {
     /// the others are splats (every element equal: a constant or constructed splat, a Row|Column
     /// reduction), whose elements are as uniform as the matrix. Rises only, from "all equal".
     mixed: FxHashSet<u32>,
-    mem: Memory,
     changed: bool,
+}
+
+/// The facts of a module that do not depend on a call context.
+struct Shared {
+    fns: Vec<FnCfg>,
+    fn_index: FxHashMap<u32, usize>,
+    /// Defining (function, block) of each id defined in a function body.
+    def_block: FxHashMap<u32, (usize, B)>,
+    /// Instruction index -> (function, block).
+    inst_block: FxHashMap<usize, (usize, B)>,
+    mem: Memory,
+    /// Cooperative matrix type ids.
+    matrix_types: FxHashSet<u32>,
+}
+
+/// A call context: a function with the levels of its arguments, of the private memory its
+/// pointer arguments point to, and of the control it is called in.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Context {
+    fi: usize,
+    args: Vec<Level>,
+    /// None: the argument may point to other than private variables of the caller.
+    pointees: Vec<Option<Level>>,
+    entry: Level,
+}
+
+/// What a call returns in a context: the result's level and, per pointer parameter, the level
+/// of what the function stores through it.
+#[derive(Clone, Debug)]
+struct Summary {
+    ret: Level,
+    out: Vec<Level>,
+}
+
+/// The state of a context run: the function's parameter ids and the levels of the memory its
+/// pointer parameters point to (raised by the function's own stores through them).
+struct CtxRun {
+    params: Vec<u32>,
+    pointees: Vec<Option<Level>>,
+    out: Vec<Level>,
 }
 
 fn raise<K: std::hash::Hash + Eq>(
@@ -296,10 +335,26 @@ impl<'m> Analysis<'m> {
         let mem = Memory::new(m);
         let mut a = Analysis {
             m,
-            fns,
-            fn_index,
-            def_block,
-            inst_block,
+            sh: std::rc::Rc::new(Shared {
+                fns,
+                fn_index,
+                def_block,
+                inst_block,
+                mem,
+                matrix_types: m
+                    .instructions
+                    .iter()
+                    .filter(|i| {
+                        matches!(
+                            i.opcode,
+                            op::TypeCooperativeMatrixKHR | op::TypeCooperativeMatrixNV
+                        )
+                    })
+                    .filter_map(|i| i.result_id)
+                    .collect(),
+            }),
+            memo: Default::default(),
+            ctx: None,
             values: FxHashMap::default(),
             vars: FxHashMap::default(),
             control,
@@ -310,7 +365,6 @@ impl<'m> Analysis<'m> {
             params,
             components: FxHashMap::default(),
             mixed: FxHashSet::default(),
-            mem,
             changed: false,
         };
         a.seed_callbacks();
@@ -318,7 +372,10 @@ impl<'m> Analysis<'m> {
         // Monotone over a finite lattice: terminates; a pass per level raised at most.
         loop {
             a.changed = false;
-            for fi in 0..a.fns.len() {
+            // Summaries read whole-module levels (Private variables, matrices) that may have
+            // risen since: recompute them every pass, so the last pass uses the final levels.
+            a.memo.borrow_mut().clear();
+            for fi in 0..a.sh.fns.len() {
                 a.pass(fi);
             }
             if !a.changed {
@@ -340,7 +397,7 @@ impl<'m> Analysis<'m> {
                 continue;
             }
             for id in arg_ids(inst) {
-                if let Some(&fi) = self.fn_index.get(&id) {
+                if let Some(&fi) = self.sh.fn_index.get(&id) {
                     let cause = Cause::Callback { inst: i };
                     let mut ch = false;
                     raise_slot(&mut self.entry[fi], Level::Divergent, cause, &mut ch);
@@ -390,10 +447,10 @@ impl<'m> Analysis<'m> {
     fn value_at_cause(&self, id: u32, block: u32) -> (Level, Option<Cause>) {
         let own = self.values.get(&id).copied();
         let mut best = own.map_or((Level::Constant, None), |(l, c)| (l, Some(c)));
-        if let Some(&(fi, d)) = self.def_block.get(&id)
-            && let Some(&ub) = self.fns[fi].index.get(&block)
+        if let Some(&(fi, d)) = self.sh.def_block.get(&id)
+            && let Some(&ub) = self.sh.fns[fi].index.get(&block)
         {
-            let f = &self.fns[fi];
+            let f = &self.sh.fns[fi];
             for &h in &f.loops[d] {
                 if f.in_construct(h, ub) {
                     break;
@@ -433,26 +490,30 @@ impl<'m> Analysis<'m> {
 
     /// The block (label id) holding instruction `inst`.
     pub fn block_of(&self, inst: usize) -> Option<u32> {
-        self.inst_block
+        self.sh
+            .inst_block
             .get(&inst)
-            .map(|&(fi, b)| self.fns[fi].labels[b])
+            .map(|&(fi, b)| self.sh.fns[fi].labels[b])
     }
 
     /// The function holding instruction `inst`.
     pub fn function_of(&self, inst: usize) -> Option<u32> {
-        self.inst_block.get(&inst).map(|&(fi, _)| self.fns[fi].id)
+        self.sh
+            .inst_block
+            .get(&inst)
+            .map(|&(fi, _)| self.sh.fns[fi].id)
     }
 
     fn block_pos(&self, label: u32) -> Option<(usize, B)> {
         let i = self.m.def_index(label)?;
         // The label's first body instruction (every block has at least its terminator).
-        let &(fi, _) = self.inst_block.get(&(i + 1))?;
-        Some((fi, *self.fns[fi].index.get(&label)?))
+        let &(fi, _) = self.sh.inst_block.get(&(i + 1))?;
+        Some((fi, *self.sh.fns[fi].index.get(&label)?))
     }
 
     /// One pass over a function: control from its branches, then every instruction.
     fn pass(&mut self, fi: usize) {
-        let nb = self.fns[fi].labels.len();
+        let nb = self.sh.fns[fi].labels.len();
         let entry = self.entry[fi];
         for b in 0..nb {
             if let Some(c) = entry.1 {
@@ -482,10 +543,10 @@ impl<'m> Analysis<'m> {
             self.branch_effects(fi, h);
         }
         for b in 0..nb {
-            if !self.fns[fi].reachable(b) {
+            if !self.sh.fns[fi].reachable(b) {
                 continue;
             }
-            for i in self.fns[fi].body[b].clone() {
+            for i in self.sh.fns[fi].body[b].clone() {
                 self.transfer(fi, b, i);
             }
         }
@@ -494,7 +555,7 @@ impl<'m> Analysis<'m> {
     /// Control and sync dependence of the conditional branch ending block `h`.
     fn branch_effects(&mut self, fi: usize, h: B) {
         let m = self.m;
-        let term_i = self.fns[fi].term[h];
+        let term_i = self.sh.fns[fi].term[h];
         let term = &m.instructions[term_i];
         let cond = match term.opcode {
             op::BranchConditional => term.word(0),
@@ -502,16 +563,16 @@ impl<'m> Analysis<'m> {
             _ => None,
         };
         let Some(cond) = cond else { return };
-        if self.fns[fi].succ[h].len() < 2 {
+        if self.sh.fns[fi].succ[h].len() < 2 {
             return;
         }
-        let (c, _) = self.value_at_cause(cond, self.fns[fi].labels[h]);
+        let (c, _) = self.value_at_cause(cond, self.sh.fns[fi].labels[h]);
         if c <= Level::Uniform {
             return;
         }
         let cause = Cause::Branch { inst: term_i, cond };
         let join = Cause::Join { inst: term_i, cond };
-        let f = &self.fns[fi];
+        let f = &self.sh.fns[fi];
         let nb = f.labels.len();
         let mut ctrl: Vec<B> = Vec::new();
         let mut sync: Vec<B> = Vec::new();
@@ -621,7 +682,7 @@ impl<'m> Analysis<'m> {
     fn transfer(&mut self, fi: usize, b: B, i: usize) {
         let m = self.m;
         let inst = &m.instructions[i];
-        let label = self.fns[fi].labels[b];
+        let label = self.sh.fns[fi].labels[b];
         let (rt, rid) = (inst.result_type, inst.result_id);
         let a = inst.first_arg();
         let w = |k: usize| inst.word(a + k);
@@ -652,7 +713,7 @@ impl<'m> Analysis<'m> {
             }
             op::FunctionCall => {
                 let callee = w(0).unwrap_or(0);
-                if let Some(&ci) = self.fn_index.get(&callee) {
+                if let Some(&ci) = self.sh.fn_index.get(&callee) {
                     let ctl = self.control[fi][b].0;
                     let mut ch = false;
                     raise_slot(
@@ -673,9 +734,25 @@ impl<'m> Analysis<'m> {
                         k += 1;
                     }
                     self.changed |= ch;
-                    let r = self.ret[ci];
-                    if r.1.is_some() {
-                        acc.add(r.0, Cause::Return { func: callee });
+                    // The result in this call's context (a summary per distinct context), not
+                    // the join over every caller.
+                    let args: Vec<u32> = (1..).map_while(&w).collect();
+                    let context = Context {
+                        fi: ci,
+                        args: args.iter().map(|&x| self.value_at(x, label)).collect(),
+                        pointees: args.iter().map(|&x| self.pointee_level(x)).collect(),
+                        entry: ctl,
+                    };
+                    let summary = self.summary(context);
+                    acc.add(summary.ret, Cause::Return { func: callee });
+                    // What the callee stores through pointer arguments.
+                    for (k, &arg) in args.iter().enumerate() {
+                        let l = summary.out.get(k).copied().unwrap_or(Level::Constant);
+                        if l > Level::Constant {
+                            let mut s = Acc::new();
+                            s.add(l, Cause::Return { func: callee });
+                            self.store(arg, s);
+                        }
                     }
                 } else {
                     acc.add(
@@ -774,7 +851,7 @@ impl<'m> Analysis<'m> {
                 return;
             }
             op::Variable | op::Undef | op::Label => return,
-            op::ExtInst if self.mem.non_semantic(inst) => return,
+            op::ExtInst if self.sh.mem.non_semantic(inst) => return,
             op::CompositeExtract => {
                 let comp = w(0).unwrap_or(0);
                 let matrix = m
@@ -826,7 +903,7 @@ impl<'m> Analysis<'m> {
                 // Instructions that write through pointer operands (GLSL modf/frexp, the
                 // cooperative stores) make the pointee as varying as their inputs.
                 if !matches!(inst.opcode, op::AccessChain | op::InBoundsAccessChain)
-                    && self.mem.writes(inst)
+                    && self.sh.mem.writes(inst)
                 {
                     for ptr in memory::written_pointers(m, inst) {
                         let mut s = Acc::new();
@@ -857,7 +934,7 @@ impl<'m> Analysis<'m> {
     /// Adds a store's control level: a variable written in non-uniform control flow holds
     /// different values afterwards.
     fn add_store_control(&self, s: &mut Acc, fi: usize, b: B, i: usize) {
-        let block = self.fns[fi].labels[b];
+        let block = self.sh.fns[fi].labels[b];
         s.add(
             self.control[fi][b].0,
             Cause::Store {
@@ -868,6 +945,151 @@ impl<'m> Analysis<'m> {
         );
     }
 
+    /// In a context run: the index of the pointer parameter `ptr` is derived from, when all the
+    /// memory it may point to is that of private variables (the context knows its level).
+    fn ctx_param_index(&self, ptr: u32) -> Option<usize> {
+        let c = self.ctx.as_ref()?;
+        let mut p = ptr;
+        for _ in 0..64 {
+            let d = self.m.def(p)?;
+            match d.opcode {
+                op::AccessChain | op::InBoundsAccessChain | op::CopyObject => {
+                    p = d.word(d.first_arg())?;
+                }
+                op::FunctionParameter => {
+                    let k = c.params.iter().position(|&x| x == p)?;
+                    return c.pointees[k].is_some().then_some(k);
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// The level of the private memory a pointer argument points to, for a call context; None
+    /// when it may point to anything else (or is no pointer).
+    fn pointee_level(&self, arg: u32) -> Option<Level> {
+        if let Some(k) = self.ctx_param_index(arg) {
+            return self.ctx.as_ref().and_then(|c| c.pointees[k]);
+        }
+        let is_pointer = self.m.type_of(arg).is_some_and(|t| {
+            matches!(
+                self.m.type_view(t),
+                coopmat_spirv::types::Type::Pointer { .. }
+            )
+        });
+        if !is_pointer {
+            return None;
+        }
+        let mem = &self.sh.mem;
+        match mem.roots(self.m, arg) {
+            Root::Vars(vars)
+                if !vars.is_empty()
+                    && vars
+                        .iter()
+                        .all(|&v| memory::is_private(mem.class(v)) && mem.builtin(v).is_none()) =>
+            {
+                vars.iter().map(|&v| self.variable(v)).max()
+            }
+            _ => None,
+        }
+    }
+
+    /// The summary of a call context: the function analysed alone with its parameters at the
+    /// context's levels, memoized. A context still being analysed (recursion, which Vulkan
+    /// forbids) gets the pessimistic answer.
+    fn summary(&self, context: Context) -> Summary {
+        let nparams = self.params.get(context.fi).map_or(0, Vec::len);
+        let pessimistic = Summary {
+            ret: Level::Divergent,
+            out: vec![Level::Divergent; nparams],
+        };
+        match self.memo.borrow().get(&context) {
+            Some(Some(s)) => return s.clone(),
+            Some(None) => return pessimistic,
+            None => {}
+        }
+        if self.memo.borrow().len() > MAX_CONTEXTS {
+            return pessimistic;
+        }
+        self.memo.borrow_mut().insert(context.clone(), None);
+        let m = self.m;
+        let fi = context.fi;
+        let f = &m.functions()[self.fn_pos(fi)];
+        let param_ids: Vec<u32> = f
+            .params
+            .iter()
+            .map(|&p| m.instructions[p].result_id.unwrap_or(0))
+            .collect();
+        let n = self.sh.fns.len();
+        let callback = Cause::Callback { inst: 0 };
+        let mut params: Vec<Vec<(Level, Option<Cause>)>> = self
+            .params
+            .iter()
+            .map(|p| vec![(Level::Constant, None); p.len()])
+            .collect();
+        params[fi] = context.args.iter().map(|&l| (l, Some(callback))).collect();
+        params[fi].resize(nparams, (Level::Divergent, Some(callback)));
+        let mut entry = vec![(Level::Constant, None); n];
+        entry[fi] = (context.entry, Some(callback));
+        // Other variables keep their whole-module levels (Private ones, and the callers' that
+        // unknown pointers reach); the function's own Function variables start over.
+        let vars = self
+            .vars
+            .iter()
+            .filter(|&(v, _)| self.sh.def_block.get(v).is_none_or(|&(fj, _)| fj != fi))
+            .map(|(&v, &x)| (v, x))
+            .collect();
+        let mut pointees = context.pointees.clone();
+        pointees.resize(nparams, None);
+        let mut sub = Analysis {
+            m,
+            sh: self.sh.clone(),
+            memo: self.memo.clone(),
+            ctx: Some(CtxRun {
+                params: param_ids,
+                pointees,
+                out: vec![Level::Constant; nparams],
+            }),
+            values: FxHashMap::default(),
+            vars,
+            control: self
+                .sh
+                .fns
+                .iter()
+                .map(|f| vec![(Level::Constant, None); f.labels.len()])
+                .collect(),
+            sync: self
+                .sh
+                .fns
+                .iter()
+                .map(|f| vec![(Level::Constant, None); f.labels.len()])
+                .collect(),
+            loop_exit: FxHashMap::default(),
+            entry,
+            ret: vec![(Level::Constant, None); n],
+            params,
+            components: FxHashMap::default(),
+            mixed: self.mixed.clone(),
+            changed: false,
+        };
+        loop {
+            sub.changed = false;
+            sub.pass(fi);
+            if !sub.changed {
+                break;
+            }
+        }
+        let summary = Summary {
+            ret: sub.ret[fi].0,
+            out: sub.ctx.map_or_else(Vec::new, |c| c.out),
+        };
+        self.memo
+            .borrow_mut()
+            .insert(context, Some(summary.clone()));
+        summary
+    }
+
     fn mark_mixed(&mut self, id: u32) {
         if self.mixed.insert(id) {
             self.changed = true;
@@ -876,14 +1098,14 @@ impl<'m> Analysis<'m> {
 
     /// Marks every matrix variable `ptr` may point into as mixed.
     fn mark_pointee_mixed(&mut self, ptr: u32) {
-        match self.mem.roots(self.m, ptr) {
+        match self.sh.mem.roots(self.m, ptr) {
             Root::Vars(vars) => {
                 for v in vars {
                     self.mark_mixed(v);
                 }
             }
             Root::Unknown(class) => {
-                for v in self.mem.private_vars(class) {
+                for v in self.sh.mem.private_vars(class) {
                     self.mark_mixed(v);
                 }
             }
@@ -892,7 +1114,7 @@ impl<'m> Analysis<'m> {
 
     /// Whether a variable `ptr` points into may hold a mixed matrix.
     fn pointee_mixed(&self, ptr: u32) -> bool {
-        match self.mem.roots(self.m, ptr) {
+        match self.sh.mem.roots(self.m, ptr) {
             Root::Vars(vars) => vars.iter().any(|v| self.mixed.contains(v)),
             Root::Unknown(_) => true,
         }
@@ -927,7 +1149,7 @@ impl<'m> Analysis<'m> {
 
     /// Whether a type id is a cooperative matrix type.
     fn is_matrix_type(&self, ty: Option<u32>) -> bool {
-        ty.is_some_and(|t| self.m.type_view(t).coop_matrix().is_some())
+        ty.is_some_and(|t| self.sh.matrix_types.contains(&t))
     }
 
     /// Whether a pointer selects an element inside a cooperative matrix.
@@ -955,7 +1177,7 @@ impl<'m> Analysis<'m> {
     }
 
     fn fn_pos(&self, fi: usize) -> usize {
-        let id = self.fns[fi].id;
+        let id = self.sh.fns[fi].id;
         self.m
             .functions()
             .iter()
@@ -966,7 +1188,16 @@ impl<'m> Analysis<'m> {
     /// Adds what a load through `ptr` reads to `acc`.
     fn load(&mut self, acc: &mut Acc, i: usize, ptr: u32, result: u32) {
         let m = self.m;
-        let roots = self.mem.roots(m, ptr);
+        if let Some(k) = self.ctx_param_index(ptr) {
+            let l = self
+                .ctx
+                .as_ref()
+                .and_then(|c| c.pointees[k])
+                .unwrap_or(Level::Divergent);
+            acc.add(l, Cause::Operand { id: ptr });
+            return;
+        }
+        let roots = self.sh.mem.roots(m, ptr);
         match roots {
             Root::Vars(vars) => {
                 for var in vars {
@@ -987,10 +1218,10 @@ impl<'m> Analysis<'m> {
     }
 
     fn load_var(&mut self, acc: &mut Acc, i: usize, var: u32, ptr: u32, result: u32) {
-        let class = self.mem.class(var);
-        if let Some(builtin) = self.mem.builtin(var) {
+        let class = self.sh.mem.class(var);
+        if let Some(builtin) = self.sh.mem.builtin(var) {
             let comps = self.builtin_components(builtin);
-            let l = match self.mem.component(self.m, ptr, var) {
+            let l = match self.sh.mem.component(self.m, ptr, var) {
                 Some(k) => comps.get(k as usize).copied().unwrap_or(Level::Divergent),
                 None => {
                     if result != 0 {
@@ -1014,7 +1245,7 @@ impl<'m> Analysis<'m> {
             }
             return;
         }
-        let read_only = self.mem.read_only(var);
+        let read_only = self.sh.mem.read_only(var);
         match memory::class_level(class, read_only) {
             Some((l, kind)) => acc.add(l, Cause::Source { inst: i, kind }),
             None => acc.add(
@@ -1029,7 +1260,7 @@ impl<'m> Analysis<'m> {
 
     /// Levels of the x, y, z components of a built-in.
     fn builtin_components(&self, builtin: u32) -> [Level; 3] {
-        let size = self.mem.local_size;
+        let size = self.sh.mem.local_size;
         let per = |k: usize, one: Level| {
             if size[k] == Some(1) {
                 one
@@ -1062,14 +1293,24 @@ impl<'m> Analysis<'m> {
     fn store(&mut self, ptr: u32, s: Acc) {
         let Some(cause) = s.cause else { return };
         let m = self.m;
-        let targets: Vec<u32> = match self.mem.roots(m, ptr) {
+        if let Some(k) = self.ctx_param_index(ptr)
+            && let Some(c) = self.ctx.as_mut()
+        {
+            if c.pointees[k].is_some_and(|p| s.level > p) {
+                c.pointees[k] = Some(s.level);
+                self.changed = true;
+            }
+            c.out[k] = c.out[k].max(s.level);
+            return;
+        }
+        let targets: Vec<u32> = match self.sh.mem.roots(m, ptr) {
             Root::Vars(v) => v,
-            Root::Unknown(class) if memory::is_private(class) => self.mem.private_vars(class),
+            Root::Unknown(class) if memory::is_private(class) => self.sh.mem.private_vars(class),
             Root::Unknown(_) => Vec::new(),
         };
         let mut ch = false;
         for var in targets {
-            if memory::is_private(self.mem.class(var)) {
+            if memory::is_private(self.sh.mem.class(var)) {
                 raise(&mut self.vars, var, s.level, cause, &mut ch);
             }
         }
@@ -1314,7 +1555,7 @@ impl<'m> Analysis<'m> {
                     cur = self.values.get(&arg).map(|&(_, c)| (arg, c));
                 }
                 Cause::Return { func } => {
-                    let fi = self.fn_index.get(&func).copied();
+                    let fi = self.sh.fn_index.get(&func).copied();
                     out.push(Step {
                         inst: self.def_inst(id),
                         level,
@@ -1380,6 +1621,9 @@ pub fn arg_ids(inst: &Instruction) -> impl Iterator<Item = u32> + '_ {
 
 /// Opcode classes the transfer function needs, looked up once per opcode (the grammar lookup is a
 /// search; the analysis asks for every instruction on every pass).
+/// Call contexts analysed per module at most; beyond, calls take the pessimistic summary.
+const MAX_CONTEXTS: usize = 4096;
+
 /// Element-wise arithmetic and conversions: on matrices, a splat stays a splat.
 fn is_elementwise(opcode: u16) -> bool {
     coopmat_spirv::scalar_ops::ScalarOpRow::for_opcode(opcode).is_some()

@@ -261,3 +261,40 @@ OpFunctionEnd
     assert_eq!(a.value(id(&m, "s")), Level::Constant);
     assert_eq!(a.value(id(&m, "d")), Level::Divergent);
 }
+
+#[test]
+fn each_call_gets_the_result_of_its_own_context() {
+    let m = module(
+        "OpName %ru \"ru\"
+OpName %rd \"rd\"
+OpName %vu \"vu\"
+%fu = OpTypeFunction %uint %pf
+%main = OpFunction %void None %fn
+%e = OpLabel
+%tu = OpVariable %pf Function
+%td = OpVariable %pf Function
+%l = OpLoad %v3 %lid
+%x = OpCompositeExtract %uint %l 0
+OpStore %td %x
+OpStore %tu %u5
+%rd = OpFunctionCall %uint %f %td
+%ru = OpFunctionCall %uint %f %tu
+%vu = OpLoad %uint %tu
+OpReturn
+OpFunctionEnd
+%f = OpFunction %uint None %fu
+%p = OpFunctionParameter %pf
+%fe = OpLabel
+%q = OpLoad %uint %p
+%q1 = OpIAdd %uint %q %u1
+OpStore %p %u1
+OpReturnValue %q1
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    // Pointer parameters: each call reads its own argument's variable.
+    assert_eq!(a.value(id(&m, "rd")), Level::Divergent);
+    assert_eq!(a.value(id(&m, "ru")), Level::Constant);
+    assert_eq!(a.value(id(&m, "vu")), Level::Constant);
+}

@@ -95,6 +95,8 @@ struct Cx<'a> {
     text: std::cell::OnceCell<Vec<String>>,
     lines: std::cell::OnceCell<source::Lines>,
     names: std::cell::OnceCell<coopmat_spirv::dis::FriendlyNames>,
+    /// Whether the module declares any cooperative matrix type (most do not).
+    has_matrices: bool,
 }
 
 impl<'a> Cx<'a> {
@@ -107,6 +109,12 @@ impl<'a> Cx<'a> {
             text: std::cell::OnceCell::new(),
             lines: std::cell::OnceCell::new(),
             names: std::cell::OnceCell::new(),
+            has_matrices: m.instructions.iter().any(|i| {
+                matches!(
+                    i.opcode,
+                    op::TypeCooperativeMatrixKHR | op::TypeCooperativeMatrixNV
+                )
+            }),
         }
     }
 
@@ -212,8 +220,9 @@ impl<'a> Cx<'a> {
 
     fn instruction(&self, i: usize, block: u32, out: &mut Vec<Finding>) {
         let inst = &self.m.instructions[i];
-        if is_matrix_instruction(inst.opcode)
-            || (!not_tangled(inst.opcode) && self.matrix_scope(inst).is_some())
+        if self.has_matrices
+            && (is_matrix_instruction(inst.opcode)
+                || (!not_tangled(inst.opcode) && self.matrix_scope(inst).is_some()))
         {
             self.cooperative_matrix(i, block, out);
         }
