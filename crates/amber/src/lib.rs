@@ -33,11 +33,19 @@ pub fn run_file<E: Engine>(engine: &E, path: &Path) -> Report {
 
 /// Expands `paths` into script files: files as given, directories searched recursively for `*.amber`, sorted.
 pub fn collect_scripts(paths: &[std::path::PathBuf]) -> std::io::Result<Vec<std::path::PathBuf>> {
-    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
+    // Each real directory once: a symlink cycle ends.
+    fn walk(
+        dir: &Path,
+        out: &mut Vec<std::path::PathBuf>,
+        seen: &mut std::collections::HashSet<std::path::PathBuf>,
+    ) -> std::io::Result<()> {
+        if !seen.insert(dir.canonicalize()?) {
+            return Ok(());
+        }
         for entry in std::fs::read_dir(dir)? {
             let p = entry?.path();
             if p.is_dir() {
-                walk(&p, out)?;
+                walk(&p, out, seen)?;
             } else if p.extension().is_some_and(|e| e == "amber") {
                 out.push(p);
             }
@@ -45,10 +53,11 @@ pub fn collect_scripts(paths: &[std::path::PathBuf]) -> std::io::Result<Vec<std:
         Ok(())
     }
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in paths {
         if p.is_dir() {
             let mut found = Vec::new();
-            walk(p, &mut found)?;
+            walk(p, &mut found, &mut seen)?;
             found.sort();
             out.extend(found);
         } else {

@@ -1,7 +1,6 @@
 //! `coopmat info`: a compact summary of SPIR-V modules (header, capabilities, entry points,
 //! cooperative types and instructions), for people or, with `--json`, for machines.
 
-use anyhow::Context;
 use coopmat_spirv::info::{self, MatrixFlavor, ModuleInfo, Scalar, Value};
 use serde_json::{Value as Json, json};
 use std::fmt::Write as _;
@@ -20,10 +19,7 @@ pub struct Args {
 
 /// Runs `coopmat info`; returns the exit status (1 when some module could not be read).
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let mut paths = Vec::new();
-    for p in &args.files {
-        collect(p, &mut paths).with_context(|| format!("reading {}", p.display()))?;
-    }
+    let paths = crate::inputs::collect_with(&args.files, &["spv"])?;
     let mut status = 0;
     let mut json_out = Vec::new();
     let mut text = String::new();
@@ -55,26 +51,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         println!("{}", serde_json::to_string_pretty(&json_out)?);
     }
     Ok(status)
-}
-
-/// Expands directories into their `.spv` files (sorted); files are taken as given.
-fn collect(path: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    if !path.is_dir() {
-        out.push(path.to_path_buf());
-        return Ok(());
-    }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
-    entries.sort();
-    for e in entries {
-        if e.is_dir() {
-            collect(&e, out)?;
-        } else if e.extension().is_some_and(|x| x == "spv") {
-            out.push(e);
-        }
-    }
-    Ok(())
 }
 
 fn flavor(f: MatrixFlavor) -> &'static str {

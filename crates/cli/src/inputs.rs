@@ -8,6 +8,11 @@ use std::path::{Path, PathBuf};
 
 /// Expands the inputs into files, in sorted order within each directory.
 pub fn collect(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    collect_with(inputs, &["spv", "spvasm"])
+}
+
+/// [`collect`] for the given file extensions.
+pub fn collect_with(inputs: &[PathBuf], extensions: &[&str]) -> anyhow::Result<Vec<PathBuf>> {
     anyhow::ensure!(!inputs.is_empty(), "no input (give FILE, DIR or -)");
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -15,7 +20,7 @@ pub fn collect(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         if i.as_os_str() == "-" {
             out.push(i.clone());
         } else {
-            walk(i, &mut out, &mut seen)?;
+            walk(i, extensions, &mut out, &mut seen)?;
         }
     }
     Ok(out)
@@ -23,6 +28,7 @@ pub fn collect(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 
 fn walk(
     path: &Path,
+    extensions: &[&str],
     out: &mut Vec<PathBuf>,
     seen: &mut std::collections::HashSet<PathBuf>,
 ) -> anyhow::Result<()> {
@@ -39,8 +45,11 @@ fn walk(
             .collect();
         entries.sort();
         for e in entries {
-            if e.is_dir() || e.extension().is_some_and(|x| x == "spv" || x == "spvasm") {
-                walk(&e, out, seen)?;
+            if e.is_dir()
+                || e.extension()
+                    .is_some_and(|x| extensions.iter().any(|w| x == *w))
+            {
+                walk(&e, extensions, out, seen)?;
             }
         }
     } else {

@@ -104,3 +104,42 @@ fn unparsable_input_is_an_error_naming_the_file() {
     assert_eq!(code, 2);
     assert!(text.contains("junk.spv"), "{text}");
 }
+
+/// A directory holding a link to itself: `lint`, `info`, `val` and `amber` visit each file once.
+#[cfg(unix)]
+#[test]
+fn directory_walks_visit_each_file_once_despite_symlink_cycles() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("d");
+    std::fs::create_dir(&sub).unwrap();
+    std::os::unix::fs::symlink(dir.path(), sub.join("loop")).unwrap();
+    let asm = sub.join("m.spvasm");
+    std::fs::copy(fixture("divergent_muladd.spvasm"), &asm).unwrap();
+    let bin = Command::new(env!("CARGO_BIN_EXE_coopmat"))
+        .arg("as")
+        .arg(&asm)
+        .arg("-o")
+        .arg(sub.join("m.spv"))
+        .status()
+        .unwrap();
+    assert!(bin.success());
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_coopmat"))
+            .args(args)
+            .arg(dir.path())
+            .output()
+            .expect("runs coopmat");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // Two modules (m.spvasm and m.spv), one finding each.
+    let findings: serde_json::Value =
+        serde_json::from_str(&run(&["lint", "--format", "json"])).unwrap();
+    assert_eq!(findings.as_array().unwrap().len(), 2, "{findings}");
+    let infos: serde_json::Value = serde_json::from_str(&run(&["info", "--json"])).unwrap();
+    assert_eq!(infos.as_array().unwrap().len(), 1, "{infos}");
+    let val: serde_json::Value = serde_json::from_str(&run(&["val", "--json"])).unwrap();
+    assert_eq!(val.as_array().unwrap().len(), 2, "{val}");
+    std::fs::write(sub.join("t.amber"), "# nothing\n").unwrap();
+    let amber = run(&["amber"]);
+    assert_eq!(amber.matches("t.amber").count(), 1, "{amber}");
+}
