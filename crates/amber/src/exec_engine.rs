@@ -83,22 +83,13 @@ impl Engine for ExecEngine {
 
 impl ExecEngine {
     fn check_uniformity(&self, m: &coopmat_spirv::Module, p: &Pipeline) -> Result<(), String> {
-        use coopmat_analysis::{Analysis, Level};
-        let a = Analysis::run(m);
-        let observed = p.observed_uniformity();
-        let bad: Vec<u32> = observed
-            .iter()
-            .filter(|&&(id, differs)| differs && a.value(id) <= Level::Subgroup)
-            .map(|&(id, _)| id)
-            .collect();
-        let imprecise = observed
-            .iter()
-            .filter(|&&(id, d)| !d && a.value(id) == Level::Divergent)
-            .count();
+        let a = coopmat_analysis::Analysis::run(m);
+        let check = a.check_observed(&p.observed_uniformity());
         let mut s = self.uniformity.lock().unwrap_or_else(|e| e.into_inner());
-        s[0] += observed.len();
-        s[1] += bad.len();
-        s[2] += imprecise;
+        s[0] += check.values;
+        s[1] += check.violations.len();
+        s[2] += check.called_divergent;
+        let bad = check.violations;
         match bad.first() {
             None => Ok(()),
             Some(id) => Err(format!(

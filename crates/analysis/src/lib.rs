@@ -167,6 +167,19 @@ pub enum SourceKind {
     Unmodeled,
 }
 
+/// The analysis against an observed execution ([`Analysis::check_observed`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ObservedCheck {
+    /// Values observed.
+    pub values: usize,
+    /// Values the analysis calls subgroup-uniform (or better) that differed: soundness faults.
+    pub violations: Vec<u32>,
+    /// Values that never differed.
+    pub observed_uniform: usize,
+    /// Of those, the ones the analysis calls divergent (its imprecision).
+    pub called_divergent: usize,
+}
+
 /// A step of an explanation chain: the instruction where it happens and its cause.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
@@ -430,6 +443,25 @@ impl<'m> Analysis<'m> {
                     &mut ch,
                 );
             }
+        }
+    }
+
+    /// Compares the analysis with what an execution observed: `observed` holds (result id,
+    /// whether the active invocations of some subgroup held different values), as
+    /// `coopmat_exec::Pipeline::observed_uniformity` reports it.
+    pub fn check_observed(&self, observed: &[(u32, bool)]) -> ObservedCheck {
+        ObservedCheck {
+            values: observed.len(),
+            violations: observed
+                .iter()
+                .filter(|&&(id, differs)| differs && self.value(id) <= Level::Subgroup)
+                .map(|&(id, _)| id)
+                .collect(),
+            observed_uniform: observed.iter().filter(|&&(_, d)| !d).count(),
+            called_divergent: observed
+                .iter()
+                .filter(|&&(id, d)| !d && self.value(id) == Level::Divergent)
+                .count(),
         }
     }
 

@@ -150,28 +150,18 @@ fn flash_attn_small(name: &str, tol: f64) {
     }
     pipe.dispatch(&mut res, fa_groups(n32, br, 1, 1, 1, 1))
         .unwrap();
-    let analysis = coopmat_analysis::Analysis::run(&module);
-    let observed = pipe.observed_uniformity();
-    let violations: Vec<u32> = observed
-        .iter()
-        .filter(|&&(id, differs)| {
-            differs && analysis.value(id) <= coopmat_analysis::Level::Subgroup
-        })
-        .map(|&(id, _)| id)
-        .collect();
-    let imprecise = observed
-        .iter()
-        .filter(|&&(id, d)| !d && analysis.value(id) == coopmat_analysis::Level::Divergent)
-        .count();
+    let c = coopmat_analysis::Analysis::run(&module).check_observed(&pipe.observed_uniformity());
     eprintln!(
-        "{name}: {} values observed, {} violations, {imprecise} of {} observed-uniform values called divergent",
-        observed.len(),
-        violations.len(),
-        observed.iter().filter(|&&(_, d)| !d).count()
+        "{name}: {} values observed, {} violations, {} of {} observed-uniform values called divergent",
+        c.values,
+        c.violations.len(),
+        c.called_divergent,
+        c.observed_uniform
     );
     assert!(
-        violations.is_empty(),
-        "{name}: divergence analysis unsound for {violations:?}"
+        c.violations.is_empty(),
+        "{name}: divergence analysis unsound for {:?}",
+        c.violations
     );
     let out: Vec<f64> = res.buffers[&(0, 5)]
         .chunks(4)

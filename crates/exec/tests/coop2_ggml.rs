@@ -208,7 +208,7 @@ fn matmul_q4_k_f16_cm2() {
 /// observed uniform that the analysis calls divergent.
 #[test]
 fn divergence_analysis_is_sound_on_the_cm2_matmuls() {
-    use coopmat_analysis::{Analysis, Level};
+    use coopmat_analysis::Analysis;
     for name in [
         "matmul_f16_cm2",
         "matmul_iq4_nl_f16_cm2",
@@ -225,24 +225,19 @@ fn divergence_analysis_is_sound_on_the_cm2_matmuls() {
         let pipe = Pipeline::compile(&module, "", &p.spec, &opts).unwrap();
         let mut res = p.res.clone();
         pipe.dispatch(&mut res, p.groups).unwrap();
-        let observed = pipe.observed_uniformity();
-        let a = Analysis::run(&module);
-        let violations: Vec<u32> = observed
-            .iter()
-            .filter(|&&(id, differs)| differs && a.value(id) <= Level::Subgroup)
-            .map(|&(id, _)| id)
-            .collect();
-        let imprecise = observed
-            .iter()
-            .filter(|&&(id, differs)| !differs && a.value(id) == Level::Divergent)
-            .count();
-        let uniform_seen = observed.iter().filter(|&&(_, d)| !d).count();
+        let c = Analysis::run(&module).check_observed(&pipe.observed_uniformity());
         eprintln!(
-            "{name}: {} values observed, {} violations, {imprecise} of {uniform_seen} observed-uniform values called divergent",
-            observed.len(),
-            violations.len()
+            "{name}: {} values observed, {} violations, {} of {} observed-uniform values called divergent",
+            c.values,
+            c.violations.len(),
+            c.called_divergent,
+            c.observed_uniform
         );
-        assert!(observed.len() > 100, "{name}: too few values observed");
-        assert!(violations.is_empty(), "{name}: unsound for {violations:?}");
+        assert!(c.values > 100, "{name}: too few values observed");
+        assert!(
+            c.violations.is_empty(),
+            "{name}: unsound for {:?}",
+            c.violations
+        );
     }
 }
