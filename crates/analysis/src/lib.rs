@@ -465,6 +465,11 @@ impl<'m> Analysis<'m> {
         }
     }
 
+    /// The workgroup size per dimension where the module states it with plain constants.
+    pub fn workgroup_size(&self) -> [Option<u64>; 3] {
+        self.sh.mem.local_size
+    }
+
     /// The level of a value anywhere (temporal divergence not included).
     pub fn value(&self, id: u32) -> Level {
         self.values.get(&id).map_or(Level::Constant, |v| v.0)

@@ -81,9 +81,13 @@ pub fn lint_module(m: &Module, file: &str, config: &Config) -> Vec<Finding> {
             }
         }
     }
+    cx.workgroup_size(&mut out);
     out.sort_by_key(|f| f.inst);
     out
 }
+
+/// The subgroup size `coopmat-workgroup-size-vs-subgroup` checks against.
+const CHECKED_SUBGROUP_SIZE: u64 = 32;
 
 /// What the rules share while linting one module.
 struct Cx<'a> {
@@ -292,6 +296,53 @@ impl<'a> Cx<'a> {
             );
             out.extend(self.finding(&rules::NONUNIFORM_OPERAND, i, msg, chain));
         }
+    }
+
+    /// `coopmat-workgroup-size-vs-subgroup`.
+    fn workgroup_size(&self, out: &mut Vec<Finding>) {
+        let m = self.m;
+        let subgroup_matrices = m.instructions.iter().any(|i| {
+            matches!(
+                i.opcode,
+                op::TypeCooperativeMatrixKHR | op::TypeCooperativeMatrixNV
+            ) && i
+                .word(2)
+                .is_some_and(|s| m.constant_u64(s) == Some(grammar::scope::Subgroup as u64))
+        });
+        let [Some(x), Some(y), Some(z)] = self.a.workgroup_size() else {
+            return;
+        };
+        let total = x.saturating_mul(y).saturating_mul(z);
+        if !subgroup_matrices || total % CHECKED_SUBGROUP_SIZE == 0 {
+            return;
+        }
+        // Point at what states the size: the execution mode, else the entry point.
+        let Some(i) = m
+            .instructions
+            .iter()
+            .position(|i| {
+                matches!(i.opcode, op::ExecutionMode | op::ExecutionModeId)
+                    && matches!(
+                        i.word(1),
+                        Some(
+                            grammar::execution_mode::LocalSize
+                                | grammar::execution_mode::LocalSizeId
+                        )
+                    )
+            })
+            .or_else(|| {
+                m.instructions
+                    .iter()
+                    .position(|i| i.opcode == op::EntryPoint)
+            })
+        else {
+            return;
+        };
+        let msg = format!(
+            "the workgroup has {total} invocations ({x}x{y}x{z}), not a multiple of the subgroup size {CHECKED_SUBGROUP_SIZE}: its last subgroup has {} inactive invocations, and the module's Subgroup-scope cooperative matrix instructions need every invocation of the subgroup",
+            CHECKED_SUBGROUP_SIZE - total % CHECKED_SUBGROUP_SIZE
+        );
+        out.extend(self.finding(&rules::WORKGROUP_SIZE_VS_SUBGROUP, i, msg, Vec::new()));
     }
 
     /// `coopvec-nonuniform-matrix-operand`.

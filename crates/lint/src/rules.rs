@@ -77,11 +77,20 @@ pub static COOPVEC_NONUNIFORM_MATRIX_OPERAND: Rule = Rule {
     explanation: "SPV_NV_cooperative_vector: \"cooperative vectors don't require a fully occupied subgroup or uniform control flow\", so this is no bug. But implementations run the matrix-vector product on the tensor units once per distinct matrix operand tuple in the subgroup: a Matrix, MatrixOffset, MatrixStride, MatrixInterpretation, MemoryLayout, Transpose, Bias, BiasOffset or BiasInterpretation operand of OpCooperativeVectorMatrixMulNV or MatrixMulAddNV (or the Pointer, Offset and layout operands of OuterProductAccumulateNV and ReduceSumAccumulateNV) that differs between invocations serializes the subgroup. This is the SPIR-V form of the HLSL linter rule coopvec-non-uniform-matrix-handle; unlike a text match, it follows the value through arithmetic, variables and branches.",
 };
 
+/// `coopmat-workgroup-size-vs-subgroup`.
+pub static WORKGROUP_SIZE_VS_SUBGROUP: Rule = Rule {
+    name: "coopmat-workgroup-size-vs-subgroup",
+    default: Level::Warn,
+    summary: "a module with Subgroup-scope cooperative matrices has a workgroup size that is not a multiple of 32, so its last subgroup is partial",
+    explanation: "SPV_KHR_cooperative_matrix, OpTypeCooperativeMatrixKHR: \"All dynamic instances of an instruction with an operand or result of this type must be executed such that all the invocations in the Scope instance are active or none of them are.\" A workgroup whose invocation count is not a multiple of the subgroup size has a last subgroup with inactive invocations, so every Subgroup-scope matrix instruction it executes breaks this rule. The check uses 32, the subgroup size of the devices that expose cooperative matrices today (NVIDIA; also the smallest of AMD's wave32/wave64), and a workgroup size stated with plain constants; sizes given by specialization constants are not checked.",
+};
+
 /// Every rule, in table order.
 pub static RULES: &[&Rule] = &[
     &NONUNIFORM_OPERAND,
     &DIVERGENT_CONTROL_FLOW,
     &COOPVEC_NONUNIFORM_MATRIX_OPERAND,
+    &WORKGROUP_SIZE_VS_SUBGROUP,
 ];
 
 /// Finds a rule by name.

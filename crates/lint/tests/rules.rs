@@ -62,6 +62,15 @@ const GLSL_CASES: &[(&str, &[&str])] = &[
         &["coopvec-nonuniform-matrix-operand"],
     ),
     ("coopvec_good_offset.comp", &[]),
+    (
+        "wg_partial_48.comp",
+        &["coopmat-workgroup-size-vs-subgroup"],
+    ),
+    (
+        "wg_partial_10x10.comp",
+        &["coopmat-workgroup-size-vs-subgroup"],
+    ),
+    ("wg_no_matrix_48.comp", &[]),
 ];
 
 #[test]
@@ -93,6 +102,10 @@ fn spvasm_cases_fire_and_stay_silent() {
         ("uniform_muladd.spvasm", &[]),
         ("nonuniform_stride.spvasm", &["coopmat-nonuniform-operand"]),
         ("uniform_stride.spvasm", &[]),
+        (
+            "partial_subgroup.spvasm",
+            &["coopmat-workgroup-size-vs-subgroup"],
+        ),
     ];
     for (name, expected) in cases {
         let text = std::fs::read_to_string(dir("spvasm").join(name)).expect("fixture");
