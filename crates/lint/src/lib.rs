@@ -86,6 +86,46 @@ pub fn lint_module(m: &Module, file: &str, config: &Config) -> Vec<Finding> {
     out
 }
 
+/// The functions the implementation calls per element (DecodeFunc of a tensor load, CombineFunc
+/// of a reduction, Func of a per-element op) and everything they call, each with the
+/// instruction that names its callback.
+fn callbacks(m: &Module) -> rustc_hash::FxHashMap<u32, usize> {
+    let mut out = rustc_hash::FxHashMap::default();
+    let mut work = Vec::new();
+    for (i, inst) in m.instructions.iter().enumerate() {
+        if matches!(
+            inst.opcode,
+            op::CooperativeMatrixLoadTensorNV
+                | op::CooperativeMatrixReduceNV
+                | op::CooperativeMatrixPerElementOpNV
+        ) {
+            for id in arg_ids(inst) {
+                if m.function(id).is_some() && !out.contains_key(&id) {
+                    out.insert(id, i);
+                    work.push(id);
+                }
+            }
+        }
+    }
+    while let Some(f) = work.pop() {
+        let naming = out[&f];
+        let Some(func) = m.function(f) else { continue };
+        for b in &func.blocks {
+            for i in b.body.clone() {
+                let inst = &m.instructions[i];
+                if inst.opcode == op::FunctionCall
+                    && let Some(callee) = inst.word(inst.first_arg())
+                    && !out.contains_key(&callee)
+                {
+                    out.insert(callee, naming);
+                    work.push(callee);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The subgroup size `coopmat-workgroup-size-vs-subgroup` checks against.
 const CHECKED_SUBGROUP_SIZE: u64 = 32;
 
@@ -101,6 +141,9 @@ struct Cx<'a> {
     names: std::cell::OnceCell<coopmat_spirv::dis::FriendlyNames>,
     /// Whether the module declares any cooperative matrix type (most do not).
     has_matrices: bool,
+    /// Functions the implementation calls per element, directly or through calls: function id ->
+    /// the instruction that names the callback.
+    callbacks: rustc_hash::FxHashMap<u32, usize>,
 }
 
 impl<'a> Cx<'a> {
@@ -113,6 +156,7 @@ impl<'a> Cx<'a> {
             text: std::cell::OnceCell::new(),
             lines: std::cell::OnceCell::new(),
             names: std::cell::OnceCell::new(),
+            callbacks: callbacks(m),
             has_matrices: m.instructions.iter().any(|i| {
                 matches!(
                     i.opcode,
@@ -224,6 +268,23 @@ impl<'a> Cx<'a> {
 
     fn instruction(&self, i: usize, block: u32, out: &mut Vec<Finding>) {
         let inst = &self.m.instructions[i];
+        if let Some(&naming) = self.a.function_of(i).and_then(|f| self.callbacks.get(&f)) {
+            // Inside a callback only this rule speaks: control and operands there are per
+            // element by definition.
+            if self.is_tangled(inst) {
+                let op_name = grammar::instruction(inst.opcode).map_or("Op?", |d| d.name);
+                let msg = format!(
+                    "{op_name} is tangled, but its function runs as a per-element callback of the implementation"
+                );
+                let step = Step {
+                    inst: naming,
+                    level: Uniformity::Divergent,
+                    note: "the function is used as a callback here (or called from one)".into(),
+                };
+                out.extend(self.finding(&rules::TANGLED_IN_CALLBACK, i, msg, vec![step]));
+            }
+            return;
+        }
         if self.has_matrices
             && (is_matrix_instruction(inst.opcode)
                 || (!not_tangled(inst.opcode) && self.matrix_scope(inst).is_some()))
@@ -296,6 +357,16 @@ impl<'a> Cx<'a> {
             );
             out.extend(self.finding(&rules::NONUNIFORM_OPERAND, i, msg, chain));
         }
+    }
+
+    /// Tangled instructions (SPV_KHR_cooperative_matrix and SPV_NV_cooperative_matrix2's lists, and
+    /// the group, subgroup and barrier instructions that need their scope to run together).
+    fn is_tangled(&self, inst: &Instruction) -> bool {
+        let class = grammar::instruction(inst.opcode).map_or("", |d| d.class);
+        inst.opcode == op::ControlBarrier
+            || matches!(class, "Group" | "Non-Uniform" | "Derivative")
+            || is_matrix_instruction(inst.opcode)
+            || (!not_tangled(inst.opcode) && self.matrix_scope(inst).is_some())
     }
 
     /// `coopmat-workgroup-size-vs-subgroup`.

@@ -85,12 +85,21 @@ pub static WORKGROUP_SIZE_VS_SUBGROUP: Rule = Rule {
     explanation: "SPV_KHR_cooperative_matrix, OpTypeCooperativeMatrixKHR: \"All dynamic instances of an instruction with an operand or result of this type must be executed such that all the invocations in the Scope instance are active or none of them are.\" A workgroup whose invocation count is not a multiple of the subgroup size has a last subgroup with inactive invocations, so every Subgroup-scope matrix instruction it executes breaks this rule. The check uses 32, the subgroup size of the devices that expose cooperative matrices today (NVIDIA; also the smallest of AMD's wave32/wave64), and a workgroup size stated with plain constants; sizes given by specialization constants are not checked.",
 };
 
+/// `coopmat-tangled-in-callback`.
+pub static TANGLED_IN_CALLBACK: Rule = Rule {
+    name: "coopmat-tangled-in-callback",
+    default: Level::Deny,
+    summary: "a tangled instruction (cooperative matrix, group or subgroup operation, control barrier) in a function the implementation calls per element (DecodeFunc, CombineFunc, PerElementOp Func) or in a function it calls",
+    explanation: "SPV_NV_cooperative_matrix2 (and SPV_NV_tensor_addressing for DecodeFunc): the functions used as DecodeFunc, as the CombineFunc of OpCooperativeMatrixReduceNV and as the Func of OpCooperativeMatrixPerElementOpNV \"must not contain any tangled instructions\", nor may anything they call directly or indirectly. The implementation calls them per element, in no defined grouping of invocations, so an instruction that needs the invocations of a scope to run together has no meaning there. The finding names the instruction and the instruction that makes its function a callback.",
+};
+
 /// Every rule, in table order.
 pub static RULES: &[&Rule] = &[
     &NONUNIFORM_OPERAND,
     &DIVERGENT_CONTROL_FLOW,
     &COOPVEC_NONUNIFORM_MATRIX_OPERAND,
     &WORKGROUP_SIZE_VS_SUBGROUP,
+    &TANGLED_IN_CALLBACK,
 ];
 
 /// Finds a rule by name.
