@@ -22,6 +22,8 @@ pub(crate) struct Header {
 pub(crate) struct FnCfg {
     /// The function's id.
     pub id: u32,
+    /// Its parameters' ids, in order.
+    pub params: Vec<u32>,
     /// Label ids in module order; index 0 is the entry.
     pub labels: Vec<u32>,
     pub index: FxHashMap<u32, B>,
@@ -80,6 +82,11 @@ impl FnCfg {
         let (pre, post) = dominator_numbers(&succ, &pred);
         let mut g = FnCfg {
             id: f.id,
+            params: f
+                .params
+                .iter()
+                .map(|&p| m.instructions[p].result_id.unwrap_or(0))
+                .collect(),
             labels,
             index,
             term,

@@ -62,7 +62,7 @@ impl Level {
 }
 
 /// What raised a value, variable or block to its level: one step of an explanation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cause {
     /// A source of non-uniformity at instruction `inst` (a built-in read, memory, an atomic, a
     /// subgroup scan, an element of a cooperative matrix).
@@ -146,7 +146,7 @@ pub enum Cause {
 }
 
 /// The kinds of sources.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SourceKind {
     /// A built-in input variable (the BuiltIn value).
     BuiltIn(u32),
@@ -289,6 +289,7 @@ fn raise_slot(slot: &mut (Level, Option<Cause>), level: Level, cause: Cause, cha
 }
 
 /// The running maximum of an instruction's contributions with the cause of the first maximum.
+#[derive(Clone, Copy)]
 struct Acc {
     level: Level,
     cause: Option<Cause>,
@@ -330,18 +331,9 @@ impl<'m> Analysis<'m> {
                 }
             }
         }
-        let control = fns
+        let (control, sync) = (per_block(&fns), per_block(&fns));
+        let params = fns
             .iter()
-            .map(|f| vec![(Level::Constant, None); f.labels.len()])
-            .collect();
-        let sync = fns
-            .iter()
-            .map(|f| vec![(Level::Constant, None); f.labels.len()])
-            .collect();
-        let params = m
-            .functions()
-            .iter()
-            .filter(|f| !f.blocks.is_empty())
             .map(|f| vec![(Level::Constant, None); f.params.len()])
             .collect();
         let n = fns.len();
@@ -560,17 +552,12 @@ impl<'m> Analysis<'m> {
             }
         }
         // Parameters precede the first block: their levels come from the call sites.
-        let f = &self.m.functions()[self.fn_pos(fi)];
-        for (k, &pi) in f.params.iter().enumerate() {
-            if let Some(id) = self.m.instructions[pi].result_id
-                && self.is_matrix_type(self.m.instructions[pi].result_type)
-            {
+        let sh = self.sh.clone();
+        for (k, &id) in sh.fns[fi].params.iter().enumerate() {
+            if self.is_matrix_type(self.m.type_of(id)) {
                 self.mark_mixed(id);
             }
-            if let (Some(id), Some((l, Some(c)))) = (
-                self.m.instructions[pi].result_id,
-                self.params[fi].get(k).copied(),
-            ) {
+            if let Some((l, Some(c))) = self.params[fi].get(k).copied() {
                 let mut ch = false;
                 raise(&mut self.values, id, l, c, &mut ch);
                 self.changed |= ch;
@@ -708,11 +695,7 @@ impl<'m> Analysis<'m> {
     }
 
     fn operand(&self, acc: &mut Acc, id: u32, block: u32) {
-        let (l, c) = self.value_at_cause(id, block);
-        acc.add(
-            l,
-            c.map_or(Cause::Operand { id }, |_| Cause::Operand { id }),
-        );
+        acc.add(self.value_at(id, block), Cause::Operand { id });
     }
 
     /// The transfer function of instruction `i` in block `b` of function `fi`.
@@ -856,21 +839,20 @@ impl<'m> Analysis<'m> {
                     self.mark_pointee_mixed(ptr);
                 }
                 let mut s = Acc::new();
-                self.operand(&mut s, v, label);
+                s.add(
+                    self.value_at(v, label),
+                    Cause::Store {
+                        inst: i,
+                        value: Some(v),
+                        block: label,
+                    },
+                );
                 let ctl = self.control[fi][b];
                 let store = Cause::Store {
                     inst: i,
                     value: None,
                     block: label,
                 };
-                if let Some(c) = s.cause {
-                    s.cause = Some(Cause::Store {
-                        inst: i,
-                        value: Some(v),
-                        block: label,
-                    });
-                    let _ = c;
-                }
                 if !whole_matrix {
                     s.add(ctl.0, store);
                     let (pl, _) = self.value_at_cause(ptr, label);
@@ -939,15 +921,10 @@ impl<'m> Analysis<'m> {
                 }
                 // Instructions that write through pointer operands (GLSL modf/frexp, the
                 // cooperative stores) make the pointee as varying as their inputs.
-                if !matches!(inst.opcode, op::AccessChain | op::InBoundsAccessChain)
-                    && self.sh.mem.writes(inst)
-                {
+                if self.sh.mem.writes(inst) {
+                    let mut s = acc;
+                    self.add_store_control(&mut s, fi, b, i);
                     for ptr in memory::written_pointers(m, inst) {
-                        let mut s = Acc::new();
-                        for id in arg_ids(inst) {
-                            self.operand(&mut s, id, label);
-                        }
-                        self.add_store_control(&mut s, fi, b, i);
                         self.store(ptr, s);
                     }
                 }
@@ -1052,12 +1029,7 @@ impl<'m> Analysis<'m> {
         self.memo.borrow_mut().insert(context.clone(), None);
         let m = self.m;
         let fi = context.fi;
-        let f = &m.functions()[self.fn_pos(fi)];
-        let param_ids: Vec<u32> = f
-            .params
-            .iter()
-            .map(|&p| m.instructions[p].result_id.unwrap_or(0))
-            .collect();
+        let param_ids = self.sh.fns[fi].params.clone();
         let n = self.sh.fns.len();
         let callback = Cause::Callback { inst: 0 };
         let mut params: Vec<Vec<(Level, Option<Cause>)>> = self
@@ -1090,18 +1062,8 @@ impl<'m> Analysis<'m> {
             }),
             values: FxHashMap::default(),
             vars,
-            control: self
-                .sh
-                .fns
-                .iter()
-                .map(|f| vec![(Level::Constant, None); f.labels.len()])
-                .collect(),
-            sync: self
-                .sh
-                .fns
-                .iter()
-                .map(|f| vec![(Level::Constant, None); f.labels.len()])
-                .collect(),
+            control: per_block(&self.sh.fns),
+            sync: per_block(&self.sh.fns),
             loop_exit: FxHashMap::default(),
             entry,
             ret: vec![(Level::Constant, None); n],
@@ -1211,15 +1173,6 @@ impl<'m> Analysis<'m> {
             p = base;
         }
         false
-    }
-
-    fn fn_pos(&self, fi: usize) -> usize {
-        let id = self.sh.fns[fi].id;
-        self.m
-            .functions()
-            .iter()
-            .position(|f| f.id == id)
-            .unwrap_or(0)
     }
 
     /// Adds what a load through `ptr` reads to `acc`.
@@ -1471,7 +1424,7 @@ impl<'m> Analysis<'m> {
         let names = |id: u32| format!("%{id}");
         let mut seen = rustc_hash::FxHashSet::default();
         while let Some((id, cause)) = cur.take() {
-            if out.len() >= 64 || !seen.insert((id, format!("{cause:?}"))) {
+            if out.len() >= 64 || !seen.insert((id, cause)) {
                 break;
             }
             let level = self.value(id);
@@ -1658,6 +1611,13 @@ pub fn arg_ids(inst: &Instruction) -> impl Iterator<Item = u32> + '_ {
 
 /// Opcode classes the transfer function needs, looked up once per opcode (the grammar lookup is a
 /// search; the analysis asks for every instruction on every pass).
+/// A constant level for every block of every function.
+fn per_block(fns: &[FnCfg]) -> Vec<Vec<(Level, Option<Cause>)>> {
+    fns.iter()
+        .map(|f| vec![(Level::Constant, None); f.labels.len()])
+        .collect()
+}
+
 /// Call contexts analysed per module at most; beyond, calls take the pessimistic summary.
 const MAX_CONTEXTS: usize = 4096;
 

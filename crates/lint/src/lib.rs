@@ -181,7 +181,9 @@ impl<'a> Cx<'a> {
     }
 
     fn text(&self, i: usize) -> String {
-        let text = self.text.get_or_init(|| disassemble_lines(self.m));
+        let text = self
+            .text
+            .get_or_init(|| coopmat_spirv::dis::instruction_texts(self.m));
         text.get(i).cloned().unwrap_or_else(|| {
             grammar::instruction(self.m.instructions[i].opcode)
                 .map_or("Op?".into(), |d| d.name.to_string())
@@ -500,20 +502,4 @@ fn not_tangled(opcode: u16) -> bool {
             | op::FunctionParameter
             | op::Name
     ) || grammar::instruction(opcode).is_some_and(|d| d.class == "Debug" || d.class == "Annotation")
-}
-
-/// Each instruction disassembled (friendly names, no indentation).
-fn disassemble_lines(m: &Module) -> Vec<String> {
-    let bin = coopmat_spirv::binary::ParsedBinary {
-        header: m.header,
-        instructions: m.instructions.clone(),
-        endian: m.endian,
-        diagnostics: Vec::new(),
-    };
-    let opts = coopmat_spirv::dis::Options {
-        header: false,
-        indent: false,
-        ..Default::default()
-    };
-    coopmat_spirv::dis::instruction_texts(&bin, &opts)
 }

@@ -4,8 +4,6 @@
 use crate::ctx::Words;
 use crate::{Diagnostic, Severity};
 use coopmat_spirv::Module;
-use coopmat_spirv::binary::{Instruction, NumberKind, decode_string};
-use coopmat_spirv::grammar::{self, OperandCategory, OperandKind};
 
 /// Formats an id as `%name` (OpName) or `%N`.
 pub fn id_name(m: &Module, id: u32) -> String {
@@ -22,93 +20,6 @@ pub fn id_name(m: &Module, id: u32) -> String {
     }
 }
 
-/// Disassembles one instruction in spirv-dis style (`%r = OpFoo %type operands`).
-pub fn instruction(m: &Module, inst: &Instruction) -> String {
-    let name = crate::ctx::desc(inst.opcode)
-        .map(|d| d.name.to_string())
-        .unwrap_or_else(|| format!("Op{}", inst.opcode));
-    let mut s = String::new();
-    if let Some(r) = inst.result_id {
-        s.push_str(&id_name(m, r));
-        s.push_str(" = ");
-    }
-    s.push_str(&name);
-    for (k, o) in inst.operands.iter().enumerate() {
-        if Some(k)
-            == inst
-                .result_id
-                .map(|_| if inst.result_type.is_some() { 1 } else { 0 })
-        {
-            continue;
-        }
-        let words = inst.ow(k);
-        s.push(' ');
-        s.push_str(&operand(m, o.kind, o.number, words));
-    }
-    s
-}
-
-fn operand(m: &Module, kind: Option<OperandKind>, number: NumberKind, words: &[u32]) -> String {
-    let w0 = words.first().copied().unwrap_or(0);
-    let Some(kind) = kind else {
-        return words
-            .iter()
-            .map(|w| w.to_string())
-            .collect::<Vec<_>>()
-            .join(" ");
-    };
-    match kind {
-        OperandKind::IdRef
-        | OperandKind::IdResultType
-        | OperandKind::IdScope
-        | OperandKind::IdMemorySemantics
-        | OperandKind::IdResult => id_name(m, w0),
-        OperandKind::LiteralString => format!("{:?}", decode_string(words).0),
-        _ => {
-            let desc = grammar::operand_kind(kind);
-            match desc.category {
-                OperandCategory::ValueEnum => grammar::enumerant(kind, w0)
-                    .map(|e| e.name.to_string())
-                    .unwrap_or_else(|| w0.to_string()),
-                OperandCategory::BitEnum => {
-                    if w0 == 0 {
-                        return grammar::enumerant(kind, 0)
-                            .map(|e| e.name.to_string())
-                            .unwrap_or_else(|| "None".into());
-                    }
-                    let mut parts = Vec::new();
-                    for b in 0..32 {
-                        let bit = 1u32 << b;
-                        if w0 & bit != 0 {
-                            parts.push(
-                                grammar::enumerant(kind, bit)
-                                    .map(|e| e.name.to_string())
-                                    .unwrap_or_else(|| format!("0x{bit:x}")),
-                            );
-                        }
-                    }
-                    parts.join("|")
-                }
-                _ => match number {
-                    NumberKind::Float(32) => f32::from_bits(w0).to_string(),
-                    NumberKind::Float(64) if words.len() == 2 => {
-                        f64::from_bits(((words[1] as u64) << 32) | w0 as u64).to_string()
-                    }
-                    NumberKind::Signed(w) if w <= 32 => {
-                        ((w0 as i32) << (32 - w) >> (32 - w)).to_string()
-                    }
-                    _ if words.len() == 2 => (((words[1] as u64) << 32) | w0 as u64).to_string(),
-                    _ => words
-                        .iter()
-                        .map(|w| w.to_string())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                },
-            }
-        }
-    }
-}
-
 /// The module disassembled once, one line per instruction (spirv-dis text, friendly names).
 pub struct Listing {
     lines: Vec<String>,
@@ -117,19 +28,9 @@ pub struct Listing {
 impl Listing {
     /// Disassembles `m` with `coopmat_spirv::dis` (no header, no indentation).
     pub fn new(m: &Module) -> Listing {
-        let bin = coopmat_spirv::binary::ParsedBinary {
-            header: m.header,
-            endian: m.endian,
-            instructions: m.instructions.clone(),
-            diagnostics: Vec::new(),
-        };
-        let opts = coopmat_spirv::dis::Options {
-            header: false,
-            indent: false,
-            ..Default::default()
-        };
-        let lines = coopmat_spirv::dis::instruction_texts(&bin, &opts);
-        Listing { lines }
+        Listing {
+            lines: coopmat_spirv::dis::instruction_texts(m),
+        }
     }
 
     /// The text of instruction `i`.

@@ -119,7 +119,7 @@ pub fn disassemble_into(bin: &ParsedBinary, opts: &Options, out: &mut Vec<u8>) {
     let words: usize = bin.instructions.iter().map(|i| i.words.len()).sum();
     // About 11 bytes of text per word with friendly names (corpus average).
     out.reserve(words * 12 + 256);
-    let mut d = Dis::new(bin, opts);
+    let mut d = Dis::new(bin.header.bound, &bin.instructions, opts);
     if opts.header {
         d.header(bin, out);
     }
@@ -132,12 +132,18 @@ pub fn disassemble_into(bin: &ParsedBinary, opts: &Options, out: &mut Vec<u8>) {
     }
 }
 
-/// Each instruction's text on its own, in order (no header; a string literal with line breaks
-/// stays one entry): what messages quote, printed by the same code as a whole disassembly.
-pub fn instruction_texts(bin: &ParsedBinary, opts: &Options) -> Vec<String> {
-    let mut d = Dis::new(bin, opts);
+/// Each instruction of a module disassembled on its own, in order, as messages quote it (friendly
+/// names, no header, no indentation; a string literal with line breaks stays one entry), printed
+/// by the same code as a whole disassembly.
+pub fn instruction_texts(m: &crate::Module) -> Vec<String> {
+    let opts = Options {
+        header: false,
+        indent: false,
+        ..Default::default()
+    };
+    let mut d = Dis::new(m.header.bound, &m.instructions, &opts);
     let mut buf = Vec::new();
-    bin.instructions
+    m.instructions
         .iter()
         .map(|inst| {
             buf.clear();
@@ -151,13 +157,13 @@ pub fn instruction_texts(bin: &ParsedBinary, opts: &Options) -> Vec<String> {
 }
 
 impl<'a> Dis<'a> {
-    fn new(bin: &ParsedBinary, opts: &'a Options) -> Dis<'a> {
+    fn new(bound: u32, instructions: &[Instruction], opts: &'a Options) -> Dis<'a> {
         Dis {
             opts,
             names: if opts.raw_id {
                 None
             } else {
-                Some(FriendlyNames::new(bin))
+                Some(FriendlyNames::from_instructions(bound, instructions))
             },
             ext_sets: Vec::new(),
             float_encodings: Vec::new(),
