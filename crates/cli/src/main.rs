@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 mod cmd_amber;
 mod cmd_as;
+mod cmd_coopvec;
 mod cmd_dis;
 mod cmd_ggml;
 mod cmd_info;
@@ -42,6 +43,9 @@ enum Command {
     Run(cmd_run::Args),
     /// Rewrite a module so that it runs on a driver lacking an extension.
     Lower(cmd_lower::Args),
+    /// Convert a cooperative-vector matrix between layouts and component types (what
+    /// vkConvertCooperativeVectorMatrixNV does), or print its size.
+    CoopvecConvert(cmd_coopvec::Args),
     /// Run a llama.cpp matmul_*_cm2 module as ggml-vulkan dispatches it and check it against f64.
     GgmlMatmul(cmd_ggml::Args),
 }
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Command::Run(a) => cmd_run::run(a),
         Command::Lower(a) => cmd_lower::run(a),
         Command::GgmlMatmul(a) => cmd_ggml::run(a),
+        Command::CoopvecConvert(a) => cmd_coopvec::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -3,7 +3,10 @@
 //! gemm: bench/gemm.comp (f16 × f16 → f32, 16×16×16 KHR cooperative-matrix tiles, shared-memory
 //! staging) on N×N×N (default 1024), checked against an f64 reference on sampled rows; prints
 //! GFLOP/s. arith: bench/arith.comp (a long dependent integer/float chain per invocation);
-//! prints lane-instructions per second. Needs glslangValidator and spirv-opt
+//! prints lane-instructions per second. mlp: tests/coopvec/mlp.comp (16 -> 32 -> 32 -> 8, f16,
+//! ReLU, cooperative-vector products) on N workgroups of 64 invocations (default 1024: 2^16
+//! MLPs), checked against f64 on sampled invocations; prints MLPs per second and the share of
+//! CPU time in the native product kernels. Needs glslangValidator and spirv-opt
 //! (/opt/coopmat-peers/bin or PATH).
 
 use coopmat_exec::{EngineOptions, Pipeline, Resources};
@@ -12,6 +15,10 @@ use std::process::Command;
 
 fn compile(name: &str) -> coopmat_spirv::Module {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/bench");
+    compile_file(name, &format!("{dir}/{name}.comp"))
+}
+
+fn compile_file(name: &str, path: &str) -> coopmat_spirv::Module {
     let glslang =
         coopmat_testkit::peer_tool("glslangValidator").expect("glslangValidator not found");
     let opt = coopmat_testkit::peer_tool("spirv-opt").expect("spirv-opt not found");
@@ -19,7 +26,7 @@ fn compile(name: &str) -> coopmat_spirv::Module {
     let st = Command::new(glslang)
         .args(["-V", "--target-env", "vulkan1.3", "-o"])
         .arg(&out)
-        .arg(format!("{dir}/{name}.comp"))
+        .arg(path)
         .output()
         .unwrap();
     assert!(
@@ -119,6 +126,10 @@ fn main() {
                 }
             );
         }
+        "mlp" => mlp(
+            args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1024),
+            &opts,
+        ),
         _ => {
             let groups: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(256);
             let m = compile("arith");
@@ -142,6 +153,139 @@ fn main() {
             );
         }
     }
+}
+
+/// The MLP benchmark (see the crate header).
+fn mlp(groups: u32, opts: &EngineOptions) {
+    use coopmat_exec::coopvec::{
+        ComponentType, MatrixLayout, MatrixSide, convert_matrix, converted_size,
+    };
+    let dims = [(32usize, 16usize), (32, 32), (8, 32)];
+    let mut s = 777u64;
+    let mut rnd = |scale: f64| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        f16::from_f64(((s % 2001) as f64 - 1000.0) / 1000.0 * scale).to_f64()
+    };
+    let side = |layout| MatrixSide {
+        ty: ComponentType::F16,
+        layout,
+        stride: 0,
+    };
+    let mut buffer = Vec::new();
+    let mut defines = String::new();
+    let mut layers = Vec::new();
+    for (n, &(rows, cols)) in dims.iter().enumerate() {
+        let w: Vec<f64> = (0..rows * cols)
+            .map(|_| rnd((2.0 / cols as f64).sqrt()))
+            .collect();
+        let b: Vec<f64> = (0..rows).map(|_| rnd(0.1)).collect();
+        let src: Vec<u8> = w
+            .iter()
+            .flat_map(|v| f16::from_f64(*v).to_le_bytes())
+            .collect();
+        let opt = side(MatrixLayout::InferencingOptimal);
+        let at = buffer.len();
+        buffer.resize(
+            at + converted_size(rows as u32, cols as u32, opt).unwrap() as usize,
+            0,
+        );
+        convert_matrix(
+            rows as u32,
+            cols as u32,
+            side(MatrixLayout::RowMajor),
+            &src,
+            opt,
+            &mut buffer[at..],
+        )
+        .unwrap();
+        defines += &format!("-DW{}={at} ", n + 1);
+        let at = buffer.len();
+        buffer.extend(b.iter().flat_map(|v| f16::from_f64(*v).to_le_bytes()));
+        buffer.resize(buffer.len().next_multiple_of(64), 0);
+        defines += &format!("-DB{}={at} ", n + 1);
+        layers.push((rows, cols, w, b));
+    }
+    // glslang takes the offsets as -D options: a copy of the shader with them as #defines.
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/coopvec/mlp.comp"
+    ))
+    .unwrap();
+    let head: String = defines
+        .split_whitespace()
+        .map(|d| format!("#define {}\n", d.trim_start_matches("-D").replace('=', " ")))
+        .collect();
+    let path = std::env::temp_dir().join(format!("coopmat-bench-mlp-{}.comp", std::process::id()));
+    std::fs::write(
+        &path,
+        src.replacen("#version 460\n", &format!("#version 460\n{head}"), 1),
+    )
+    .unwrap();
+    let m = compile_file("mlp", path.to_str().unwrap());
+    let p = Pipeline::compile(&m, "main", &Default::default(), opts).unwrap();
+    let inv = groups as usize * 64;
+    let x: Vec<f64> = (0..inv * 16).map(|_| rnd(1.0)).collect();
+    let mut res = Resources::default();
+    res.buffers.insert(
+        (0, 0),
+        x.iter()
+            .flat_map(|v| f16::from_f64(*v).to_le_bytes())
+            .collect(),
+    );
+    res.buffers.insert((0, 1), buffer);
+    res.buffers.insert((0, 2), vec![0; inv * 16]);
+    let cpu0 = cpu_time();
+    let st = p.dispatch(&mut res, [groups, 1, 1]).unwrap();
+    let cpu = cpu_time() - cpu0;
+    let out = &res.buffers[&(0, 2)];
+    let mut checked = 0;
+    for i in (0..inv).step_by(997) {
+        let mut v: Vec<f64> = x[i * 16..(i + 1) * 16].to_vec();
+        let mut va: Vec<f64> = v.iter().map(|t| t.abs()).collect();
+        for (n, (rows, cols, w, b)) in layers.iter().enumerate() {
+            let nv: Vec<f64> = (0..*rows)
+                .map(|j| {
+                    let y = (0..*cols).map(|k| w[j * cols + k] * v[k]).sum::<f64>() + b[j];
+                    if n < 2 { y.max(0.0) } else { y }
+                })
+                .collect();
+            va = (0..*rows)
+                .map(|j| {
+                    (0..*cols)
+                        .map(|k| (w[j * cols + k] * va[k]).abs())
+                        .sum::<f64>()
+                        + b[j].abs()
+                })
+                .collect();
+            v = nv;
+        }
+        for j in 0..8 {
+            let got = f16::from_le_bytes([out[i * 16 + 2 * j], out[i * 16 + 2 * j + 1]]).to_f64();
+            let tol = 3.0 * (2f64.powi(-11) + 32.0 * 2f64.powi(-24)) * va[j] + 3.0 * 2f64.powi(-24);
+            assert!(
+                (got - v[j]).abs() <= tol,
+                "MLP {i} output {j}: {got} vs {}",
+                v[j]
+            );
+        }
+        checked += 1;
+    }
+    let secs = st.elapsed.as_secs_f64();
+    println!(
+        "mlp 16-32-32-8 f16 x {inv}: {secs:.3} s wall = {:.2} M MLPs/s, {:.2} GFLOP/s in products; {cpu:.2} s CPU = {:.2} M MLPs per CPU-second; products {:.3} s = {:.0} % of CPU time (threads={}, {checked} MLPs checked against f64)",
+        inv as f64 / secs / 1e6,
+        st.muladd_flops as f64 / secs / 1e9,
+        inv as f64 / cpu.max(0.01) / 1e6,
+        st.muladd_time.as_secs_f64(),
+        100.0 * st.muladd_time.as_secs_f64() / cpu.max(0.01),
+        if opts.threads == 0 {
+            rayon_threads()
+        } else {
+            opts.threads
+        },
+    );
 }
 
 /// CPU time (user + system) of this process so far, from /proc/self/stat (Linux), in seconds.

@@ -19,6 +19,7 @@ mod composite;
 mod control;
 mod coop2;
 mod coopmat;
+mod coopvec;
 mod glsl;
 mod memory;
 mod subgroup;
@@ -790,9 +791,19 @@ impl<'m> Cx<'m> {
                 self.coop2_type(inst);
                 return Ok(());
             }
-            SpirvType::CoopVec { .. } | SpirvType::Other | SpirvType::None => {
-                Ty::Other(inst.opcode)
+            // A cooperative vector is a per-invocation vector of any length
+            // (SPV_NV_cooperative_vector 2.2 "Cooperative Vector").
+            SpirvType::CoopVec { comp, count } => {
+                let n = self.const_u64(count)?;
+                if n == 0 || n > 1 << 16 {
+                    return bad(format!("cooperative vector %{rid} has {n} components"));
+                }
+                Ty::Vector {
+                    elem: comp,
+                    n: n as u32,
+                }
             }
+            SpirvType::Other | SpirvType::None => Ty::Other(inst.opcode),
         };
         self.t.insert(rid, ty);
         Ok(())
@@ -1158,7 +1169,7 @@ impl<'m> Cx<'m> {
             Val::default()
         };
         // Each family compiles the instructions it knows and answers whether it did.
-        let families: [Family<'m>; 10] = [
+        let families: [Family<'m>; 11] = [
             Cx::matrix_elementwise_inst,
             Cx::scalar_op_inst,
             Cx::control_inst,
@@ -1169,6 +1180,7 @@ impl<'m> Cx<'m> {
             Cx::atomic_inst,
             Cx::subgroup_inst,
             Cx::coopmat_inst,
+            Cx::coopvec_inst,
         ];
         let inst = Inst {
             opcode,

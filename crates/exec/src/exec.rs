@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 mod coop;
 mod coop2;
+mod coopvec;
 mod subgroup;
 
 /// A failure inside one op: what, and the lane if it is lane-specific.
@@ -113,6 +114,8 @@ struct Batch<'p, 'a> {
     t_muladd: std::time::Duration,
     /// Tensor-load element sources by offset-free layout (coop2).
     src_cache: coop2::SourceCache,
+    /// Cooperative-vector matrices decoded for products (fixed for a dispatch).
+    cv_cache: coopvec::MatrixCache,
 }
 
 impl<'p, 'a> Batch<'p, 'a> {
@@ -174,6 +177,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             t_decode: std::time::Duration::ZERO,
             t_muladd: std::time::Duration::ZERO,
             src_cache: Default::default(),
+            cv_cache: Default::default(),
         };
         for &(m, v) in &p.const_mats {
             b.fill_mat(m, v);
@@ -342,7 +346,11 @@ impl<'p, 'a> Batch<'p, 'a> {
             // about 7 % of a GEMM.
             let mut mm_start: Option<Instant> = None;
             for (o, d) in &block.ops {
-                let is_mm = matches!(o, Op::CmMulAdd(CmMulAddArgs { .. }));
+                let is_mm = match o {
+                    Op::CmMulAdd(CmMulAddArgs { .. }) => true,
+                    Op::CoopVec(c) => matches!(**c, Cv::MatMul(_)),
+                    _ => false,
+                };
                 if is_mm && mm_start.is_none() {
                     mm_start = Some(Instant::now());
                 } else if !is_mm && let Some(t0) = mm_start.take() {
@@ -928,6 +936,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
             }
             Op::Coop2(c) => self.coop2(c, mask)?,
+            Op::CoopVec(c) => self.coopvec(c, mask, dense)?,
             Op::Unsupported(e) => return fault(e.kind, e.what.clone()),
         }
         Ok(())

@@ -7,6 +7,7 @@
 //! parallel on rayon threads. See `DESIGN.md` in this crate for the full design.
 
 mod compile;
+pub mod coopvec;
 mod error;
 mod eval;
 mod exec;

@@ -55,6 +55,12 @@ pub fn offset_address_i64(base: u64, delta: i64) -> u64 {
     }
 }
 
+/// The byte offset of `addr` inside its object.
+#[inline(always)]
+pub fn object_offset(addr: u64) -> u64 {
+    addr & OFF_MASK
+}
+
 /// The address of byte 0 of object `i`.
 pub fn object_base(i: u32) -> u64 {
     (i as u64) << OBJ_SHIFT

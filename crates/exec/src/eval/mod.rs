@@ -808,6 +808,7 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
             | Op::CmCvt(_)
             | Op::Printf(_)
             | Op::Coop2(_)
+            | Op::CoopVec(_)
             | Op::Unsupported(_) => {
                 return err(format!("{o:?} cannot be evaluated in OpSpecConstantOp"));
             }
@@ -991,6 +992,25 @@ impl Columns<'_> {
         let col = |x: Col| x.ix() * lanes;
 
         let (fb_, tb) = (from.bits().max(1), to.bits().max(1));
+        if na * fb_ > 128 {
+            // Long vectors (cooperative vectors): each result component gathered from the
+            // bit span it covers.
+            each_lane!(mask, lanes, dense, |l| {
+                for k in 0..nd {
+                    let (mut v, mut got) = (0u64, 0u32);
+                    while got < tb {
+                        let p = k * tb + got;
+                        let (ci, off) = (p / fb_, p % fb_);
+                        let take = (fb_ - off).min(tb - got);
+                        let bits = trunc(trunc(c[col(a + ci) + l], fb_) >> off, take);
+                        v |= bits << got;
+                        got += take;
+                    }
+                    c[col(d + k) + l] = v;
+                }
+            });
+            return;
+        }
         each_lane!(mask, lanes, dense, |l| {
             let mut acc: u128 = 0;
             for k in 0..na {

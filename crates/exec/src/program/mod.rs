@@ -4,9 +4,11 @@
 //! `coopmat_spirv::scalar_ops`): compiler, evaluator and executor all build on it.
 
 mod coop2;
+mod coopvec;
 
 pub use coop2::*;
 pub use coopmat_spirv::scalar_ops::{BinOp, CvtKind, TernOp, UnOp};
+pub use coopvec::*;
 use std::collections::HashMap;
 
 /// Most lanes (invocations) in one batch.
@@ -480,6 +482,8 @@ pub enum Op {
     Printf(PrintfArgs),
     /// SPV_NV_cooperative_matrix2 / tensor addressing (`coop2`).
     Coop2(Box<C2>),
+    /// SPV_NV_cooperative_vector (`coopvec`).
+    CoopVec(Box<Cv>),
     /// An instruction the engine could not compile: its error, raised if it is reached.
     Unsupported(Box<crate::error::ExecError>),
 }
@@ -507,6 +511,7 @@ impl Op {
             | Op::Trunc(TruncArgs { d, .. })
             | Op::Atomic(AtomicArgs { d, .. })
             | Op::CmExtract(CmExtractArgs { d, .. }) => Some((*d, 1)),
+            Op::CoopVec(c) => c.result_cols(),
             Op::Store(_)
             | Op::CopyMem(_)
             | Op::Barrier

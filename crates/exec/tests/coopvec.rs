@@ -1,0 +1,932 @@
+//! SPV_NV_cooperative_vector on the engine: GLSL (GL_NV_cooperative_vector, compiled by
+//! glslang at test time; skipped with a notice when it is absent) and `.spvasm` shaders for
+//! every instruction, against references computed here in f64 / i64 from the spec's formulas
+//! (GLSL_NV_cooperative_vector, "Cooperative Vector Functions"). Integer products are compared
+//! exactly; float results within the bound each case states.
+//!
+//! Matrices in row- and column-major layouts are written by this file; the optimal layouts are
+//! the engine's own (documented in `coopmat_exec::coopvec`), filled through its converter from
+//! a row-major copy, as an application fills them through vkConvertCooperativeVectorMatrixNV.
+
+mod common;
+
+use common::*;
+use coopmat_exec::coopvec::{
+    ComponentType as Ct, MatrixLayout as Layout, MatrixSide, convert_matrix, converted_size,
+};
+use coopmat_exec::{EngineOptions, ErrorKind, Pipeline, Resources};
+use half::f16;
+
+const LANES: usize = 64;
+
+/// Dispatches with uniformity observation on and checks the divergence analysis against what
+/// the engine saw (the lint's soundness on cooperative-vector shaders).
+fn run_observed(
+    m: &coopmat_spirv::Module,
+    res: &mut Resources,
+    groups: [u32; 3],
+    opts: EngineOptions,
+) {
+    let opts = EngineOptions {
+        observe_uniformity: true,
+        ..opts
+    };
+    let p = Pipeline::compile(m, "main", &Default::default(), &opts)
+        .unwrap_or_else(|e| panic!("compile: {e}"));
+    p.dispatch(res, groups)
+        .unwrap_or_else(|e| panic!("dispatch: {e}"));
+    let c = coopmat_analysis::Analysis::run(m).check_observed(&p.observed_uniformity());
+    assert!(c.values > 0, "nothing observed");
+    assert!(
+        c.violations.is_empty(),
+        "divergence analysis unsound for {:?}",
+        c.violations
+    );
+}
+
+fn matmul_src() -> String {
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/coopvec/matmul.comp"
+    ))
+    .unwrap()
+}
+
+/// Decodes an OFP8 byte (`m` mantissa bits, bias `bias`; E5M2 has infinities, E4M3 does not).
+fn fp8(b: u8, m: u32, bias: i32) -> f64 {
+    let s = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+    let e = ((b & 0x7f) >> m) as i32;
+    let f = (b as u32 & ((1 << m) - 1)) as f64;
+    if e == 0 {
+        s * f * 2f64.powi(1 - bias - m as i32)
+    } else {
+        s * (1.0 + f / (1u32 << m) as f64) * 2f64.powi(e - bias)
+    }
+}
+
+/// The value of raw bits of a component type (integers by their signedness).
+fn value(t: Ct, raw: u64) -> f64 {
+    match t {
+        Ct::F16 => f16::from_bits(raw as u16).to_f64(),
+        Ct::F32 => f32::from_bits(raw as u32) as f64,
+        Ct::E4M3 => fp8(raw as u8, 3, 7),
+        Ct::E5M2 => fp8(raw as u8, 2, 15),
+        Ct::S8 | Ct::S8Packed => raw as u8 as i8 as f64,
+        Ct::U8 | Ct::U8Packed => raw as u8 as f64,
+        Ct::S32 => raw as u32 as i32 as f64,
+        Ct::U32 => raw as u32 as f64,
+        t => panic!("no test values of {t:?}"),
+    }
+}
+
+/// A random raw element of type `t` for a matrix or bias: small enough that no f16 sum of
+/// up to 64 products overflows.
+fn random_elem(t: Ct, r: &mut Rng) -> u64 {
+    let unit = |r: &mut Rng| (r.below(2001) as f64 - 1000.0) / 1000.0;
+    match t {
+        Ct::F16 => f16::from_f64(unit(r)).to_bits() as u64,
+        Ct::F32 => (unit(r) as f32).to_bits() as u64,
+        // Sign, an exponent field in 4..=9 (values up to 7.5 / 3.5), any mantissa.
+        Ct::E4M3 => (r.below(2) << 7) | ((4 + r.below(6)) << 3) | r.below(8),
+        Ct::E5M2 => (r.below(2) << 7) | ((12 + r.below(4)) << 2) | r.below(4),
+        Ct::S8 | Ct::U8 => r.below(256),
+        Ct::S32 | Ct::U32 => r.next() & 0xffff_ffff,
+        t => panic!("no test values of {t:?}"),
+    }
+}
+
+/// One matrix-vector product configuration.
+#[derive(Clone, Copy, Debug)]
+struct MatMul {
+    /// GLSL type of the input vector and its component type.
+    input: (&'static str, Ct),
+    input_interp: Ct,
+    matrix: Ct,
+    bias: Option<Ct>,
+    result: (&'static str, Ct),
+    m: u32,
+    k: u32,
+    layout: Layout,
+    transpose: bool,
+    /// Lanes with index % skip == 1 do nothing (0: all run).
+    skip: u32,
+}
+
+fn glsl_ct(t: Ct) -> &'static str {
+    match t {
+        Ct::F16 => "gl_ComponentTypeFloat16NV",
+        Ct::F32 => "gl_ComponentTypeFloat32NV",
+        Ct::S8 => "gl_ComponentTypeSignedInt8NV",
+        Ct::U8 => "gl_ComponentTypeUnsignedInt8NV",
+        Ct::S32 => "gl_ComponentTypeSignedInt32NV",
+        Ct::U32 => "gl_ComponentTypeUnsignedInt32NV",
+        Ct::S8Packed => "gl_ComponentTypeSignedInt8PackedNV",
+        Ct::U8Packed => "gl_ComponentTypeUnsignedInt8PackedNV",
+        Ct::E4M3 => "gl_ComponentTypeFloatE4M3NV",
+        Ct::E5M2 => "gl_ComponentTypeFloatE5M2NV",
+        t => panic!("{t:?}"),
+    }
+}
+
+fn glsl_layout(l: Layout) -> &'static str {
+    match l {
+        Layout::RowMajor => "gl_CooperativeVectorMatrixLayoutRowMajorNV",
+        Layout::ColumnMajor => "gl_CooperativeVectorMatrixLayoutColumnMajorNV",
+        Layout::InferencingOptimal => "gl_CooperativeVectorMatrixLayoutInferencingOptimalNV",
+        Layout::TrainingOptimal => "gl_CooperativeVectorMatrixLayoutTrainingOptimalNV",
+    }
+}
+
+impl MatMul {
+    fn input_n(&self) -> u32 {
+        if self.input_interp.packed() {
+            self.k.div_ceil(4)
+        } else {
+            self.k
+        }
+    }
+
+    /// Stored rows × columns (a transposed product reads a K×M matrix).
+    fn stored(&self) -> (u32, u32) {
+        if self.transpose {
+            (self.k, self.m)
+        } else {
+            (self.m, self.k)
+        }
+    }
+
+    fn stride(&self) -> u64 {
+        let (rows, cols) = self.stored();
+        let e = self.matrix.bytes() as u64;
+        // Padded by 16 bytes past the tight row/column, so a wrong stride shows.
+        match self.layout {
+            Layout::RowMajor => (cols as u64 * e).next_multiple_of(16) + 16,
+            Layout::ColumnMajor => (rows as u64 * e).next_multiple_of(16) + 16,
+            _ => 0,
+        }
+    }
+
+    fn side(&self) -> MatrixSide {
+        MatrixSide {
+            ty: self.matrix,
+            layout: self.layout,
+            stride: self.stride(),
+        }
+    }
+
+    fn mat_bytes(&self) -> u64 {
+        let (rows, cols) = self.stored();
+        converted_size(rows, cols, self.side())
+            .unwrap()
+            .next_multiple_of(64)
+    }
+
+    fn in_stride(&self) -> usize {
+        (self.input_n() as usize * 8).next_multiple_of(16)
+    }
+
+    fn out_stride(&self) -> usize {
+        (self.m as usize * 4).next_multiple_of(16)
+    }
+
+    fn defines(&self) -> String {
+        let d = [
+            ("IN_T", self.input.0.to_string()),
+            ("IN_N", self.input_n().to_string()),
+            ("IN_INTERP", glsl_ct(self.input_interp).into()),
+            ("MAT_INTERP", glsl_ct(self.matrix).into()),
+            ("BIAS_INTERP", glsl_ct(self.bias.unwrap_or(Ct::F16)).into()),
+            ("RES_T", self.result.0.into()),
+            ("M", self.m.to_string()),
+            ("K", self.k.to_string()),
+            ("LAYOUT", glsl_layout(self.layout).into()),
+            ("TRANSPOSE", self.transpose.to_string()),
+            ("STRIDE", self.stride().to_string()),
+            ("MAT_BYTES", self.mat_bytes().to_string()),
+            ("BIAS", (self.bias.is_some() as u32).to_string()),
+            ("SKIP", self.skip.to_string()),
+        ];
+        d.iter()
+            .map(|(k, v)| format!("#define {k} {v}\n"))
+            .collect()
+    }
+
+    /// Writes the stored matrix `s` (rows × cols raw elements, row-major) in the case's layout.
+    fn write_matrix(&self, s: &[u64], out: &mut [u8]) {
+        let (rows, cols) = self.stored();
+        let e = self.matrix.bytes() as usize;
+        match self.layout {
+            Layout::RowMajor | Layout::ColumnMajor => {
+                let st = self.stride() as usize;
+                for r in 0..rows as usize {
+                    for c in 0..cols as usize {
+                        let o = if self.layout == Layout::RowMajor {
+                            r * st + c * e
+                        } else {
+                            c * st + r * e
+                        };
+                        out[o..o + e].copy_from_slice(&s[r * cols as usize + c].to_le_bytes()[..e]);
+                    }
+                }
+            }
+            Layout::InferencingOptimal | Layout::TrainingOptimal => {
+                let src: Vec<u8> = s
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes()[..e].to_vec())
+                    .collect();
+                let rm = MatrixSide {
+                    ty: self.matrix,
+                    layout: Layout::RowMajor,
+                    stride: 0,
+                };
+                convert_matrix(rows, cols, rm, &src, self.side(), out).unwrap();
+            }
+        }
+    }
+
+    /// A raw input component for lane data.
+    fn random_input(&self, r: &mut Rng) -> u64 {
+        match (self.input.1, self.input_interp) {
+            // Exactly representable in the 8-bit float interpretations: multiples of 1/8 (E4M3)
+            // or 1/4 (E5M2) in [-2, 2].
+            (Ct::F16, Ct::E4M3) => {
+                f16::from_f64((r.below(33) as f64 - 16.0) / 8.0).to_bits() as u64
+            }
+            (Ct::F16, Ct::E5M2) => f16::from_f64((r.below(17) as f64 - 8.0) / 4.0).to_bits() as u64,
+            // Halves in [-200, 200]: ties and saturation of the float-to-int8 conversion.
+            (Ct::F32, Ct::S8) => ((r.below(1601) as f32 - 800.0) / 4.0).to_bits() as u64,
+            (Ct::U32, _) => r.next() & 0xffff_ffff,
+            (t, _) => random_elem(t, r),
+        }
+    }
+
+    /// Input value k of a lane after the conversion to InputInterpretation (spec rules).
+    fn converted(&self, words: &[u64], k: usize) -> f64 {
+        let it = self.input_interp;
+        if it.packed() {
+            let b = (words[k / 4] >> (8 * (k % 4))) & 0xff;
+            return value(it, b);
+        }
+        let v = value(self.input.1, words[k]);
+        match it {
+            // Float to integer: round to nearest even, saturate.
+            Ct::S8 => v.round_ties_even().clamp(-128.0, 127.0),
+            Ct::U8 => v.round_ties_even().clamp(0.0, 255.0),
+            // The test inputs are exact in every float interpretation.
+            _ => v,
+        }
+    }
+
+    fn run(&self, seed: u64) {
+        let Some(module) = glsl(&matmul_src().replacen(
+            "#version 460\n",
+            &format!("#version 460\n{}", self.defines()),
+            1,
+        )) else {
+            return;
+        };
+        let mut r = Rng(seed);
+        let (m, k) = (self.m as usize, self.k as usize);
+        let n_in = self.input_n() as usize;
+        let in_bytes = self.input.1.bytes() as usize;
+        // Inputs.
+        let inputs: Vec<Vec<u64>> = (0..LANES)
+            .map(|_| (0..n_in).map(|_| self.random_input(&mut r)).collect())
+            .collect();
+        let mut in_buf = vec![0u8; LANES * self.in_stride()];
+        for (l, v) in inputs.iter().enumerate() {
+            for (i, x) in v.iter().enumerate() {
+                let o = l * self.in_stride() + i * in_bytes;
+                in_buf[o..o + in_bytes].copy_from_slice(&x.to_le_bytes()[..in_bytes]);
+            }
+        }
+        // Two matrices (W[j][k] raw) and two biases; lanes alternate between them.
+        let ws: Vec<Vec<u64>> = (0..2)
+            .map(|_| {
+                (0..m * k)
+                    .map(|_| random_elem(self.matrix, &mut r))
+                    .collect()
+            })
+            .collect();
+        let mb = self.mat_bytes() as usize;
+        let mut mat_buf = vec![0u8; 2 * mb];
+        for (i, w) in ws.iter().enumerate() {
+            let (rows, cols) = self.stored();
+            let s: Vec<u64> = (0..rows as usize * cols as usize)
+                .map(|x| {
+                    let (row, col) = (x / cols as usize, x % cols as usize);
+                    if self.transpose {
+                        w[col * k + row]
+                    } else {
+                        w[row * k + col]
+                    }
+                })
+                .collect();
+            self.write_matrix(&s, &mut mat_buf[i * mb..(i + 1) * mb]);
+        }
+        let bias_ty = self.bias.unwrap_or(Ct::F16);
+        let bias_stride = (m * 4).next_multiple_of(16);
+        let biases: Vec<Vec<u64>> = (0..2)
+            .map(|_| (0..m).map(|_| random_elem(bias_ty, &mut r)).collect())
+            .collect();
+        let mut bias_buf = vec![0u8; 2 * bias_stride];
+        let be = bias_ty.bytes() as usize;
+        for (i, b) in biases.iter().enumerate() {
+            for (j, x) in b.iter().enumerate() {
+                let o = i * bias_stride + j * be;
+                bias_buf[o..o + be].copy_from_slice(&x.to_le_bytes()[..be]);
+            }
+        }
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), in_buf);
+        res.buffers.insert((0, 1), mat_buf);
+        res.buffers.insert((0, 2), bias_buf);
+        res.buffers
+            .insert((0, 3), vec![0xee; LANES * self.out_stride()]);
+        run_observed(&module, &mut res, [1, 1, 1], EngineOptions::default());
+        let out = &res.buffers[&(0, 3)];
+        let rb = self.result.1.bytes() as usize;
+        for l in 0..LANES {
+            let raw_at = |j: usize| {
+                let o = l * self.out_stride() + j * rb;
+                let mut b = [0u8; 8];
+                b[..rb].copy_from_slice(&out[o..o + rb]);
+                u64::from_le_bytes(b)
+            };
+            if self.skip != 0 && l as u32 % self.skip == 1 {
+                assert!(
+                    (0..m).all(|j| raw_at(j) == 0xeeee_eeee_eeee_eeee & ((1u64 << (8 * rb)) - 1)),
+                    "{self:?}: inactive lane {l} wrote its result"
+                );
+                continue;
+            }
+            let w = &ws[l % 2];
+            let x: Vec<f64> = (0..k).map(|kk| self.converted(&inputs[l], kk)).collect();
+            for j in 0..m {
+                let terms: Vec<f64> = (0..k)
+                    .map(|kk| value(self.matrix, w[j * k + kk]) * x[kk])
+                    .collect();
+                let b = self.bias.map_or(0.0, |t| value(t, biases[l % 2][j]));
+                let got = raw_at(j);
+                if self.matrix.is_float() {
+                    let exact: f64 = terms.iter().sum::<f64>() + b;
+                    let mag: f64 = terms.iter().map(|t| t.abs()).sum::<f64>() + b.abs();
+                    let got = value(self.result.1, got);
+                    // f32 accumulation (products exact): (K + 2) · 2^-24 · Σ|terms|; then one
+                    // rounding to the result type: half an ulp there.
+                    let e = (k as f64 + 2.0) * 2f64.powi(-24) * mag;
+                    let ulp = match self.result.1 {
+                        Ct::F16 => {
+                            let a = exact.abs() + e;
+                            if a < 2f64.powi(-14) {
+                                2f64.powi(-24)
+                            } else {
+                                2f64.powi(a.log2().floor() as i32 - 10)
+                            }
+                        }
+                        _ => f32::EPSILON as f64 * (exact.abs() + e),
+                    };
+                    let tol = e + 0.5 * ulp;
+                    assert!(
+                        (got - exact).abs() <= tol,
+                        "{self:?} lane {l} row {j}: got {got}, exact {exact}, bound {tol}"
+                    );
+                } else {
+                    // Integer products: exact, wrapping at 32 bits.
+                    let sum: i64 = terms.iter().map(|&t| t as i64).sum::<i64>() + b as i64;
+                    assert_eq!(got as u32, sum as i32 as u32, "{self:?} lane {l} row {j}");
+                }
+            }
+        }
+    }
+}
+
+const F16: (&str, Ct) = ("float16_t", Ct::F16);
+const F32: (&str, Ct) = ("float", Ct::F32);
+const S32: (&str, Ct) = ("int32_t", Ct::S32);
+
+fn f16_case(layout: Layout, transpose: bool, bias: bool) -> MatMul {
+    MatMul {
+        input: F16,
+        input_interp: Ct::F16,
+        matrix: Ct::F16,
+        bias: bias.then_some(Ct::F16),
+        result: F16,
+        m: 24,
+        k: 40,
+        layout,
+        transpose,
+        skip: 3,
+    }
+}
+
+#[test]
+fn f16_products_in_every_layout_with_and_without_bias() {
+    for layout in [
+        Layout::RowMajor,
+        Layout::ColumnMajor,
+        Layout::InferencingOptimal,
+        Layout::TrainingOptimal,
+    ] {
+        for bias in [false, true] {
+            f16_case(layout, false, bias).run(1);
+        }
+    }
+}
+
+#[test]
+fn f16_products_transposed_in_the_optimal_layouts() {
+    for layout in [Layout::InferencingOptimal, Layout::TrainingOptimal] {
+        for bias in [false, true] {
+            f16_case(layout, true, bias).run(2);
+        }
+    }
+}
+
+#[test]
+fn f16_products_with_an_f32_result_and_bias() {
+    let mut c = f16_case(Layout::RowMajor, false, true);
+    c.bias = Some(Ct::F32);
+    c.result = F32;
+    c.run(3);
+}
+
+fn int8_case(input: (&'static str, Ct), interp: Ct, layout: Layout) -> MatMul {
+    MatMul {
+        input,
+        input_interp: interp,
+        matrix: Ct::S8,
+        bias: Some(Ct::S32),
+        result: S32,
+        m: 16,
+        k: 36,
+        layout,
+        transpose: false,
+        skip: 0,
+    }
+}
+
+#[test]
+fn int8_products_packed_int8_and_float_inputs() {
+    for layout in [
+        Layout::RowMajor,
+        Layout::ColumnMajor,
+        Layout::InferencingOptimal,
+    ] {
+        // UINT32 input words holding SINT8_PACKED values.
+        int8_case(("uint32_t", Ct::U32), Ct::S8Packed, layout).run(4);
+        // SINT8 input.
+        int8_case(("int8_t", Ct::S8), Ct::S8, layout).run(5);
+        // FLOAT32 input converted to SINT8 (round to nearest even, saturating).
+        int8_case(F32, Ct::S8, layout).run(6);
+    }
+    // Without bias, and K not a multiple of 4 for the packed input.
+    let mut c = int8_case(("uint32_t", Ct::U32), Ct::S8Packed, Layout::RowMajor);
+    c.bias = None;
+    c.k = 30;
+    c.run(7);
+}
+
+#[test]
+fn fp8_products_in_the_optimal_layouts() {
+    for fp8 in [Ct::E4M3, Ct::E5M2] {
+        for layout in [Layout::InferencingOptimal, Layout::TrainingOptimal] {
+            for transpose in [false, true] {
+                MatMul {
+                    input: F16,
+                    input_interp: fp8,
+                    matrix: fp8,
+                    bias: Some(Ct::F16),
+                    result: F16,
+                    m: 20,
+                    k: 48,
+                    layout,
+                    transpose,
+                    skip: 0,
+                }
+                .run(8);
+            }
+        }
+    }
+}
+
+#[test]
+fn loads_stores_arithmetic_conversions_and_glsl_functions() {
+    let Some(module) = glsl(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/coopvec/elementwise.comp"
+        ))
+        .unwrap(),
+    ) else {
+        return;
+    };
+    const N: usize = 12;
+    const L: usize = 32;
+    let mut r = Rng(11);
+    let unit = |r: &mut Rng| (r.below(4001) as f32 - 2000.0) / 1000.0;
+    // Per lane: x (in [-2, 2]) then y (|y| in [0.5, 2], so x / y stays finite).
+    let mut a = Vec::new();
+    for _ in 0..L {
+        a.extend((0..N).map(|_| unit(&mut r)));
+        a.extend((0..N).map(|_| {
+            let v = 0.5 + unit(&mut r).abs() * 0.75;
+            if r.below(2) == 0 { v } else { -v }
+        }));
+    }
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), bytes_f32(&a));
+    res.buffers.insert((0, 1), vec![0; L * 16 * N * 4]);
+    res.buffers.insert((0, 2), vec![0; L * 2 * N * 4]);
+    run_observed(&module, &mut res, [1, 1, 1], EngineOptions::default());
+    let out = f32s(&res.buffers[&(0, 1)]);
+    let outi = u32s(&res.buffers[&(0, 2)]);
+    for l in 0..L {
+        let x = &a[l * 2 * N..l * 2 * N + N];
+        let y = &a[l * 2 * N + N..(l + 1) * 2 * N];
+        let xn = &a[((l + 1) % L) * 2 * N..((l + 1) % L) * 2 * N + N];
+        for k in 0..N {
+            let (xv, yv) = (x[k], y[k]);
+            let got = |slot: usize| out[(l * 16 + slot) * N + k];
+            // Correctly rounded f32 operations: exact.
+            let exact = [
+                (0, xv + yv),
+                (1, xv - yv),
+                (2, xv * yv),
+                (3, xv / yv),
+                (4, -xv),
+                (5, xv * 3.0),
+                (6, xv.max(yv)),
+                (7, xv.min(0.25)),
+                (8, xv.clamp(-0.5, 0.5)),
+                (9, if xv < yv { 0.0 } else { 1.0 }),
+                (13, k as f32 * x[N - 1 - k]),
+                (14, xn[k]),
+                (15, f16::from_f32(xv).to_f32()),
+            ];
+            for (slot, want) in exact {
+                assert_eq!(got(slot), want, "lane {l} component {k} slot {slot}");
+            }
+            // Transcendentals: the engine's are f64 functions rounded to f32, well inside
+            // Vulkan's bounds (3 + 2|x| ulp for exp, 2^-21 absolute for log near 1).
+            let (xd, yd) = (xv as f64, yv as f64);
+            let yy = yv * yv + 1.0;
+            let approx = [
+                (10, xd.exp() + (yy as f64).ln()),
+                (11, xd.tanh() + yd.atan()),
+                (12, xd.mul_add(yd, xd)),
+            ];
+            for (slot, want) in approx {
+                assert!(
+                    (got(slot) as f64 - want).abs() <= 4e-7 * (1.0 + want.abs()),
+                    "lane {l} component {k} slot {slot}: {} vs {want}",
+                    got(slot)
+                );
+            }
+            let xi = (xv * 1000.0) as i32;
+            let u = xi as u32;
+            let u = ((u << 3) ^ (u >> 2)) | (u & 0xf0);
+            let u = (!u).wrapping_add(l as u32);
+            assert_eq!(outi[l * 2 * N + k], u, "lane {l} component {k} uint ops");
+            let s = (xi >> 3) / 7 - xi * 2;
+            assert_eq!(
+                outi[(l * 2 + 1) * N + k] as i32,
+                s,
+                "lane {l} component {k} int ops"
+            );
+        }
+    }
+}
+
+/// OuterProductAccumulate and ReduceSumAccumulate from `groups` workgroups × 64 invocations
+/// (run on several threads) into one matrix and two sums. The vector components are multiples
+/// of 1/4 in [-1, 1], so products are multiples of 1/16 and every partial sum in any order is
+/// exact: in f32 always, in f16 while |sum| < 128 for the products (one workgroup: |sum| <= 64)
+/// and < 512 for the components. Any rounding, lost update or misplaced element shows.
+fn training(acc: Ct, groups: u32) {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/coopvec/training.comp"
+    ))
+    .unwrap()
+    .replacen(
+        "#version 460\n",
+        &format!("#version 460\n#define ACC_INTERP {}\n", glsl_ct(acc)),
+        1,
+    );
+    let Some(module) = glsl(&src) else {
+        return;
+    };
+    const M: usize = 10;
+    const N: usize = 7;
+    let inv = groups as usize * LANES;
+    let mut r = Rng(21);
+    let mut data = vec![0u16; inv * 32];
+    let mut a = vec![[0f64; M]; inv];
+    let mut b = vec![[0f64; N]; inv];
+    for i in 0..inv {
+        for k in 0..M {
+            a[i][k] = (r.below(9) as f64 - 4.0) / 4.0;
+            data[i * 32 + k] = f16::from_f64(a[i][k]).to_bits();
+        }
+        for k in 0..N {
+            b[i][k] = (r.below(9) as f64 - 4.0) / 4.0;
+            data[i * 32 + 16 + k] = f16::from_f64(b[i][k]).to_bits();
+        }
+    }
+    let opt = MatrixSide {
+        ty: acc,
+        layout: Layout::TrainingOptimal,
+        stride: 0,
+    };
+    let grad_bytes = converted_size(M as u32, N as u32, opt).unwrap() as usize;
+    let mut res = Resources::default();
+    res.buffers
+        .insert((0, 0), data.iter().flat_map(|h| h.to_le_bytes()).collect());
+    res.buffers.insert((0, 1), vec![0; grad_bytes]);
+    res.buffers.insert((0, 2), vec![0; 16 + M * 4]);
+    res.buffers.insert((0, 3), vec![0; 32 + N * 2 + 2]);
+    run_observed(
+        &module,
+        &mut res,
+        [groups, 1, 1],
+        EngineOptions {
+            threads: 4,
+            ..Default::default()
+        },
+    );
+    let rm = MatrixSide {
+        ty: Ct::F32,
+        layout: Layout::RowMajor,
+        stride: 0,
+    };
+    let mut g = vec![0u8; M * N * 4];
+    convert_matrix(M as u32, N as u32, opt, &res.buffers[&(0, 1)], rm, &mut g).unwrap();
+    let g = f32s(&g);
+    let sum = f32s(&res.buffers[&(0, 2)][16..]);
+    let sumh: Vec<f64> = res.buffers[&(0, 3)][32..32 + 2 * N]
+        .chunks(2)
+        .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f64())
+        .collect();
+    for i in 0..M {
+        for j in 0..N {
+            let exact: f64 = (0..inv).map(|l| a[l][i] * b[l][j]).sum();
+            assert_eq!(g[i * N + j] as f64, exact, "grad[{i}][{j}]");
+        }
+        let exact: f64 = (0..inv).map(|l| a[l][i]).sum();
+        assert_eq!(sum[i] as f64, exact, "sum[{i}]");
+    }
+    for j in 0..N {
+        let exact: f64 = (0..inv).map(|l| b[l][j]).sum();
+        assert_eq!(sumh[j], exact, "sumh[{j}]");
+    }
+}
+
+#[test]
+fn outer_product_and_reduce_sum_accumulate_atomically_in_f32() {
+    training(Ct::F32, 4);
+}
+
+#[test]
+fn outer_product_accumulates_in_f16() {
+    training(Ct::F16, 1);
+}
+
+/// The MLP of `tests/coopvec/mlp.comp`: weights (row-major f32 → f16), biases, the module, and
+/// the buffer of weights and biases in the layout the shader reads.
+pub struct Mlp {
+    /// Layer weights W (rows × cols, row-major, f16-exact values) and biases.
+    pub layers: Vec<(usize, usize, Vec<f64>, Vec<f64>)>,
+    /// The weights buffer.
+    pub buffer: Vec<u8>,
+    /// The GLSL source with its offsets defined.
+    pub src: String,
+}
+
+pub fn mlp(seed: u64) -> Mlp {
+    let dims = [(32usize, 16usize), (32, 32), (8, 32)];
+    let mut r = Rng(seed);
+    let mut buffer = Vec::new();
+    let mut defines = String::new();
+    let mut layers = Vec::new();
+    let opt = MatrixSide {
+        ty: Ct::F16,
+        layout: Layout::InferencingOptimal,
+        stride: 0,
+    };
+    let rm = MatrixSide {
+        ty: Ct::F16,
+        layout: Layout::RowMajor,
+        stride: 0,
+    };
+    for (n, &(rows, cols)) in dims.iter().enumerate() {
+        // He-like scale keeps activations of order 1 through the layers.
+        let scale = (2.0 / cols as f64).sqrt();
+        let w: Vec<f64> = (0..rows * cols)
+            .map(|_| f16::from_f64((r.below(2001) as f64 - 1000.0) / 1000.0 * scale).to_f64())
+            .collect();
+        let b: Vec<f64> = (0..rows)
+            .map(|_| f16::from_f64((r.below(2001) as f64 - 1000.0) / 10000.0).to_f64())
+            .collect();
+        let src: Vec<u8> = w
+            .iter()
+            .flat_map(|v| f16::from_f64(*v).to_le_bytes())
+            .collect();
+        let size = converted_size(rows as u32, cols as u32, opt).unwrap() as usize;
+        let at = buffer.len();
+        buffer.resize(at + size, 0);
+        convert_matrix(rows as u32, cols as u32, rm, &src, opt, &mut buffer[at..]).unwrap();
+        defines += &format!("#define W{} {at}\n", n + 1);
+        let at = buffer.len();
+        buffer.extend(b.iter().flat_map(|v| f16::from_f64(*v).to_le_bytes()));
+        buffer.resize((buffer.len()).next_multiple_of(64), 0);
+        defines += &format!("#define B{} {at}\n", n + 1);
+        layers.push((rows, cols, w, b));
+    }
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/coopvec/mlp.comp"
+    ))
+    .unwrap()
+    .replacen("#version 460\n", &format!("#version 460\n{defines}"), 1);
+    Mlp {
+        layers,
+        buffer,
+        src,
+    }
+}
+
+#[test]
+fn three_layer_f16_mlp_with_relu() {
+    let net = mlp(31);
+    let Some(module) = glsl(&net.src) else {
+        return;
+    };
+    let groups = 4;
+    let inv = groups * LANES;
+    let mut r = Rng(32);
+    let x: Vec<f64> = (0..inv * 16)
+        .map(|_| f16::from_f64((r.below(2001) as f64 - 1000.0) / 1000.0).to_f64())
+        .collect();
+    let mut res = Resources::default();
+    res.buffers.insert(
+        (0, 0),
+        x.iter()
+            .flat_map(|v| f16::from_f64(*v).to_le_bytes())
+            .collect(),
+    );
+    res.buffers.insert((0, 1), net.buffer.clone());
+    res.buffers.insert((0, 2), vec![0; inv * 16]);
+    run_observed(
+        &module,
+        &mut res,
+        [groups as u32, 1, 1],
+        EngineOptions::default(),
+    );
+    let out: Vec<f64> = res.buffers[&(0, 2)]
+        .chunks(2)
+        .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f64())
+        .collect();
+    for i in 0..inv {
+        // Exact f64 forward pass, and the same pass over absolute values: every layer's f16
+        // rounding (and f32 accumulation) errs by at most 2^-11 (+ 2^-24·K) of that layer's
+        // absolute-value sum, and W·, + b, ReLU pass errors on with the same absolute weights,
+        // so 3 layers stay within 3 · (2^-11 + 32·2^-24) of the absolute pass (plus f16
+        // subnormal spacing).
+        let mut v: Vec<f64> = x[i * 16..(i + 1) * 16].to_vec();
+        let mut va: Vec<f64> = v.iter().map(|t| t.abs()).collect();
+        for (n, (rows, cols, w, b)) in net.layers.iter().enumerate() {
+            let mut nv = vec![0.0; *rows];
+            let mut na = vec![0.0; *rows];
+            for j in 0..*rows {
+                nv[j] = (0..*cols).map(|k| w[j * cols + k] * v[k]).sum::<f64>() + b[j];
+                na[j] = (0..*cols)
+                    .map(|k| (w[j * cols + k] * va[k]).abs())
+                    .sum::<f64>()
+                    + b[j].abs();
+                if n < 2 {
+                    nv[j] = nv[j].max(0.0);
+                }
+            }
+            v = nv;
+            va = na;
+        }
+        for j in 0..8 {
+            let got = out[i * 8 + j];
+            let tol = 3.0 * (2f64.powi(-11) + 32.0 * 2f64.powi(-24)) * va[j] + 3.0 * 2f64.powi(-24);
+            assert!(
+                (got - v[j]).abs() <= tol,
+                "invocation {i} output {j}: {got} vs {} (bound {tol})",
+                v[j]
+            );
+        }
+    }
+}
+
+/// `tests/coopvec/saturate.spvasm` with K from spec constant 0, on a buffer whose words 100..104
+/// hold each invocation's offset for a second load.
+fn saturate_run(
+    k: u32,
+    offsets: [u32; 4],
+    robust: bool,
+) -> Result<Vec<i32>, coopmat_exec::ExecError> {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/coopvec/saturate.spvasm"
+    ))
+    .unwrap();
+    let m = spvasm(&src).unwrap();
+    let mut words = vec![0u32; 256];
+    let inputs: [[i32; 4]; 4] = [
+        [300, -300, 5, -5],
+        [127, -128, 128, -129],
+        [1, 2, 3, 4],
+        [-1000, 1000, 0, 77],
+    ];
+    for (l, v) in inputs.iter().enumerate() {
+        for (c, x) in v.iter().enumerate() {
+            words[l * 4 + c] = *x as u32;
+        }
+    }
+    // Matrix at byte 512: 2 rows of UINT8, stride 16.
+    let w: [[u8; 4]; 2] = [[1, 2, 3, 200], [255, 0, 1, 7]];
+    let mut bytes = bytes_u32(&words);
+    for (j, row) in w.iter().enumerate() {
+        bytes[512 + j * 16..512 + j * 16 + 4].copy_from_slice(row);
+    }
+    for (l, o) in offsets.iter().enumerate() {
+        bytes[(100 + l) * 4..(101 + l) * 4].copy_from_slice(&o.to_le_bytes());
+    }
+    let mut spec = coopmat_exec::SpecConstants::new();
+    spec.insert(0, k as u64);
+    let opts = EngineOptions {
+        robust,
+        ..Default::default()
+    };
+    let p = Pipeline::compile(&m, "main", &spec, &opts)?;
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), bytes);
+    p.dispatch(&mut res, [1, 1, 1])?;
+    let out = i32s(&res.buffers[&(0, 0)]);
+    // Per invocation: r[0], r[1] at 576 + 32·l, the second load's two words 16 bytes later.
+    Ok((0..4)
+        .flat_map(|l| {
+            [
+                out[144 + 8 * l],
+                out[145 + 8 * l],
+                out[148 + 8 * l],
+                out[149 + 8 * l],
+            ]
+        })
+        .collect())
+}
+
+#[test]
+fn signed_int_inputs_saturate_to_int8_and_spec_constant_lengths_work() {
+    let inputs: [[i64; 4]; 4] = [
+        [300, -300, 5, -5],
+        [127, -128, 128, -129],
+        [1, 2, 3, 4],
+        [-1000, 1000, 0, 77],
+    ];
+    let w: [[i64; 4]; 2] = [[1, 2, 3, 200], [255, 0, 1, 7]];
+    for k in [4usize, 3] {
+        let got = saturate_run(k as u32, [0, 16, 32, 48], false).unwrap();
+        for l in 0..4 {
+            for j in 0..2 {
+                let want: i64 = (0..k)
+                    .map(|c| inputs[l][c].clamp(-128, 127) * w[j][c])
+                    .sum();
+                assert_eq!(
+                    got[l * 4 + j] as i64,
+                    want,
+                    "K = {k}, invocation {l}, row {j}"
+                );
+            }
+            // The second load read words 4·l, 4·l + 1 (offset 16·l).
+            assert_eq!(
+                &got[l * 4 + 2..l * 4 + 4],
+                &[inputs[l][0] as i32, inputs[l][1] as i32]
+            );
+        }
+    }
+}
+
+#[test]
+fn misaligned_and_out_of_bounds_vector_loads_name_the_invocation() {
+    let e = saturate_run(4, [0, 8, 32, 48], false).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::UndefinedBehavior, "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("VUID-RuntimeSpirv-OpCooperativeVectorLoadNV-10099"),
+        "{msg}"
+    );
+    assert!(msg.contains("local invocation (1, 0, 0)"), "{msg}");
+    assert!(msg.contains("OpCooperativeVectorLoadNV"), "{msg}");
+    let e = saturate_run(4, [0, 16, 4096, 48], false).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::OutOfBounds, "{e}");
+    assert!(e.to_string().contains("local invocation (2, 0, 0)"), "{e}");
+    // robustBufferAccess: a vector past the end reads as zero.
+    let got = saturate_run(4, [0, 16, 1024, 48], true).unwrap();
+    assert_eq!(&got[10..12], &[0, 0]);
+}
