@@ -34,7 +34,7 @@ pub struct Args {
     pub engine: crate::engine_args::EngineArgs,
 }
 
-fn parse_binding(s: &str) -> Result<((u32, u32), &str)> {
+pub(crate) fn parse_binding(s: &str) -> Result<((u32, u32), &str)> {
     let (k, v) = s
         .split_once('=')
         .ok_or_else(|| anyhow!("expected SET:BINDING=..., got {s:?}"))?;
@@ -79,7 +79,7 @@ fn read_npy(path: &str) -> Result<Vec<u8>> {
     Ok(data)
 }
 
-fn buffer_source(src: &str) -> Result<Vec<u8>> {
+pub(crate) fn buffer_source(src: &str) -> Result<Vec<u8>> {
     let parts: Vec<&str> = src.split(':').collect();
     Ok(match parts[0] {
         "zeros" => {
@@ -110,7 +110,7 @@ fn buffer_source(src: &str) -> Result<Vec<u8>> {
     })
 }
 
-fn write_npy(path: &str, dtype: &str, data: &[u8]) -> Result<()> {
+pub(crate) fn write_npy(path: &str, dtype: &str, data: &[u8]) -> Result<()> {
     macro_rules! w {
         ($t:ty, $n:expr) => {{
             let v: Vec<$t> = data
@@ -138,12 +138,10 @@ fn write_npy(path: &str, dtype: &str, data: &[u8]) -> Result<()> {
 }
 
 /// Runs the command.
-pub fn run(a: Args) -> Result<u8> {
-    let bytes = std::fs::read(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
-    let module = coopmat_spirv::Module::from_bytes(&bytes)
-        .with_context(|| format!("parsing {}", a.file.display()))?;
+/// `--spec ID=VALUE` options.
+pub(crate) fn parse_spec(specs: &[String]) -> Result<SpecConstants> {
     let mut spec = SpecConstants::new();
-    for s in &a.spec {
+    for s in specs {
         let (id, v) = s
             .split_once('=')
             .ok_or_else(|| anyhow!("--spec ID=VALUE, got {s:?}"))?;
@@ -154,41 +152,79 @@ pub fn run(a: Args) -> Result<u8> {
         };
         spec.insert(id.trim().parse()?, v);
     }
-    let opts = a.engine.options();
-    let pipe = Pipeline::compile(&module, a.entry.as_deref().unwrap_or(""), &spec, &opts)?;
-    let g: Vec<u32> = a
-        .groups
+    Ok(spec)
+}
+
+/// `--groups X,Y,Z` (missing counts are 1).
+pub(crate) fn parse_groups(s: &str) -> Result<[u32; 3]> {
+    let g: Vec<u32> = s
         .split(',')
         .map(|x| x.trim().parse())
         .collect::<Result<_, _>>()
         .context("--groups X,Y,Z")?;
-    let groups = [
+    Ok([
         g.first().copied().unwrap_or(1),
         g.get(1).copied().unwrap_or(1),
         g.get(2).copied().unwrap_or(1),
-    ];
+    ])
+}
+
+/// `--push`: a file, or hex bytes.
+pub(crate) fn parse_push(p: &str) -> Result<Vec<u8>> {
+    if std::path::Path::new(p).exists() {
+        return Ok(std::fs::read(p)?);
+    }
+    let h: String = p
+        .trim_start_matches("0x")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if !h.len().is_multiple_of(2) {
+        bail!("--push hex has an odd number of digits");
+    }
+    Ok((0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&h[i..i + 2], 16))
+        .collect::<Result<_, _>>()?)
+}
+
+/// `--out SET:BINDING=FILE.npy[:DTYPE]` or `=FILE.bin` options.
+pub(crate) fn write_outs(
+    outs: &[String],
+    buffers: &std::collections::BTreeMap<(u32, u32), Vec<u8>>,
+) -> Result<()> {
+    for o in outs {
+        let (key, dst) = parse_binding(o)?;
+        let data = buffers
+            .get(&key)
+            .ok_or_else(|| anyhow!("--out {}:{}: no such buffer", key.0, key.1))?;
+        if let Some((path, dtype)) = dst.split_once(".npy:") {
+            write_npy(&format!("{path}.npy"), dtype, data)?;
+        } else if dst.ends_with(".npy") {
+            write_npy(dst, "f32", data)?;
+        } else {
+            std::fs::write(dst, data).with_context(|| format!("writing {dst}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `coopmat run`; returns the exit status.
+pub fn run(a: Args) -> Result<u8> {
+    let bytes = std::fs::read(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
+    let module = coopmat_spirv::Module::from_bytes(&bytes)
+        .with_context(|| format!("parsing {}", a.file.display()))?;
+    let spec = parse_spec(&a.spec)?;
+    let opts = a.engine.options();
+    let pipe = Pipeline::compile(&module, a.entry.as_deref().unwrap_or(""), &spec, &opts)?;
+    let groups = parse_groups(&a.groups)?;
     let mut res = Resources::default();
     for b in &a.buffers {
         let (key, src) = parse_binding(b)?;
         res.buffers.insert(key, buffer_source(src)?);
     }
     if let Some(p) = &a.push {
-        res.push_constants = if std::path::Path::new(p).exists() {
-            std::fs::read(p)?
-        } else {
-            let h: String = p
-                .trim_start_matches("0x")
-                .chars()
-                .filter(|c| !c.is_whitespace())
-                .collect();
-            if !h.len().is_multiple_of(2) {
-                bail!("--push hex has an odd number of digits");
-            }
-            (0..h.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&h[i..i + 2], 16))
-                .collect::<Result<_, _>>()?
-        };
+        res.push_constants = parse_push(p)?;
     }
     // Missing bindings or short buffers are reported before the run (dispatch checks too).
     for b in pipe.bindings() {
@@ -213,20 +249,7 @@ pub fn run(a: Args) -> Result<u8> {
         }
     }
     let st = pipe.dispatch(&mut res, groups)?;
-    for o in &a.outs {
-        let (key, dst) = parse_binding(o)?;
-        let data = res
-            .buffers
-            .get(&key)
-            .ok_or_else(|| anyhow!("--out {}:{}: no such buffer", key.0, key.1))?;
-        if let Some((path, dtype)) = dst.split_once(".npy:") {
-            write_npy(&format!("{path}.npy"), dtype, data)?;
-        } else if dst.ends_with(".npy") {
-            write_npy(dst, "f32", data)?;
-        } else {
-            std::fs::write(dst, data).with_context(|| format!("writing {dst}"))?;
-        }
-    }
+    write_outs(&a.outs, &res.buffers)?;
     let secs = st.elapsed.as_secs_f64().max(1e-9);
     println!(
         "ran {} workgroups ({} invocations, local size {:?}) in {:.3} ms: {} lane-instructions ({:.1} M/s), {} batch instructions{}",

@@ -8,6 +8,7 @@ mod cmd_as;
 mod cmd_coopvec;
 mod cmd_dis;
 mod cmd_ggml;
+mod cmd_gpu;
 mod cmd_info;
 mod cmd_lint;
 mod cmd_lower;
@@ -46,6 +47,10 @@ enum Command {
     /// Convert a cooperative-vector matrix between layouts and component types (what
     /// vkConvertCooperativeVectorMatrixNV does), or print its size.
     CoopvecConvert(cmd_coopvec::Args),
+    /// Describe the Vulkan GPU `gpu-run` uses: device, extensions, cooperative-vector combinations.
+    GpuInfo(cmd_gpu::InfoArgs),
+    /// Run a compute shader on a real Vulkan GPU (the same buffers and outputs as `run`).
+    GpuRun(cmd_gpu::RunArgs),
     /// Run a llama.cpp matmul_*_cm2 module as ggml-vulkan dispatches it and check it against f64.
     GgmlMatmul(cmd_ggml::Args),
 }
@@ -63,6 +68,8 @@ fn main() -> ExitCode {
         Command::Lower(a) => cmd_lower::run(a),
         Command::GgmlMatmul(a) => cmd_ggml::run(a),
         Command::CoopvecConvert(a) => cmd_coopvec::run(a),
+        Command::GpuInfo(a) => cmd_gpu::info(a),
+        Command::GpuRun(a) => cmd_gpu::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -52,6 +52,120 @@ fn matmul_src() -> String {
     .unwrap()
 }
 
+/// A matrix the case stores in an optimal layout, which a GPU fills with its own converter:
+/// `rows × cols` elements, row-major and tightly packed in `src`, of component type `ty`,
+/// at `offset` of buffer `binding` in `layout`.
+#[derive(Clone, Debug)]
+struct Segment {
+    binding: (u32, u32),
+    offset: usize,
+    rows: u32,
+    cols: u32,
+    ty: Ct,
+    layout: Layout,
+    src: Vec<u8>,
+    /// Bytes reserved for it from `offset` (what a GPU's layout may use).
+    room: usize,
+}
+
+impl Segment {
+    fn json(&self, dir: &std::path::Path, n: usize) -> serde_json::Value {
+        let file = format!("segment{n}.bin");
+        std::fs::write(dir.join(&file), &self.src).unwrap();
+        serde_json::json!({
+            "binding": [self.binding.0, self.binding.1], "offset": self.offset,
+            "rows": self.rows, "cols": self.cols, "type": self.ty.raw(),
+            "layout": layout_raw(self.layout), "src": file, "room": self.room,
+        })
+    }
+}
+
+fn layout_raw(l: Layout) -> u32 {
+    match l {
+        Layout::RowMajor => 0,
+        Layout::ColumnMajor => 1,
+        Layout::InferencingOptimal => 2,
+        Layout::TrainingOptimal => 3,
+    }
+}
+
+/// One checked value: byte offset in the output (or in its row-major f32 copy when the output
+/// is a matrix), result type, the exact value, Σ|terms| and the engine's bound.
+type Check = (usize, Ct, f64, f64, f64);
+
+/// A checked buffer of a case: binding, the matrix it holds in an optimal layout, the checks,
+/// the engine's bytes.
+type Output = ((u32, u32), Option<Segment>, Vec<Check>, Vec<u8>);
+
+/// A case as `crates/gpu/examples/coopvec_cases.rs` replays it on a GPU: written to
+/// `$COOPMAT_COOPVEC_CASES/<name>/` when that variable is set (the GPU comparison in
+/// BENCHMARKS.md); nothing otherwise.
+struct Export<'a> {
+    name: String,
+    module: &'a coopmat_spirv::Module,
+    groups: [u32; 3],
+    /// The buffers before the dispatch.
+    buffers: std::collections::BTreeMap<(u32, u32), Vec<u8>>,
+    segments: Vec<Segment>,
+    /// The checked buffers: binding, the matrix it holds in an optimal layout (compared after
+    /// conversion to row-major f32), the checks, the engine's bytes.
+    outputs: Vec<Output>,
+    /// For products: input type, input, matrix and bias interpretations (u32::MAX: none),
+    /// result type, transpose — run only where the device lists the combination.
+    combination: Option<[u32; 6]>,
+    /// For the training ops: the accumulation type they need.
+    training: Option<Ct>,
+}
+
+impl Export<'_> {
+    fn write(&self) {
+        let Some(root) = std::env::var_os("COOPMAT_COOPVEC_CASES") else {
+            return;
+        };
+        let dir = std::path::Path::new(&root).join(&self.name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("shader.spv"),
+            self.module.to_bytes(self.module.endian),
+        )
+        .unwrap();
+        let mut buffers = serde_json::Map::new();
+        for ((set, b), data) in &self.buffers {
+            let file = format!("buffer{set}_{b}.bin");
+            std::fs::write(dir.join(&file), data).unwrap();
+            buffers.insert(format!("{set}:{b}"), file.into());
+        }
+        let outputs: Vec<serde_json::Value> = self
+            .outputs
+            .iter()
+            .enumerate()
+            .map(|(n, (binding, matrix, checks, engine))| {
+                let file = format!("engine{n}.bin");
+                std::fs::write(dir.join(&file), engine).unwrap();
+                let checks: Vec<serde_json::Value> = checks
+                    .iter()
+                    .map(|c| serde_json::json!([c.0, c.1.raw(), c.2, c.3, c.4]))
+                    .collect();
+                serde_json::json!({
+                    "binding": [binding.0, binding.1],
+                    "matrix": matrix.as_ref().map(|g| g.json(&dir, 100 + n)),
+                    "checks": checks,
+                    "engine": file,
+                })
+            })
+            .collect();
+        let case = serde_json::json!({
+            "groups": self.groups,
+            "buffers": buffers,
+            "segments": self.segments.iter().enumerate().map(|(n, g)| g.json(&dir, n)).collect::<Vec<_>>(),
+            "outputs": outputs,
+            "combination": self.combination,
+            "training_accumulation": self.training.map(|t| t.raw()),
+        });
+        std::fs::write(dir.join("case.json"), serde_json::to_string(&case).unwrap()).unwrap();
+    }
+}
+
 /// Decodes an OFP8 byte (`m` mantissa bits, bias `bias`; E5M2 has infinities, E4M3 does not).
 fn fp8(b: u8, m: u32, bias: i32) -> f64 {
     let s = if b & 0x80 != 0 { -1.0 } else { 1.0 };
@@ -174,11 +288,30 @@ impl MatMul {
         }
     }
 
+    /// Bytes from one matrix to the next: room for a GPU's optimal layout too (four times the
+    /// dense size plus 4 KiB; the GPU replay checks that its layout fits).
     fn mat_bytes(&self) -> u64 {
         let (rows, cols) = self.stored();
+        let dense = rows as u64 * cols as u64 * self.matrix.bytes() as u64;
         converted_size(rows, cols, self.side())
             .unwrap()
+            .max(4 * dense + 4096)
             .next_multiple_of(64)
+    }
+
+    fn name(&self) -> String {
+        format!(
+            "matmul-{}-{}-{}-{}-{}-{}{}{}",
+            self.input.1.name(),
+            self.input_interp.name(),
+            self.matrix.name(),
+            self.bias
+                .map_or("nobias".to_string(), |b| b.name().to_string()),
+            self.result.1.name(),
+            self.layout.name(),
+            if self.transpose { "-t" } else { "" },
+            format_args!("-m{}k{}", self.m, self.k)
+        )
     }
 
     fn in_stride(&self) -> usize {
@@ -310,6 +443,7 @@ impl MatMul {
             .collect();
         let mb = self.mat_bytes() as usize;
         let mut mat_buf = vec![0u8; 2 * mb];
+        let mut segments = Vec::new();
         for (i, w) in ws.iter().enumerate() {
             let (rows, cols) = self.stored();
             let s: Vec<u64> = (0..rows as usize * cols as usize)
@@ -323,6 +457,22 @@ impl MatMul {
                 })
                 .collect();
             self.write_matrix(&s, &mut mat_buf[i * mb..(i + 1) * mb]);
+            if self.layout.is_optimal() {
+                let e = self.matrix.bytes() as usize;
+                segments.push(Segment {
+                    binding: (0, 1),
+                    offset: i * mb,
+                    rows,
+                    cols,
+                    ty: self.matrix,
+                    layout: self.layout,
+                    src: s
+                        .iter()
+                        .flat_map(|v| v.to_le_bytes()[..e].to_vec())
+                        .collect(),
+                    room: mb,
+                });
+            }
         }
         let bias_ty = self.bias.unwrap_or(Ct::F16);
         let bias_stride = (m * 4).next_multiple_of(16);
@@ -343,7 +493,9 @@ impl MatMul {
         res.buffers.insert((0, 2), bias_buf);
         res.buffers
             .insert((0, 3), vec![0xee; LANES * self.out_stride()]);
+        let before = res.buffers.clone();
         run_observed(&module, &mut res, [1, 1, 1], EngineOptions::default());
+        let mut checks: Vec<Check> = Vec::new();
         let out = &res.buffers[&(0, 3)];
         let rb = self.result.1.bytes() as usize;
         for l in 0..LANES {
@@ -391,13 +543,45 @@ impl MatMul {
                         (got - exact).abs() <= tol,
                         "{self:?} lane {l} row {j}: got {got}, exact {exact}, bound {tol}"
                     );
+                    checks.push((
+                        l * self.out_stride() + j * rb,
+                        self.result.1,
+                        exact,
+                        mag,
+                        tol,
+                    ));
                 } else {
                     // Integer products: exact, wrapping at 32 bits.
                     let sum: i64 = terms.iter().map(|&t| t as i64).sum::<i64>() + b as i64;
                     assert_eq!(got as u32, sum as i32 as u32, "{self:?} lane {l} row {j}");
+                    let wrapped = sum as i32;
+                    let v = if self.result.1 == Ct::U32 {
+                        wrapped as u32 as f64
+                    } else {
+                        wrapped as f64
+                    };
+                    checks.push((l * self.out_stride() + j * rb, self.result.1, v, 0.0, 0.0));
                 }
             }
         }
+        Export {
+            name: self.name(),
+            module: &module,
+            groups: [1, 1, 1],
+            buffers: before,
+            segments,
+            outputs: vec![((0, 3), None, checks, res.buffers[&(0, 3)].clone())],
+            combination: Some([
+                self.input.1.raw(),
+                self.input_interp.raw(),
+                self.matrix.raw(),
+                self.bias.map_or(u32::MAX, |b| b.raw()),
+                self.result.1.raw(),
+                self.transpose as u32,
+            ]),
+            training: None,
+        }
+        .write();
     }
 }
 
@@ -611,7 +795,11 @@ fn training(acc: Ct, groups: u32) {
     .unwrap()
     .replacen(
         "#version 460\n",
-        &format!("#version 460\n#define ACC_INTERP {}\n", glsl_ct(acc)),
+        &format!(
+            "#version 460\n#define ACC_INTERP {}\n#define ACC_F16 {}\n",
+            glsl_ct(acc),
+            (acc == Ct::F16) as u32
+        ),
         1,
     );
     let Some(module) = glsl(&src) else {
@@ -639,13 +827,16 @@ fn training(acc: Ct, groups: u32) {
         layout: Layout::TrainingOptimal,
         stride: 0,
     };
-    let grad_bytes = converted_size(M as u32, N as u32, opt).unwrap() as usize;
+    // Room for a GPU's training-optimal layout too.
+    let grad_bytes =
+        (converted_size(M as u32, N as u32, opt).unwrap() as usize).max(2 * M * N * 4 + 2048);
     let mut res = Resources::default();
     res.buffers
         .insert((0, 0), data.iter().flat_map(|h| h.to_le_bytes()).collect());
     res.buffers.insert((0, 1), vec![0; grad_bytes]);
     res.buffers.insert((0, 2), vec![0; 16 + M * 4]);
     res.buffers.insert((0, 3), vec![0; 32 + N * 2 + 2]);
+    let before = res.buffers.clone();
     run_observed(
         &module,
         &mut res,
@@ -668,18 +859,64 @@ fn training(acc: Ct, groups: u32) {
         .chunks(2)
         .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f64())
         .collect();
+    let (mut gc, mut sc, mut hc) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..M {
         for j in 0..N {
             let exact: f64 = (0..inv).map(|l| a[l][i] * b[l][j]).sum();
             assert_eq!(g[i * N + j] as f64, exact, "grad[{i}][{j}]");
+            let mag: f64 = (0..inv).map(|l| (a[l][i] * b[l][j]).abs()).sum();
+            gc.push(((i * N + j) * 4, Ct::F32, exact, mag, 0.0));
         }
         let exact: f64 = (0..inv).map(|l| a[l][i]).sum();
         assert_eq!(sum[i] as f64, exact, "sum[{i}]");
+        sc.push((
+            16 + i * 4,
+            Ct::F32,
+            exact,
+            (0..inv).map(|l| a[l][i].abs()).sum(),
+            0.0,
+        ));
     }
     for j in 0..N {
-        let exact: f64 = (0..inv).map(|l| b[l][j]).sum();
+        let exact: f64 = if acc == Ct::F16 {
+            (0..inv).map(|l| b[l][j]).sum()
+        } else {
+            0.0
+        };
         assert_eq!(sumh[j], exact, "sumh[{j}]");
+        hc.push((
+            32 + j * 2,
+            Ct::F16,
+            exact,
+            (0..inv).map(|l| b[l][j].abs()).sum(),
+            0.0,
+        ));
     }
+    let grad = Segment {
+        binding: (0, 1),
+        offset: 0,
+        rows: M as u32,
+        cols: N as u32,
+        ty: acc,
+        layout: Layout::TrainingOptimal,
+        src: Vec::new(),
+        room: grad_bytes,
+    };
+    Export {
+        name: format!("training-{}-groups{groups}", acc.name()),
+        module: &module,
+        groups: [groups, 1, 1],
+        buffers: before,
+        segments: Vec::new(),
+        outputs: vec![
+            ((0, 1), Some(grad), gc, res.buffers[&(0, 1)].clone()),
+            ((0, 2), None, sc, res.buffers[&(0, 2)].clone()),
+            ((0, 3), None, hc, res.buffers[&(0, 3)].clone()),
+        ],
+        combination: None,
+        training: Some(acc),
+    }
+    .write();
 }
 
 #[test]
@@ -701,6 +938,8 @@ pub struct Mlp {
     pub buffer: Vec<u8>,
     /// The GLSL source with its offsets defined.
     pub src: String,
+    /// The weight matrices as a GPU fills them (its own optimal layout).
+    segments: Vec<Segment>,
 }
 
 pub fn mlp(seed: u64) -> Mlp {
@@ -709,6 +948,7 @@ pub fn mlp(seed: u64) -> Mlp {
     let mut buffer = Vec::new();
     let mut defines = String::new();
     let mut layers = Vec::new();
+    let mut segments = Vec::new();
     let opt = MatrixSide {
         ty: Ct::F16,
         layout: Layout::InferencingOptimal,
@@ -732,10 +972,23 @@ pub fn mlp(seed: u64) -> Mlp {
             .iter()
             .flat_map(|v| f16::from_f64(*v).to_le_bytes())
             .collect();
-        let size = converted_size(rows as u32, cols as u32, opt).unwrap() as usize;
+        // Room for a GPU's optimal layout too: four times the dense size plus 4 KiB.
+        let size = (converted_size(rows as u32, cols as u32, opt).unwrap() as usize)
+            .max(8 * rows * cols + 4096)
+            .next_multiple_of(64);
         let at = buffer.len();
         buffer.resize(at + size, 0);
         convert_matrix(rows as u32, cols as u32, rm, &src, opt, &mut buffer[at..]).unwrap();
+        segments.push(Segment {
+            binding: (0, 1),
+            offset: at,
+            rows: rows as u32,
+            cols: cols as u32,
+            ty: Ct::F16,
+            layout: Layout::InferencingOptimal,
+            src: src.clone(),
+            room: size,
+        });
         defines += &format!("#define W{} {at}\n", n + 1);
         let at = buffer.len();
         buffer.extend(b.iter().flat_map(|v| f16::from_f64(*v).to_le_bytes()));
@@ -753,6 +1006,7 @@ pub fn mlp(seed: u64) -> Mlp {
         layers,
         buffer,
         src,
+        segments,
     }
 }
 
@@ -777,12 +1031,14 @@ fn three_layer_f16_mlp_with_relu() {
     );
     res.buffers.insert((0, 1), net.buffer.clone());
     res.buffers.insert((0, 2), vec![0; inv * 16]);
+    let before = res.buffers.clone();
     run_observed(
         &module,
         &mut res,
         [groups as u32, 1, 1],
         EngineOptions::default(),
     );
+    let mut checks = Vec::new();
     let out: Vec<f64> = res.buffers[&(0, 2)]
         .chunks(2)
         .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f64())
@@ -819,8 +1075,27 @@ fn three_layer_f16_mlp_with_relu() {
                 "invocation {i} output {j}: {got} vs {} (bound {tol})",
                 v[j]
             );
+            checks.push(((i * 8 + j) * 2, Ct::F16, v[j], va[j], tol));
         }
     }
+    Export {
+        name: "mlp-16-32-32-8-f16-relu".into(),
+        module: &module,
+        groups: [groups as u32, 1, 1],
+        buffers: before,
+        segments: net.segments.clone(),
+        outputs: vec![((0, 2), None, checks, res.buffers[&(0, 2)].clone())],
+        combination: Some(
+            [Ct::F16.raw(); 5]
+                .into_iter()
+                .chain([0])
+                .collect::<Vec<_>>()
+                .try_into()
+                .unwrap(),
+        ),
+        training: None,
+    }
+    .write();
 }
 
 /// `tests/coopvec/saturate.spvasm` with K from spec constant 0, on a buffer whose words 100..104
@@ -929,4 +1204,17 @@ fn misaligned_and_out_of_bounds_vector_loads_name_the_invocation() {
     // robustBufferAccess: a vector past the end reads as zero.
     let got = saturate_run(4, [0, 16, 1024, 48], true).unwrap();
     assert_eq!(&got[10..12], &[0, 0]);
+}
+
+#[test]
+fn f16_products_with_short_and_long_k() {
+    // K from one to eight 16-wide steps: how rounding grows with K (the GPU comparison in
+    // BENCHMARKS.md reads these too).
+    for k in [16, 32, 128] {
+        let mut c = f16_case(Layout::RowMajor, false, false);
+        c.m = 16;
+        c.k = k;
+        c.skip = 0;
+        c.run(40 + k as u64);
+    }
 }

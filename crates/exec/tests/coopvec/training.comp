@@ -1,7 +1,8 @@
 #version 460
 // The training accumulations: every invocation adds the outer product of its two f16 vectors
 // into one M x N matrix (training-optimal, ACC_INTERP elements) and its f32 and f16 vectors
-// into two sums, all with device-scope atomic adds.
+// into sums (the f16 one when ACC_F16, the f16-accumulation variant), all with device-scope
+// atomic adds.
 #extension GL_NV_cooperative_vector : require
 #extension GL_EXT_shader_explicit_arithmetic_types : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -21,5 +22,7 @@ void main() {
     coopVecLoadNV(b, v, i * 64 + 32);
     coopVecOuterProductAccumulateNV(a, b, grad, 0, 0, gl_CooperativeVectorMatrixLayoutTrainingOptimalNV, ACC_INTERP);
     coopVecReduceSumAccumulateNV(coopvecNV<float, M>(a), sum, 16);
+#if ACC_F16
     coopVecReduceSumAccumulateNV(b, sumh, 32);
+#endif
 }
