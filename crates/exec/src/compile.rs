@@ -145,6 +145,8 @@ struct Cx<'m> {
     /// The local object all Block-decorated Workgroup variables share (they alias from
     /// offset 0, SPV_KHR_workgroup_memory_explicit_layout).
     wg_block: Option<u32>,
+    /// Function variables kept in registers (see [`Cx::promotable`]): variable id -> its value.
+    promoted: HashMap<u32, Val>,
 }
 
 fn unsupported<T>(what: impl Into<String>) -> Result<T, ExecError> {
@@ -187,6 +189,7 @@ impl<'m> Cx<'m> {
             const_len: Vec::new(),
             ptr_lay: HashMap::new(),
             wg_block: None,
+            promoted: HashMap::new(),
         })
     }
 
@@ -449,7 +452,9 @@ impl<'m> Cx<'m> {
                 for i in b.body.clone() {
                     let inst = &m.instructions[i];
                     if let (Some(rt), Some(rid)) = (inst.result_type, inst.result_id) {
-                        if inst.opcode == op::Variable {
+                        if inst.opcode == op::Variable && self.promotable(&du, inst) {
+                            self.promote(inst)?;
+                        } else if inst.opcode == op::Variable {
                             self.variable(inst)?;
                         } else if self.t.contains(rt) {
                             let uses = du.uses(rid);
@@ -547,6 +552,7 @@ impl<'m> Cx<'m> {
             locals: self.locals,
             builtins: self.builtins,
             private_init: self.private_init,
+            promoted: self.promoted.values().map(|v| (v.col, v.ncols)).collect(),
             descs: self.descs,
             desc_ids: self.desc_ids,
             observed: Default::default(),
@@ -1042,11 +1048,74 @@ impl<'m> Cx<'m> {
         Ok(blocks)
     }
 
+    /// Whether Function variable `inst` can live in registers: its only uses are whole loads
+    /// through it and whole stores to it (no access chain, call or copy sees its address), and its
+    /// value is a modest number of scalars. Its loads and stores become register copies under
+    /// the active mask, which is what they do to per-lane memory. glslang leaves every
+    /// cooperative vector and many locals in such variables, and spirv-opt does not promote
+    /// cooperative vectors.
+    fn promotable(
+        &self,
+        du: &coopmat_spirv::module::DefUse,
+        inst: &coopmat_spirv::Instruction,
+    ) -> bool {
+        let (Some(id), Some(pty)) = (inst.result_id, inst.result_type) else {
+            return false;
+        };
+        let Ok(Ty::Pointer { sc, pointee }) = self.t.get(pty).cloned() else {
+            return false;
+        };
+        if sc != storage_class::Function || !matches!(self.t.shape(pointee), Ok((1..=256, 0))) {
+            return false;
+        }
+        du.uses(id).iter().all(|&(u, n)| {
+            let user = &self.m.instructions[u];
+            match user.opcode {
+                // Operand 2 of OpLoad is its pointer; operand 0 of OpStore is its pointer.
+                op::Load => n == 2,
+                op::Store => n == 0,
+                op::Name | op::Decorate | op::DecorateId | op::DecorateString => true,
+                _ => false,
+            }
+        })
+    }
+
+    /// Gives Function variable `inst` registers of its pointee type (see [`Cx::promotable`]).
+    fn promote(&mut self, inst: &coopmat_spirv::Instruction) -> Result<(), ExecError> {
+        let (id, pty) = (inst.result_id.unwrap_or(0), inst.result_type.unwrap_or(0));
+        let Ty::Pointer { pointee, .. } = self.t.get(pty)?.clone() else {
+            return bad(format!("variable %{id} does not have a pointer type"));
+        };
+        let v = self.alloc(pointee)?;
+        self.promoted.insert(id, v);
+        // The pointer itself is never read (no use takes its address); a null column.
+        let col = self.alloc_cols(1);
+        self.vals.insert(
+            id,
+            Val {
+                col,
+                mat: Mat(0),
+                ncols: 1,
+                nmats: 0,
+            },
+        );
+        Ok(())
+    }
+
     fn fn_variable(
         &mut self,
         inst: &coopmat_spirv::Instruction,
         out: &mut Vec<Op>,
     ) -> Result<(), ExecError> {
+        if let Some(&d) = inst.result_id.and_then(|id| self.promoted.get(&id)) {
+            if let Some(init) = inst.word(3) {
+                out.push(Op::Copy(CopyArgs {
+                    d,
+                    a: self.val(init)?,
+                }));
+            }
+            return Ok(());
+        }
         if let Some(init) = inst.word(3) {
             let pty = inst.result_type.unwrap_or(0);
             let Ty::Pointer { pointee, .. } = self.t.get(pty)?.clone() else {

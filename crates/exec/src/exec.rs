@@ -201,7 +201,11 @@ impl<'p, 'a> Batch<'p, 'a> {
         self.wg = wg;
         self.exited = [0; MW];
         self.group_start = self.lane_instr;
-        // Fresh Workgroup and per-lane memory, built-ins.
+        // Fresh Workgroup and per-lane memory (and the registers of promoted Function
+        // variables), built-ins.
+        for &(c, n) in &p.promoted {
+            self.cols[c.ix() * self.lanes..(c.ix() + n as usize) * self.lanes].fill(0);
+        }
         for (i, l) in p.locals.iter().enumerate() {
             if !l.per_lane || i < p.locals.len() {
                 for w in self.mem.local[i].iter() {

@@ -8,6 +8,18 @@ impl<'m> Cx<'m> {
         let (opcode, rt, rid, d, a) = (inst.opcode, inst.rt, inst.rid, inst.d, inst.a);
         let arg = |i: usize| operand(a, i);
         match opcode {
+            op::Load if self.promoted.contains_key(&arg(0)?) => {
+                out.push(Op::Copy(CopyArgs {
+                    d,
+                    a: self.promoted[&arg(0)?],
+                }));
+            }
+            op::Store if self.promoted.contains_key(&arg(0)?) => {
+                out.push(Op::Copy(CopyArgs {
+                    d: self.promoted[&arg(0)?],
+                    a: self.val(arg(1)?)?,
+                }));
+            }
             op::Load => {
                 let mut leaves = Vec::new();
                 self.leaves_through(arg(0)?, rt, &mut leaves)?;

@@ -864,6 +864,61 @@ impl Columns<'_> {
                         + f32::from_bits(c[bc + l] as u32))
                     .to_bits() as u64;
                 })
+            } else if num == Num::F16
+                && matches!(
+                    op,
+                    BinOp::FAdd
+                        | BinOp::FSub
+                        | BinOp::FMul
+                        | BinOp::FMin
+                        | BinOp::FMax
+                        | BinOp::NMin
+                        | BinOp::NMax
+                )
+            {
+                // f16 through f32: +, −, × rounded in f32 then to f16 equal the f64 path (24 ≥
+                // 2·11 + 2 bits: double rounding is innocuous); min/max pick an operand. NaN
+                // results take the general path, which fixes their bits.
+                let lut = floats::f16_lut();
+                let f = |v: u64| lut[v as u16 as usize];
+                // Arithmetic through f32; NaN results take the general path.
+                macro_rules! arith {
+                    ($e:expr) => {
+                        each_lane!(mask, lanes, dense, |l| {
+                            let (x, y) = (c[ac + l], c[bc + l]);
+                            let r = $e(f(x), f(y));
+                            c[dc + l] = if r.is_nan() {
+                                bin1(op, num, x, y)
+                            } else {
+                                floats::f32_to_f16(r) as u64
+                            };
+                        })
+                    };
+                }
+                // The larger (smaller) operand's own bits; ties and NaNs take the general path.
+                macro_rules! pick {
+                    ($gt:expr) => {
+                        each_lane!(mask, lanes, dense, |l| {
+                            let (x, y) = (c[ac + l], c[bc + l]);
+                            let (a, b) = (f(x), f(y));
+                            // A select, not a branch: the sign of a ReLU input is random.
+                            let (first, second) = ($gt(a, b), $gt(b, a));
+                            let r = if first { x } else { y };
+                            c[dc + l] = if first | second {
+                                r
+                            } else {
+                                bin1(op, num, x, y)
+                            };
+                        })
+                    };
+                }
+                match op {
+                    BinOp::FAdd => arith!(|a: f32, b: f32| a + b),
+                    BinOp::FSub => arith!(|a: f32, b: f32| a - b),
+                    BinOp::FMul => arith!(|a: f32, b: f32| a * b),
+                    BinOp::FMax | BinOp::NMax => pick!(|a: f32, b: f32| a > b),
+                    _ => pick!(|a: f32, b: f32| a < b),
+                }
             } else {
                 each_lane!(mask, lanes, dense, |l| {
                     c[dc + l] = bin1(op, num, c[ac + l], c[bc + l]);
@@ -1130,5 +1185,68 @@ pub(crate) fn reduction_identity(op: BinOp, num: Num) -> u64 {
         | IEq | INe | UGt | UGe | ULt | ULe | SGt | SGe | SLt | SLe | FOEq | FUEq | FONe | FUNe
         | FOLt | FULt | FOGt | FUGt | FOLe | FULe | FOGe | FUGe | Ordered | Unordered | LEq
         | Pow | Atan2 | Step | Ldexp | UMulHi | SMulHi | AddCarry | SubBorrow => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The f16 column fast paths give the bits of the general per-lane path, special values
+    /// (±0, subnormals, infinities, NaNs, the largest finite) included.
+    #[test]
+    fn f16_column_fast_paths_match_bin1() {
+        let special: [u16; 10] = [
+            0x0000, 0x8000, 0x0001, 0x83ff, 0x3c00, 0xbc00, 0x7bff, 0x7c00, 0xfc00, 0x7e00,
+        ];
+        let mut vals: Vec<u16> = special.to_vec();
+        let mut s = 0x1234_5678u32;
+        for _ in 0..2000 {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            vals.push(s as u16);
+        }
+        let lanes = 64;
+        let mut mask = [0u64; MW];
+        mask[0] = u64::MAX;
+        for op in [
+            BinOp::FAdd,
+            BinOp::FSub,
+            BinOp::FMul,
+            BinOp::FMin,
+            BinOp::FMax,
+            BinOp::NMin,
+            BinOp::NMax,
+        ] {
+            for chunk in vals.chunks(lanes) {
+                for shift in [0, 1, 7] {
+                    let mut c = vec![0u64; 3 * lanes];
+                    for (l, &x) in chunk.iter().enumerate() {
+                        c[lanes + l] = x as u64;
+                        c[2 * lanes + l] = chunk[(l + shift) % chunk.len()] as u64;
+                    }
+                    let mut cols = Columns {
+                        c: &mut c,
+                        lanes,
+                        mask: &mask,
+                        dense: true,
+                    };
+                    cols.bin(&BinArgs {
+                        op,
+                        num: Num::F16,
+                        d: Col(0),
+                        a: Col(1),
+                        b: Col(2),
+                        n: 1,
+                        bs: false,
+                    });
+                    for l in 0..chunk.len() {
+                        let (x, y) = (c[lanes + l], c[2 * lanes + l]);
+                        assert_eq!(c[l], bin1(op, Num::F16, x, y), "{op:?} {x:#x} {y:#x}");
+                    }
+                }
+            }
+        }
     }
 }

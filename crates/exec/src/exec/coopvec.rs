@@ -481,22 +481,48 @@ impl Batch<'_, '_> {
         match (arith, w) {
             (Arith::F32, Dense::F32(wv)) => {
                 let mut x = vec![0f32; k * g];
-                for kk in 0..k {
-                    for (i, &l) in group.iter().enumerate() {
-                        x[kk * g + i] = a.input_ty.to_f64(input(&self.cols, kk, l)) as f32;
+                if a.input_num == Num::F16 && a.input_ty == ComponentType::F16 {
+                    // The common case (f16 in, f16 interpretation): one table lookup each.
+                    let lut = floats::f16_lut();
+                    for kk in 0..k {
+                        let col = &self.cols[(a.input + kk as u32).ix() * lanes..];
+                        for (i, &l) in group.iter().enumerate() {
+                            x[kk * g + i] = lut[col[l] as u16 as usize];
+                        }
+                    }
+                } else {
+                    for kk in 0..k {
+                        for (i, &l) in group.iter().enumerate() {
+                            x[kk * g + i] = a.input_ty.to_f64(input(&self.cols, kk, l)) as f32;
+                        }
                     }
                 }
                 let mut y = vec![0f32; m * g];
                 gemm_f32(m, k, g, wv, &x, &mut y);
                 for j in 0..m {
                     let bj = bias.map_or(0.0, |b| b[j] as f32);
-                    for (i, &l) in group.iter().enumerate() {
-                        let v = if bias.is_some() {
-                            y[j * g + i] + bj
-                        } else {
-                            y[j * g + i]
-                        };
-                        write(&mut self.cols, j, l, float_result(a, v as f64));
+                    let row = &mut y[j * g..(j + 1) * g];
+                    if bias.is_some() {
+                        row.iter_mut().for_each(|v| *v += bj);
+                    }
+                    let col = &mut self.cols[(a.d + j as u32).ix() * lanes..];
+                    match a.d_num {
+                        // One rounding from f32, as float_result does through f64 (exact).
+                        Num::F16 => {
+                            for (i, &l) in group.iter().enumerate() {
+                                col[l] = floats::f32_to_f16(row[i]) as u64;
+                            }
+                        }
+                        Num::F32 => {
+                            for (i, &l) in group.iter().enumerate() {
+                                col[l] = row[i].to_bits() as u64;
+                            }
+                        }
+                        _ => {
+                            for (i, &l) in group.iter().enumerate() {
+                                col[l] = float_result(a, row[i] as f64);
+                            }
+                        }
                     }
                 }
             }

@@ -213,6 +213,9 @@ pub(crate) struct Program {
     pub locals: Vec<LocalDef>,
     pub builtins: Vec<BuiltinFill>,
     pub private_init: Vec<(Op, u32)>,
+    /// Registers of Function variables kept in registers: zeroed when a workgroup starts, as
+    /// their memory would be.
+    pub promoted: Vec<(Col, u32)>,
     pub descs: Vec<String>,
     /// Result id of the instruction of each description (0: none).
     pub desc_ids: Vec<u32>,
