@@ -417,10 +417,17 @@ neg("vk-stride-alignment-column", "VK-Profile-Alignment", K, {B: "OpCooperativeM
 neg("vk-pointer-alignment", "VK-Profile-Alignment", K, {B: "%p4 = OpAccessChain %ph %buf %u0 %u4\n%x = OpCooperativeMatrixLoadKHR %matA %p4 %u0 %u16"}, profile=H)
 neg("vk-pointer-alignment-store", "VK-Profile-Alignment", K, {T: "%u5 = OpConstant %uint 5", B: "%p5 = OpAccessChain %ph %buf %u0 %u5\nOpCooperativeMatrixStoreKHR %p5 %d %u0 %u16"}, profile=L)
 neg("vk-flexible-max-dimension", "VK-Profile-FlexMaxDimension", K, {T: "%u2048 = OpConstant %uint 2048\n%matAbig = OpTypeCooperativeMatrixKHR %half %u3 %u2048 %u16 %u0"}, profile=L)
+neg("vk-coopvec-lavapipe", "VK-Profile-CoopVecType", C, profile=L, note="lavapipe has no VK_NV_cooperative_vector")
+neg("vk-coopvec-components", "VK-Profile-CoopVecType", C, {T: "%u1024 = OpConstant %uint 1024\n%cvbig = OpTypeCooperativeVectorNV %half %u1024"}, profile=H, note="1024 > maxCooperativeVectorComponents 512")
+neg("vk-coopvec-type-unlisted", "VK-Profile-CoopVecType", C, {"CAPS": "OpCapability Int16", T: "%ushort = OpTypeInt 16 0\n%cvu16 = OpTypeCooperativeVectorNV %ushort %u4"}, profile=H, note="no H100 combination has uint16 input or result")
+neg("vk-coopvec-combination-result", "VK-Profile-CoopVecCombination", C, {T: "%float = OpTypeFloat 32\n%cvf32 = OpTypeCooperativeVectorNV %float %u4", B: "%yf = OpCooperativeVectorMatrixMulNV %cvf32 %x %u0 %pa %u0 %u0 %u4 %u4 %u0 %false %u8"}, profile=H, note="float16 products with a float32 result are not listed")
+neg("vk-coopvec-transpose-fp8", "VK-Profile-CoopVecCombination", C, {T: "%true = OpConstantTrue %bool\n%u2 = OpConstant %uint 2\n%e4 = OpConstant %uint 1000491002", B: "%yt = OpCooperativeVectorMatrixMulNV %cv %x %e4 %pa %u0 %e4 %u4 %u4 %u2 %true"}, profile=H, note="e4m3 is listed without transpose")
+neg("vk-coopvec-training-f32", "VK-Profile-CoopVecTraining", C, {T: "%u1 = OpConstant %uint 1", B: "OpCooperativeVectorOuterProductAccumulateNV %pa %u0 %x %x %u0 %u1 %u8"}, profile=H, note="the H100 accumulates in f16 only")
 
 # ----------------------------------------------------------------------------------------
 # Positive cases named by SPIRV-Tools' own tests, as our own modules
 # ----------------------------------------------------------------------------------------
+pos("coopvec-h100-profile", C, note="the cooperative-vector base module against the H100 profile: float16 product, f16 training accumulations", profile=H)
 pos("coop2-base", K, note="KHR load/store/muladd, tensor layout and view, decode with DecodeFunc|DecodeVectorFunc (V=4), reduce, per-element op, convert, transpose")
 for v in (2, 4, 8):
     extra = {"CAPS": "OpCapability LongVectorEXT", "EXTS": 'OpExtension "SPV_EXT_long_vector"'} if v == 8 else {}

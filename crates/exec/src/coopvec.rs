@@ -21,31 +21,41 @@
 //! elements zero" (`vkConvertCooperativeVectorMatrixNV`, chapter "Cooperative Vectors").
 
 use crate::floats;
+use crate::program::component_num;
 pub use crate::program::{
     COMPONENT_TYPES, ComponentType, MatrixLayout, MatrixShape, TILE_BYTES, TILE_ROWS,
+    component_of_scalar,
 };
 
-impl ComponentType {
+/// Values of a component type as the engine computes with them.
+pub trait ComponentValue: Copy {
     /// The value of raw bits `raw` of this type as f64 (integers by their signedness).
-    pub fn to_f64(self, raw: u64) -> f64 {
-        if self.is_float() {
-            floats::to_f64(self.num(), raw)
-        } else if self.signed() {
-            floats::sext(raw, self.num().bits()) as f64
-        } else {
-            floats::trunc(raw, self.num().bits()) as f64
-        }
-    }
-
+    fn value_of(self, raw: u64) -> f64;
     /// `x` as raw bits of this type: floats round to nearest even (8-bit floats saturate to
     /// their largest finite value), integers round to nearest even and saturate (NaN gives 0).
     /// These are SPV_NV_cooperative_vector's rules for the input conversion of a matrix-vector
     /// product, which the converter follows too.
-    pub fn from_f64(self, x: f64) -> u64 {
+    fn bits_of(self, x: f64) -> u64;
+    /// Integer `v` converted to this (integer) type with saturation: clamped to its range.
+    fn saturate_int(self, v: i128) -> u64;
+}
+
+impl ComponentValue for ComponentType {
+    fn value_of(self, raw: u64) -> f64 {
         if self.is_float() {
-            return floats::from_f64_sat(self.num(), x);
+            floats::to_f64(component_num(self), raw)
+        } else if self.signed() {
+            floats::sext(raw, component_num(self).bits()) as f64
+        } else {
+            floats::trunc(raw, component_num(self).bits()) as f64
         }
-        let bits = self.num().bits();
+    }
+
+    fn bits_of(self, x: f64) -> u64 {
+        if self.is_float() {
+            return floats::from_f64_sat(component_num(self), x);
+        }
+        let bits = component_num(self).bits();
         if x.is_nan() {
             return 0;
         }
@@ -60,10 +70,8 @@ impl ComponentType {
         }
     }
 
-    /// An integer of this type (sign- or zero-extended to i128 from `raw`) converted to this
-    /// type with saturation: `v` clamped to the type's range.
-    pub fn saturate_int(self, v: i128) -> u64 {
-        let bits = self.num().bits();
+    fn saturate_int(self, v: i128) -> u64 {
+        let bits = component_num(self).bits();
         let (lo, hi) = if self.signed() {
             (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
         } else {
@@ -72,6 +80,7 @@ impl ComponentType {
         floats::trunc(v.clamp(lo, hi) as u64, bits)
     }
 }
+
 /// What went wrong in a matrix conversion.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConvertError {
@@ -168,7 +177,7 @@ pub fn converted_size(rows: u32, cols: u32, dst: MatrixSide) -> Result<u64, Conv
 
 /// Converts a `rows × cols` matrix from `src` (layout and type) to `dst`, the way
 /// `vkConvertCooperativeVectorMatrixNV` does: element values convert by
-/// [`ComponentType::from_f64`] (exact between equal types), padding bytes of the destination
+/// [`ComponentValue::bits_of`] (exact between equal types), padding bytes of the destination
 /// are zero. Returns the bytes written.
 pub fn convert_matrix(
     rows: u32,
@@ -213,7 +222,7 @@ pub fn convert_matrix(
                 };
                 dst.ty.saturate_int(i)
             } else {
-                dst.ty.from_f64(src.ty.to_f64(v))
+                dst.ty.bits_of(src.ty.value_of(v))
             };
             let o = ds.offset(r, c) as usize;
             dst_data[o..o + de].copy_from_slice(&out.to_le_bytes()[..de]);
@@ -308,14 +317,14 @@ mod tests {
 
     #[test]
     fn input_conversions_round_to_nearest_even_and_saturate() {
-        assert_eq!(ComponentType::S8.from_f64(2.5), 2);
-        assert_eq!(ComponentType::S8.from_f64(3.5), 4);
-        assert_eq!(ComponentType::S8.from_f64(-300.0), 0x80);
-        assert_eq!(ComponentType::U8.from_f64(-3.0), 0);
-        assert_eq!(ComponentType::U8.from_f64(1e9), 0xff);
+        assert_eq!(ComponentType::S8.bits_of(2.5), 2);
+        assert_eq!(ComponentType::S8.bits_of(3.5), 4);
+        assert_eq!(ComponentType::S8.bits_of(-300.0), 0x80);
+        assert_eq!(ComponentType::U8.bits_of(-3.0), 0);
+        assert_eq!(ComponentType::U8.bits_of(1e9), 0xff);
         assert_eq!(ComponentType::S8.saturate_int(200), 0x7f);
         assert_eq!(ComponentType::U8.saturate_int(-1), 0);
         // E4M3 has no infinity: 1000 saturates to 448 (0x7e).
-        assert_eq!(ComponentType::E4M3.from_f64(1000.0), 0x7e);
+        assert_eq!(ComponentType::E4M3.bits_of(1000.0), 0x7e);
     }
 }

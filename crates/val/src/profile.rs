@@ -6,6 +6,7 @@
 use crate::ctx::Words;
 use crate::ctx::{Ctx, Ty};
 use crate::rules::*;
+use coopmat_spirv::coopvec::ComponentType;
 use coopmat_spirv::grammar::{
     built_in, cooperative_matrix_layout as layout, cooperative_matrix_operands as mo, decoration,
     execution_mode, execution_model, fp_encoding, op, scope,
@@ -108,6 +109,45 @@ pub struct Features {
     pub block_loads: u32,
 }
 
+/// One VkCooperativeVectorPropertiesNV entry (component types by their short names:
+/// `coopmat_spirv::coopvec::ComponentType::name`).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct CoopVecEntry {
+    /// inputType.
+    pub input_type: String,
+    /// inputInterpretation.
+    pub input_interpretation: String,
+    /// matrixInterpretation.
+    pub matrix_interpretation: String,
+    /// biasInterpretation.
+    pub bias_interpretation: String,
+    /// resultType.
+    pub result_type: String,
+    /// transpose.
+    pub transpose: bool,
+}
+
+/// The device's cooperative-vector support (VK_NV_cooperative_vector): absent from a profile
+/// means unknown (not checked); present with no combinations means the device has none.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct CoopVecProfile {
+    /// vkGetPhysicalDeviceCooperativeVectorPropertiesNV.
+    #[serde(default)]
+    pub combinations: Vec<CoopVecEntry>,
+    /// maxCooperativeVectorComponents.
+    #[serde(default)]
+    pub max_components: u32,
+    /// The cooperativeVectorTraining feature.
+    #[serde(default)]
+    pub training: bool,
+    /// cooperativeVectorTrainingFloat16Accumulation.
+    #[serde(default)]
+    pub training_f16_accumulation: bool,
+    /// cooperativeVectorTrainingFloat32Accumulation.
+    #[serde(default)]
+    pub training_f32_accumulation: bool,
+}
+
 /// A device profile (JSON; see crates/val/profiles/).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 pub struct Profile {
@@ -144,6 +184,9 @@ pub struct Profile {
     /// Flexible-dimension tuples.
     #[serde(default)]
     pub flexible_dimensions: Vec<FlexEntry>,
+    /// Cooperative-vector support (None: not recorded for this device).
+    #[serde(default)]
+    pub cooperative_vector: Option<CoopVecProfile>,
 }
 
 fn compute_stage() -> u32 {
@@ -253,6 +296,7 @@ pub(crate) fn check(cx: &mut Ctx, p: &Profile) {
     let m = cx.m;
     let mut any_coop = false;
     let mut workgroup = None;
+    let mut coopvec_absent = false;
     for (i, inst) in m.instructions.iter().enumerate() {
         match inst.opcode {
             op::TypeCooperativeMatrixKHR => {
@@ -268,12 +312,228 @@ pub(crate) fn check(cx: &mut Ctx, p: &Profile) {
                 type_supported(cx, p, i, k);
             }
             op::CooperativeMatrixMulAddKHR => muladd(cx, p, i),
+            op::TypeCooperativeVectorNV
+            | op::CooperativeVectorMatrixMulNV
+            | op::CooperativeVectorMatrixMulAddNV
+            | op::CooperativeVectorOuterProductAccumulateNV
+            | op::CooperativeVectorReduceSumAccumulateNV => {
+                match &p.cooperative_vector {
+                    // No cooperative vectors on the device: said once, at the first use.
+                    Some(cv) if cv.combinations.is_empty() => {
+                        if !coopvec_absent {
+                            cx.err(&VK_COOPVEC_TYPE, i, format!("the device ({}) has no cooperative vectors (VK_NV_cooperative_vector)", p.name));
+                        }
+                        coopvec_absent = true;
+                    }
+                    Some(cv) => coopvec(cx, p, cv, i),
+                    None => {}
+                }
+            }
             op::CooperativeMatrixLoadKHR | op::CooperativeMatrixStoreKHR => alignment(cx, i),
             _ => {}
         }
     }
     if any_coop {
         stages_and_sizes(cx, p, workgroup);
+    }
+}
+
+/// The short name of the component type in constant `id` (an interpretation operand).
+fn interpretation(cx: &Ctx, id: u32) -> Option<&'static str> {
+    let v = u32::try_from(cx.const_value(id)?).ok()?;
+    ComponentType::from_raw(v).map(ComponentType::name)
+}
+
+/// The short name of a SPIR-V scalar type as a cooperative-vector component type.
+fn scalar_component(cx: &Ctx, ty: u32) -> Option<&'static str> {
+    let t = match cx.ty(ty) {
+        Ty::Int { width, signed } => match (width, signed) {
+            (8, true) => ComponentType::S8,
+            (16, true) => ComponentType::S16,
+            (32, true) => ComponentType::S32,
+            (64, true) => ComponentType::S64,
+            (8, false) => ComponentType::U8,
+            (16, false) => ComponentType::U16,
+            (32, false) => ComponentType::U32,
+            (64, false) => ComponentType::U64,
+            _ => return None,
+        },
+        Ty::Float {
+            width: 8,
+            encoding: Some(fp_encoding::Float8E4M3EXT),
+        } => ComponentType::E4M3,
+        Ty::Float {
+            width: 8,
+            encoding: Some(fp_encoding::Float8E5M2EXT),
+        } => ComponentType::E5M2,
+        Ty::Float {
+            width: 16,
+            encoding: None,
+        } => ComponentType::F16,
+        Ty::Float {
+            width: 32,
+            encoding: None,
+        } => ComponentType::F32,
+        Ty::Float {
+            width: 64,
+            encoding: None,
+        } => ComponentType::F64,
+        _ => return None,
+    };
+    Some(t.name())
+}
+
+/// The component type name of cooperative vector type `ty`, and its component count when
+/// constant.
+fn coopvec_type(cx: &Ctx, ty: u32) -> Option<(&'static str, Option<u64>)> {
+    match cx.ty(ty) {
+        Ty::CoopVec { comp, count } => Some((scalar_component(cx, comp)?, cx.const_value(count))),
+        _ => None,
+    }
+}
+
+/// The profile rules of SPV_NV_cooperative_vector (Vulkan "Runtime SPIR-V Validation").
+fn coopvec(cx: &mut Ctx, p: &Profile, cv: &CoopVecProfile, i: usize) {
+    let inst = &cx.m.instructions[i];
+    let opcode = inst.opcode;
+    if cv.combinations.is_empty() {
+        cx.err(
+            &VK_COOPVEC_TYPE,
+            i,
+            format!(
+                "the device ({}) has no cooperative vectors (VK_NV_cooperative_vector)",
+                p.name
+            ),
+        );
+        return;
+    }
+    match opcode {
+        op::TypeCooperativeVectorNV => {
+            let Some((comp, count)) = coopvec_type(cx, inst.result_id.unwrap_or(0)) else {
+                return;
+            };
+            if let Some(n) = count
+                && cv.max_components > 0
+                && n > cv.max_components as u64
+            {
+                cx.err(
+                    &VK_COOPVEC_TYPE,
+                    i,
+                    format!(
+                        "{n} components exceed maxCooperativeVectorComponents {} of {}",
+                        cv.max_components, p.name
+                    ),
+                );
+            }
+            let listed = cv
+                .combinations
+                .iter()
+                .any(|e| e.input_type == comp || e.result_type == comp);
+            if !listed {
+                cx.err(&VK_COOPVEC_TYPE, i, format!("{comp} cooperative vectors: {} lists no combination with that input or result type", p.name));
+            }
+        }
+        op::CooperativeVectorMatrixMulNV | op::CooperativeVectorMatrixMulAddNV => {
+            use coopmat_spirv::grammar::operands::{
+                CooperativeVectorMatrixMulAddNV as MulAdd, CooperativeVectorMatrixMulNV as Mul,
+            };
+            // Operand positions after the result type and id.
+            let arg = |k: usize| inst.w(k + 2).unwrap_or(0);
+            let add = opcode == op::CooperativeVectorMatrixMulAddNV;
+            let (input, input_interp, matrix_interp, transpose) = if add {
+                (
+                    arg(MulAdd::INPUT),
+                    arg(MulAdd::INPUT_INTERPRETATION),
+                    arg(MulAdd::MATRIX_INTERPRETATION),
+                    arg(MulAdd::TRANSPOSE),
+                )
+            } else {
+                (
+                    arg(Mul::INPUT),
+                    arg(Mul::INPUT_INTERPRETATION),
+                    arg(Mul::MATRIX_INTERPRETATION),
+                    arg(Mul::TRANSPOSE),
+                )
+            };
+            let bias = add.then(|| interpretation(cx, arg(MulAdd::BIAS_INTERPRETATION)));
+            let result = coopvec_type(cx, inst.result_type.unwrap_or(0)).map(|t| t.0);
+            let input = coopvec_type(cx, cx.vty(input)).map(|t| t.0);
+            let (Some(input), Some(ii), Some(mi), Some(result)) = (
+                input,
+                interpretation(cx, input_interp),
+                interpretation(cx, matrix_interp),
+                result,
+            ) else {
+                return;
+            };
+            let bias = match bias {
+                Some(None) => return,
+                Some(Some(b)) => Some(b),
+                None => None,
+            };
+            let transposed = cx.const_value(transpose).is_some_and(|t| t != 0);
+            let matches = |e: &CoopVecEntry| {
+                e.input_type == input
+                    && e.input_interpretation == ii
+                    && e.matrix_interpretation == mi
+                    && bias.is_none_or(|b| e.bias_interpretation == b)
+                    && e.result_type == result
+            };
+            let found = cv.combinations.iter().any(matches);
+            let what = format!(
+                "input {input}, input interpretation {ii}, matrix {mi}{}, result {result}",
+                bias.map(|b| format!(", bias {b}")).unwrap_or_default()
+            );
+            if !found {
+                cx.err(
+                    &VK_COOPVEC_COMBINATION,
+                    i,
+                    format!("{what}: not a combination {} lists", p.name),
+                );
+            } else if transposed && !cv.combinations.iter().any(|e| matches(e) && e.transpose) {
+                cx.err(
+                    &VK_COOPVEC_COMBINATION,
+                    i,
+                    format!("{what}: {} does not support Transpose for it", p.name),
+                );
+            }
+        }
+        op::CooperativeVectorOuterProductAccumulateNV
+        | op::CooperativeVectorReduceSumAccumulateNV => {
+            use coopmat_spirv::grammar::operands::CooperativeVectorOuterProductAccumulateNV as Outer;
+            let acc = if opcode == op::CooperativeVectorOuterProductAccumulateNV {
+                interpretation(cx, inst.w(Outer::MATRIX_INTERPRETATION).unwrap_or(0))
+            } else {
+                use coopmat_spirv::grammar::operands::CooperativeVectorReduceSumAccumulateNV as Reduce;
+                coopvec_type(cx, cx.vty(inst.w(Reduce::V).unwrap_or(0))).map(|t| t.0)
+            };
+            if !cv.training {
+                cx.err(
+                    &VK_COOPVEC_TRAINING,
+                    i,
+                    format!("{} does not support cooperativeVectorTraining", p.name),
+                );
+                return;
+            }
+            let ok = match acc {
+                Some("float16") => cv.training_f16_accumulation,
+                Some("float32") => cv.training_f32_accumulation,
+                Some(_) => false,
+                None => return,
+            };
+            if !ok {
+                cx.err(
+                    &VK_COOPVEC_TRAINING,
+                    i,
+                    format!(
+                        "{} accumulation: {} does not support it",
+                        acc.unwrap_or("?"),
+                        p.name
+                    ),
+                );
+            }
+        }
+        _ => {}
     }
 }
 

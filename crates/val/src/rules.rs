@@ -173,6 +173,9 @@ rules! {
     VK_STAGE = "VK-Profile-Stage", false, "Vulkan VUID-RuntimeSpirv-cooperativeMatrixSupportedStages-08985", "cooperative matrices only in supported stages";
     VK_ALIGNMENT = "VK-Profile-Alignment", false, "Vulkan VUID-RuntimeSpirv-OpCooperativeMatrixLoadKHR-08986", "constant Stride (in bytes) aligned to min(16, natural row/column size)";
     VK_FLEX_MAX = "VK-Profile-FlexMaxDimension", false, "Vulkan VUID-RuntimeSpirv-cooperativeMatrixFlexibleDimensionsMaxDimension-10167", "flexible dimensions do not exceed the maximum";
+    VK_COOPVEC_COMBINATION = "VK-Profile-CoopVecCombination", false, "Vulkan VUID-RuntimeSpirv-OpCooperativeVectorMatrixMulNV-10089", "each cooperative-vector matrix-vector product matches a VkCooperativeVectorPropertiesNV entry (input type, interpretations, result type, transpose)";
+    VK_COOPVEC_TYPE = "VK-Profile-CoopVecType", false, "Vulkan VUID-RuntimeSpirv-maxCooperativeVectorComponents-10094 / OpTypeCooperativeVector-10095", "cooperative vectors on a device that has them, with at most maxCooperativeVectorComponents components of a type the device lists";
+    VK_COOPVEC_TRAINING = "VK-Profile-CoopVecTraining", false, "Vulkan VUID-RuntimeSpirv-OpCooperativeVectorReduceSumAccumulateNV-10092 / OuterProductAccumulateNV-10093", "training accumulations only with cooperativeVectorTraining and the f16/f32 accumulation the device supports";
 }
 
 #[cfg(test)]

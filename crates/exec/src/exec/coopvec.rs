@@ -11,7 +11,8 @@
 //! bias is added last, and the result is rounded once to the result type.
 
 use super::*;
-use crate::coopvec::{ComponentType, MatrixShape};
+use crate::coopvec::{ComponentType, ComponentValue, MatrixShape};
+use crate::program::{component_num, component_of_scalar};
 
 /// A decoded matrix W (M×K, row-major: `W[j·K + k]`) in the arithmetic of a product.
 pub(super) enum Dense {
@@ -236,7 +237,7 @@ impl Batch<'_, '_> {
 
     fn cv_outer_product(&mut self, a: &CvOuterArgs, mask: &Mask, dense: bool) -> Result<(), Fault> {
         let lanes = self.lanes;
-        let acc = a.matrix.ty.num();
+        let acc = component_num(a.matrix.ty);
         each_lane!(mask, lanes, dense, |l| {
             let addr = self.cv_addr(a.matrix.ptr, a.matrix.off, l);
             self.cv_aligned(
@@ -407,8 +408,8 @@ impl Batch<'_, '_> {
         };
         let ty = a.matrix.ty;
         let dense = match Arith::of(a.input_ty, ty) {
-            Arith::F32 => Dense::F32(read.iter().map(|&r| ty.to_f64(r) as f32).collect()),
-            Arith::F64 => Dense::F64(read.iter().map(|&r| ty.to_f64(r)).collect()),
+            Arith::F32 => Dense::F32(read.iter().map(|&r| ty.value_of(r) as f32).collect()),
+            Arith::F64 => Dense::F64(read.iter().map(|&r| ty.value_of(r)).collect()),
             Arith::I32 => Dense::I32(read.iter().map(|&r| int_value(ty, r)).collect()),
         };
         // Batch-owned memory (Workgroup, per-lane) changes between workgroups: not cached.
@@ -453,7 +454,7 @@ impl Batch<'_, '_> {
         group: &[usize],
     ) {
         let (m, k, g, lanes) = (a.m as usize, a.k as usize, group.len(), self.lanes);
-        let src_ty = ComponentType::of_scalar(a.input_num, a.input_signed);
+        let src_ty = component_of_scalar(a.input_num, a.input_signed);
         // Input value k of lane l, converted to InputInterpretation (raw bits of that type).
         let input = |cols: &[u64], kk: usize, l: usize| -> u64 {
             if a.input_ty.packed() {
@@ -465,13 +466,13 @@ impl Batch<'_, '_> {
                 Some(s) if s == a.input_ty => raw,
                 Some(s) if !s.is_float() && !a.input_ty.is_float() => {
                     let v = if s.signed() {
-                        sext(raw, s.num().bits()) as i128
+                        sext(raw, component_num(s).bits()) as i128
                     } else {
-                        trunc(raw, s.num().bits()) as i128
+                        trunc(raw, component_num(s).bits()) as i128
                     };
                     a.input_ty.saturate_int(v)
                 }
-                Some(s) => a.input_ty.from_f64(s.to_f64(raw)),
+                Some(s) => a.input_ty.bits_of(s.value_of(raw)),
                 None => 0,
             }
         };
@@ -493,7 +494,7 @@ impl Batch<'_, '_> {
                 } else {
                     for kk in 0..k {
                         for (i, &l) in group.iter().enumerate() {
-                            x[kk * g + i] = a.input_ty.to_f64(input(&self.cols, kk, l)) as f32;
+                            x[kk * g + i] = a.input_ty.value_of(input(&self.cols, kk, l)) as f32;
                         }
                     }
                 }
@@ -530,7 +531,7 @@ impl Batch<'_, '_> {
                 let mut x = vec![0f64; k * g];
                 for kk in 0..k {
                     for (i, &l) in group.iter().enumerate() {
-                        x[kk * g + i] = a.input_ty.to_f64(input(&self.cols, kk, l));
+                        x[kk * g + i] = a.input_ty.value_of(input(&self.cols, kk, l));
                     }
                 }
                 let mut y = vec![0f64; m * g];
@@ -572,7 +573,7 @@ impl Batch<'_, '_> {
 
 /// An integer element of type `ty` (raw bits) as the i32 of wrapping 32-bit arithmetic.
 fn int_value(ty: ComponentType, raw: u64) -> i32 {
-    let bits = ty.num().bits();
+    let bits = component_num(ty).bits();
     if ty.signed() {
         sext(raw, bits) as i32
     } else {
@@ -582,7 +583,7 @@ fn int_value(ty: ComponentType, raw: u64) -> i32 {
 
 /// A bias element as f64 (integers by their signedness; exact for every 32-bit integer).
 fn bias_value(ty: ComponentType, raw: u64) -> f64 {
-    ty.to_f64(raw)
+    ty.value_of(raw)
 }
 
 /// A float sum as the result type: rounded once (integer results: RNE, saturating).
@@ -595,5 +596,5 @@ fn float_result(a: &CvMatMulArgs, v: f64) -> u64 {
     } else {
         ComponentType::U32
     };
-    t.from_f64(v)
+    t.bits_of(v)
 }

@@ -3,6 +3,7 @@
 //! stores, matrix-vector products and training accumulations are ops of their own.
 
 use super::{Col, Num};
+pub use coopmat_spirv::coopvec::{COMPONENT_TYPES, ComponentType, MatrixLayout};
 
 /// A cooperative-vector op.
 #[derive(Clone, Debug)]
@@ -110,241 +111,47 @@ impl Cv {
     }
 }
 
-// Pure data of the cooperative-vector family (conversions and the converter: `crate::coopvec`).
+// The engine's side of the cooperative-vector facts (`coopmat_spirv::coopvec` has the shared ones).
 
 /// Rows of one optimal-layout tile.
 pub const TILE_ROWS: u64 = 16;
 /// Bytes of one optimal-layout tile row.
 pub const TILE_BYTES: u64 = 32;
 
-/// A cooperative-vector component type or interpretation (`VkComponentTypeKHR` values, which
-/// are also the SPIR-V `InputInterpretation` / `MatrixInterpretation` / `BiasInterpretation`
-/// operand values).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ComponentType {
-    /// IEEE binary16.
-    F16,
-    /// IEEE binary32.
-    F32,
-    /// IEEE binary64.
-    F64,
-    /// Signed 8-bit integer.
-    S8,
-    /// Signed 16-bit integer.
-    S16,
-    /// Signed 32-bit integer.
-    S32,
-    /// Signed 64-bit integer.
-    S64,
-    /// Unsigned 8-bit integer.
-    U8,
-    /// Unsigned 16-bit integer.
-    U16,
-    /// Unsigned 32-bit integer.
-    U32,
-    /// Unsigned 64-bit integer.
-    U64,
-    /// Four signed 8-bit integers in one 32-bit word (input interpretation only).
-    S8Packed,
-    /// Four unsigned 8-bit integers in one 32-bit word (input interpretation only).
-    U8Packed,
-    /// OFP8 E4M3: sign, four exponent bits, three mantissa bits.
-    E4M3,
-    /// OFP8 E5M2: sign, five exponent bits, two mantissa bits.
-    E5M2,
-}
-
-/// Every component type, in `VkComponentTypeKHR` order.
-pub const COMPONENT_TYPES: [ComponentType; 15] = [
-    ComponentType::F16,
-    ComponentType::F32,
-    ComponentType::F64,
-    ComponentType::S8,
-    ComponentType::S16,
-    ComponentType::S32,
-    ComponentType::S64,
-    ComponentType::U8,
-    ComponentType::U16,
-    ComponentType::U32,
-    ComponentType::U64,
-    ComponentType::S8Packed,
-    ComponentType::U8Packed,
-    ComponentType::E4M3,
-    ComponentType::E5M2,
-];
-
-impl ComponentType {
-    /// The type with this `VkComponentTypeKHR` value.
-    pub fn from_raw(v: u32) -> Option<ComponentType> {
-        COMPONENT_TYPES.into_iter().find(|t| t.raw() == v)
-    }
-
-    /// Its `VkComponentTypeKHR` value.
-    pub fn raw(self) -> u32 {
-        match self {
-            ComponentType::F16 => 0,
-            ComponentType::F32 => 1,
-            ComponentType::F64 => 2,
-            ComponentType::S8 => 3,
-            ComponentType::S16 => 4,
-            ComponentType::S32 => 5,
-            ComponentType::S64 => 6,
-            ComponentType::U8 => 7,
-            ComponentType::U16 => 8,
-            ComponentType::U32 => 9,
-            ComponentType::U64 => 10,
-            ComponentType::S8Packed => 1_000_491_000,
-            ComponentType::U8Packed => 1_000_491_001,
-            ComponentType::E4M3 => 1_000_491_002,
-            ComponentType::E5M2 => 1_000_491_003,
-        }
-    }
-
-    /// Its short name (`float16`, `sint8-packed`, `e4m3`, ...), as the CLI spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            ComponentType::F16 => "float16",
-            ComponentType::F32 => "float32",
-            ComponentType::F64 => "float64",
-            ComponentType::S8 => "sint8",
-            ComponentType::S16 => "sint16",
-            ComponentType::S32 => "sint32",
-            ComponentType::S64 => "sint64",
-            ComponentType::U8 => "uint8",
-            ComponentType::U16 => "uint16",
-            ComponentType::U32 => "uint32",
-            ComponentType::U64 => "uint64",
-            ComponentType::S8Packed => "sint8-packed",
-            ComponentType::U8Packed => "uint8-packed",
-            ComponentType::E4M3 => "e4m3",
-            ComponentType::E5M2 => "e5m2",
-        }
-    }
-
-    /// The type with this short name.
-    pub fn from_name(s: &str) -> Option<ComponentType> {
-        COMPONENT_TYPES.into_iter().find(|t| t.name() == s)
-    }
-
-    /// How the engine stores one value of it (a packed type: one 8-bit value).
-    pub fn num(self) -> Num {
-        match self {
-            ComponentType::F16 => Num::F16,
-            ComponentType::F32 => Num::F32,
-            ComponentType::F64 => Num::F64,
-            ComponentType::S8 | ComponentType::U8 => Num::Int(8),
-            ComponentType::S8Packed | ComponentType::U8Packed => Num::Int(8),
-            ComponentType::S16 | ComponentType::U16 => Num::Int(16),
-            ComponentType::S32 | ComponentType::U32 => Num::Int(32),
-            ComponentType::S64 | ComponentType::U64 => Num::Int(64),
-            ComponentType::E4M3 => Num::E4M3,
-            ComponentType::E5M2 => Num::E5M2,
-        }
-    }
-
-    /// Bytes of one value in memory.
-    pub fn bytes(self) -> u32 {
-        self.num().bytes()
-    }
-
-    /// Whether it is a signed integer type (packed or not).
-    pub fn signed(self) -> bool {
-        matches!(
-            self,
-            ComponentType::S8
-                | ComponentType::S16
-                | ComponentType::S32
-                | ComponentType::S64
-                | ComponentType::S8Packed
-        )
-    }
-
-    /// Whether it is one of the two packed types.
-    pub fn packed(self) -> bool {
-        matches!(self, ComponentType::S8Packed | ComponentType::U8Packed)
-    }
-
-    /// Whether it is a floating-point type.
-    pub fn is_float(self) -> bool {
-        self.num().is_float()
-    }
-
-    /// The type of a SPIR-V scalar of kind `num` and signedness `signed`, if it has one.
-    pub fn of_scalar(num: Num, signed: bool) -> Option<ComponentType> {
-        Some(match (num, signed) {
-            (Num::F16, _) => ComponentType::F16,
-            (Num::F32, _) => ComponentType::F32,
-            (Num::F64, _) => ComponentType::F64,
-            (Num::E4M3, _) => ComponentType::E4M3,
-            (Num::E5M2, _) => ComponentType::E5M2,
-            (Num::Int(8), true) => ComponentType::S8,
-            (Num::Int(16), true) => ComponentType::S16,
-            (Num::Int(32), true) => ComponentType::S32,
-            (Num::Int(64), true) => ComponentType::S64,
-            (Num::Int(8), false) => ComponentType::U8,
-            (Num::Int(16), false) => ComponentType::U16,
-            (Num::Int(32), false) => ComponentType::U32,
-            (Num::Int(64), false) => ComponentType::U64,
-            _ => return None,
-        })
+/// How the engine stores one value of component type `t` (a packed type: one 8-bit value).
+pub fn component_num(t: ComponentType) -> Num {
+    match t {
+        ComponentType::F16 => Num::F16,
+        ComponentType::F32 => Num::F32,
+        ComponentType::F64 => Num::F64,
+        ComponentType::S8 | ComponentType::U8 => Num::Int(8),
+        ComponentType::S8Packed | ComponentType::U8Packed => Num::Int(8),
+        ComponentType::S16 | ComponentType::U16 => Num::Int(16),
+        ComponentType::S32 | ComponentType::U32 => Num::Int(32),
+        ComponentType::S64 | ComponentType::U64 => Num::Int(64),
+        ComponentType::E4M3 => Num::E4M3,
+        ComponentType::E5M2 => Num::E5M2,
     }
 }
 
-/// A cooperative-vector matrix layout (`Cooperative Vector Matrix Layout`, SPV_NV_cooperative_vector
-/// 3.X; the same values as `VkCooperativeVectorMatrixLayoutNV`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MatrixLayout {
-    /// Contiguous elements form rows; `stride` bytes from one row to the next.
-    RowMajor,
-    /// Contiguous elements form columns; `stride` bytes from one column to the next.
-    ColumnMajor,
-    /// The engine's inference layout (see [`crate::coopvec`]).
-    InferencingOptimal,
-    /// The engine's training layout (see [`crate::coopvec`]).
-    TrainingOptimal,
-}
-
-impl MatrixLayout {
-    /// The layout with this SPIR-V / Vulkan value.
-    pub fn from_raw(v: u32) -> Option<MatrixLayout> {
-        Some(match v {
-            0 => MatrixLayout::RowMajor,
-            1 => MatrixLayout::ColumnMajor,
-            2 => MatrixLayout::InferencingOptimal,
-            3 => MatrixLayout::TrainingOptimal,
-            _ => return None,
-        })
-    }
-
-    /// Its short name, as the CLI spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            MatrixLayout::RowMajor => "row-major",
-            MatrixLayout::ColumnMajor => "column-major",
-            MatrixLayout::InferencingOptimal => "inferencing-optimal",
-            MatrixLayout::TrainingOptimal => "training-optimal",
-        }
-    }
-
-    /// The layout with this short name.
-    pub fn from_name(s: &str) -> Option<MatrixLayout> {
-        [
-            MatrixLayout::RowMajor,
-            MatrixLayout::ColumnMajor,
-            MatrixLayout::InferencingOptimal,
-            MatrixLayout::TrainingOptimal,
-        ]
-        .into_iter()
-        .find(|l| l.name() == s)
-    }
-
-    /// Whether it is one of the opaque (optimal) layouts.
-    pub fn is_optimal(self) -> bool {
-        matches!(
-            self,
-            MatrixLayout::InferencingOptimal | MatrixLayout::TrainingOptimal
-        )
-    }
+/// The component type of a SPIR-V scalar of kind `num` and signedness `signed`, if it has one.
+pub fn component_of_scalar(num: Num, signed: bool) -> Option<ComponentType> {
+    Some(match (num, signed) {
+        (Num::F16, _) => ComponentType::F16,
+        (Num::F32, _) => ComponentType::F32,
+        (Num::F64, _) => ComponentType::F64,
+        (Num::E4M3, _) => ComponentType::E4M3,
+        (Num::E5M2, _) => ComponentType::E5M2,
+        (Num::Int(8), true) => ComponentType::S8,
+        (Num::Int(16), true) => ComponentType::S16,
+        (Num::Int(32), true) => ComponentType::S32,
+        (Num::Int(64), true) => ComponentType::S64,
+        (Num::Int(8), false) => ComponentType::U8,
+        (Num::Int(16), false) => ComponentType::U16,
+        (Num::Int(32), false) => ComponentType::U32,
+        (Num::Int(64), false) => ComponentType::U64,
+        _ => return None,
+    })
 }
 
 /// The shape of a matrix in memory: `rows × cols` elements of `elem_bytes` bytes in `layout`,
