@@ -389,6 +389,8 @@ impl MatMul {
             // Halves in [-200, 200]: ties and saturation of the float-to-int8 conversion.
             (Ct::F32, Ct::S8) => ((r.below(1601) as f32 - 800.0) / 4.0).to_bits() as u64,
             (Ct::U32, _) => r.next() & 0xffff_ffff,
+            // Around the int8 range: saturation on both sides.
+            (Ct::S32, _) => (r.below(601) as i64 - 300) as u32 as u64,
             (t, _) => random_elem(t, r),
         }
     }
@@ -1216,5 +1218,63 @@ fn f16_products_with_short_and_long_k() {
         c.k = k;
         c.skip = 0;
         c.run(40 + k as u64);
+    }
+}
+
+/// The GLSL type and component type of a profile's short type name.
+fn glsl_type(name: &str) -> (&'static str, Ct) {
+    match name {
+        "float16" => ("float16_t", Ct::F16),
+        "float32" => ("float", Ct::F32),
+        "sint32" => ("int32_t", Ct::S32),
+        "uint32" => ("uint32_t", Ct::U32),
+        "sint8" => ("int8_t", Ct::S8),
+        "uint8" => ("uint8_t", Ct::U8),
+        n => panic!("no GLSL type for {n}"),
+    }
+}
+
+#[test]
+fn every_combination_the_h100_profile_lists() {
+    // The combinations vkGetPhysicalDeviceCooperativeVectorPropertiesNV returned on the H100
+    // (crates/val/profiles/nvidia-h100-580.json), each in a row-major and an optimal layout
+    // (fp8: optimal only), with bias, transposed where the device allows it.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../val/profiles/nvidia-h100-580.json"
+    ))
+    .unwrap();
+    let profile: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let combos = profile["cooperative_vector"]["combinations"]
+        .as_array()
+        .unwrap();
+    assert_eq!(combos.len(), 16);
+    let ct = |v: &serde_json::Value| Ct::from_name(v.as_str().unwrap()).unwrap();
+    for (n, c) in combos.iter().enumerate() {
+        let matrix = ct(&c["matrix_interpretation"]);
+        let fp8 = matches!(matrix, Ct::E4M3 | Ct::E5M2);
+        let float = matrix.is_float();
+        let mut layouts = vec![(Layout::InferencingOptimal, false)];
+        if !fp8 {
+            layouts.push((Layout::RowMajor, false));
+        }
+        if c["transpose"].as_bool().unwrap() {
+            layouts.push((Layout::TrainingOptimal, true));
+        }
+        for (layout, transpose) in layouts {
+            MatMul {
+                input: glsl_type(c["input_type"].as_str().unwrap()),
+                input_interp: ct(&c["input_interpretation"]),
+                matrix,
+                bias: Some(ct(&c["bias_interpretation"])),
+                result: glsl_type(c["result_type"].as_str().unwrap()),
+                m: if float { 24 } else { 16 },
+                k: if float { 40 } else { 36 },
+                layout,
+                transpose,
+                skip: 3,
+            }
+            .run(100 + n as u64);
+        }
     }
 }
