@@ -275,3 +275,120 @@ void main() {
     let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
     assert_eq!(e.kind, coopmat_exec::ErrorKind::Unsupported, "{e}");
 }
+
+/// OpGroup* with Workgroup scope (the Groups capability, outside Vulkan's environment but run
+/// by the engine): one group of all 48 invocations of a 12×4 workgroup, across two subgroups.
+const WG_GROUPS: &str = r#"
+               OpCapability Shader
+               OpCapability Groups
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %lid %lidx
+               OpExecutionMode %main LocalSize 12 4 1
+               OpDecorate %lid BuiltIn LocalInvocationId
+               OpDecorate %lidx BuiltIn LocalInvocationIndex
+               OpDecorate %rt ArrayStride 4
+               OpDecorate %S Block
+               OpMemberDecorate %S 0 Offset 0
+               OpDecorate %buf DescriptorSet 0
+               OpDecorate %buf Binding 0
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+      %float = OpTypeFloat 32
+       %bool = OpTypeBool
+     %v3uint = OpTypeVector %uint 3
+     %v2uint = OpTypeVector %uint 2
+         %u0 = OpConstant %uint 0
+         %u1 = OpConstant %uint 1
+         %u2 = OpConstant %uint 2
+         %u3 = OpConstant %uint 3
+         %u5 = OpConstant %uint 5
+        %u48 = OpConstant %uint 48
+        %u40 = OpConstant %uint 40
+        %wgs = OpConstant %uint 2
+       %bid3 = OpConstantComposite %v3uint %u5 %u2 %u0
+       %bid2 = OpConstantComposite %v2uint %u3 %u1
+         %rt = OpTypeRuntimeArray %uint
+          %S = OpTypeStruct %rt
+        %pSB = OpTypePointer StorageBuffer %S
+      %pUint = OpTypePointer StorageBuffer %uint
+     %pIn3 = OpTypePointer Input %v3uint
+     %pIn1 = OpTypePointer Input %uint
+        %buf = OpVariable %pSB StorageBuffer
+        %lid = OpVariable %pIn3 Input
+       %lidx = OpVariable %pIn1 Input
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %i = OpLoad %uint %lidx
+        %id3 = OpLoad %v3uint %lid
+          %v = OpIMul %uint %i %u3
+        %sum = OpGroupIAdd %uint %wgs Reduce %v
+       %scan = OpGroupIAdd %uint %wgs InclusiveScan %v
+        %max = OpGroupUMax %uint %wgs Reduce %i
+         %b3 = OpGroupBroadcast %uint %wgs %v %bid3
+         %b2 = OpGroupBroadcast %uint %wgs %v %bid2
+        %big = OpUGreaterThan %bool %i %u40
+        %any = OpGroupAny %bool %wgs %big
+        %all = OpGroupAll %bool %wgs %big
+       %anyu = OpSelect %uint %any %u1 %u0
+       %allu = OpSelect %uint %all %u1 %u0
+       %base = OpIMul %uint %i %u5
+          %p0 = OpAccessChain %pUint %buf %u0 %base
+               OpStore %p0 %sum
+         %o1 = OpIAdd %uint %base %u1
+          %p1 = OpAccessChain %pUint %buf %u0 %o1
+               OpStore %p1 %scan
+         %o2 = OpIAdd %uint %base %u2
+          %p2 = OpAccessChain %pUint %buf %u0 %o2
+               OpStore %p2 %max
+         %o3 = OpIAdd %uint %base %u3
+          %p3 = OpAccessChain %pUint %buf %u0 %o3
+         %bb = OpIAdd %uint %b3 %b2
+         %ab = OpIAdd %uint %anyu %allu
+        %ab2 = OpIMul %uint %ab %u48
+        %bab = OpIAdd %uint %bb %ab2
+               OpStore %p3 %bab
+               OpReturn
+               OpFunctionEnd
+"#;
+
+#[test]
+fn workgroup_scope_group_operations_span_the_whole_workgroup() {
+    let Some(m) = spvasm(WG_GROUPS) else {
+        return;
+    };
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 48 * 5 * 4]);
+    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+    let out = u32s(&res.buffers[&(0, 0)]);
+    let total: u32 = (0..48).map(|i| 3 * i).sum();
+    for i in 0..48u32 {
+        let o = &out[i as usize * 5..i as usize * 5 + 4];
+        let scan: u32 = (0..=i).map(|j| 3 * j).sum();
+        // Broadcasts from (5, 2, 0) = lane 29 and (3, 1) = lane 15; some but not all i > 40.
+        let b = 3 * 29 + 3 * 15 + 48;
+        assert_eq!(o, &[total, scan, 47, b], "invocation {i}");
+    }
+    // Reached by only some invocations: an error naming it, not a partial reduction.
+    let divergent = WG_GROUPS.replace(
+        "        %u40 = OpConstant %uint 40\n",
+        "        %u40 = OpConstant %uint 40\n        %u20 = OpConstant %uint 20\n",
+    );
+    let body_start = divergent.find("        %sum = ").unwrap();
+    let divergent = format!(
+        "{}{}",
+        &divergent[..body_start],
+        "          %c = OpULessThan %bool %i %u20\n               OpSelectionMerge %m None\n               OpBranchConditional %c %t %m\n          %t = OpLabel\n        %sum = OpGroupIAdd %uint %wgs Reduce %v\n         %p0 = OpAccessChain %pUint %buf %u0 %i\n               OpStore %p0 %sum\n               OpBranch %m\n          %m = OpLabel\n               OpReturn\n               OpFunctionEnd\n"
+    );
+    let m = spvasm(&divergent).unwrap();
+    let p = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 48 * 5 * 4]);
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("Workgroup-scope group operation is reached by only some invocations"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("OpGroupIAdd"), "{e}");
+}

@@ -1,10 +1,10 @@
-//! GroupNonUniform instructions (and OpGroup* with Subgroup scope).
+//! GroupNonUniform instructions (and OpGroup* with Subgroup or Workgroup scope).
 
 use super::*;
 
 /// The GroupNonUniform opcode that runs a (uniform-control-flow) OpGroup* instruction: same
-/// operands, and with Subgroup scope the same result when every invocation is active (the
-/// only case OpGroup* allows). Workgroup scope stays unsupported (`subgroup` rejects it).
+/// operands, and the same result when every invocation of the scope is active (the only case
+/// OpGroup* allows). With Workgroup scope the group is the whole batch.
 pub(crate) fn group_as_non_uniform(o: u16) -> Option<u16> {
     use coopmat_spirv::grammar::op;
     Some(match o {
@@ -30,12 +30,12 @@ impl<'m> Cx<'m> {
         match opcode {
             o if group_as_non_uniform(o).is_some() => {
                 let nu = group_as_non_uniform(o).unwrap_or(o);
-                self.subgroup(nu, rt, d, a, out)?;
+                self.subgroup(nu, rt, d, a, true, out)?;
             }
             o if (op::GroupNonUniformElect..=op::GroupNonUniformQuadSwap).contains(&o)
                 || o == op::GroupNonUniformRotateKHR =>
             {
-                self.subgroup(o, rt, d, a, out)?;
+                self.subgroup(o, rt, d, a, false, out)?;
             }
             _ => return Ok(false),
         }
@@ -48,13 +48,17 @@ impl<'m> Cx<'m> {
         rt: u32,
         d: Val,
         a: &[u32],
+        group_op: bool,
         out: &mut Vec<Op>,
     ) -> Result<(), ExecError> {
         use grammar::group_operation as g;
         let arg = |i: usize| operand(a, i);
         let scope = self.const_u64(arg(0)?)? as u32;
-        if scope != grammar::scope::Subgroup {
-            return bad("GroupNonUniform operations are supported with Subgroup scope only");
+        let workgroup = group_op && scope == grammar::scope::Workgroup;
+        if scope != grammar::scope::Subgroup && !workgroup {
+            return bad(
+                "GroupNonUniform operations are supported with Subgroup scope only (OpGroup* with Subgroup or Workgroup)",
+            );
         }
         let sgop = match o {
             op::GroupNonUniformElect => SgOp::Elect,
@@ -145,6 +149,11 @@ impl<'m> Cx<'m> {
         {
             cluster = self.const_u64(c)? as u32;
         }
+        // OpGroupBroadcast's LocalId may be a 2- or 3-component vector (Workgroup scope).
+        let id_n = match sgop {
+            SgOp::Broadcast => self.t.comps(self.ty_of(arg(vi + 1)?)?)?.1,
+            _ => 1,
+        };
         out.push(Op::Sg(SgArgs {
             op: sgop,
             num,
@@ -154,6 +163,8 @@ impl<'m> Cx<'m> {
             n,
             scan,
             cluster,
+            workgroup,
+            id_n,
         }));
         Ok(())
     }

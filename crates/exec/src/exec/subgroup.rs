@@ -15,11 +15,25 @@ impl Batch<'_, '_> {
             n,
             scan,
             cluster,
+            workgroup,
+            id_n,
         }: &SgArgs,
         mask: &Mask,
     ) -> Result<(), Fault> {
         let lanes = self.lanes;
-        let sg = self.p.sg as usize;
+        // A workgroup-scope OpGroup* is one group of the whole batch, which every live
+        // invocation must reach (SPIR-V: OpGroup* in uniform control flow of its scope).
+        let sg = if workgroup { lanes } else { self.p.sg as usize };
+        if workgroup {
+            let live = (0..MW).any(|w| self.full[w] & !self.exited[w] & !mask[w] != 0);
+            if live {
+                return fault(
+                    ErrorKind::UndefinedBehavior,
+                    "a Workgroup-scope group operation is reached by only some invocations of the workgroup",
+                );
+            }
+        }
+        let ls = self.p.local_size;
         let col = |x: Col| x.ix() * lanes;
         let is_on = |l: usize| mask[l / 64] >> (l % 64) & 1 != 0;
         for s0 in (0..lanes).step_by(sg) {
@@ -154,7 +168,14 @@ impl Batch<'_, '_> {
                                     | SgOp::QuadBroadcast
                                     | SgOp::Rotate
                             ) {
-                            self.cols[col(b) + l] as usize
+                            if id_n > 1 {
+                                // (x, y[, z]) of the workgroup, linearized like the lanes.
+                                let c = |k: u32| self.cols[col(b + k) + l] as usize;
+                                let z = if id_n > 2 { c(2) } else { 0 };
+                                c(0) + ls[0] as usize * (c(1) + ls[1] as usize * z)
+                            } else {
+                                self.cols[col(b) + l] as usize
+                            }
                         } else {
                             0
                         };

@@ -788,6 +788,10 @@ pub struct SgArgs {
     pub n: u32,
     pub scan: u8,
     pub cluster: u32,
+    /// Workgroup scope (OpGroup* only): the group is the whole batch.
+    pub workgroup: bool,
+    /// Components of a Broadcast's LocalId (2 or 3: a workgroup-scope (x, y[, z]) id).
+    pub id_n: u32,
 }
 
 /// Cooperative-matrix load.
