@@ -1,14 +1,11 @@
 //! `coopmat gpu-info` and `coopmat gpu-run`: the same shader and buffers on a real Vulkan GPU,
 //! the reference the CPU engine is compared with.
 
-use crate::cmd_run::{
-    buffer_source, parse_binding, parse_groups, parse_push, parse_spec, write_outs,
-};
+use crate::cmd_run::{parse_groups, parse_spec, write_outs};
 use anyhow::{Context, Result};
 use coopmat_exec::coopvec::ComponentType;
 use coopmat_gpu::Gpu;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 /// Arguments of `coopmat gpu-info`.
 #[derive(clap::Args)]
@@ -76,46 +73,16 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// Arguments of `coopmat gpu-run` (those of `coopmat run` without the engine options).
-#[derive(clap::Args)]
-pub struct RunArgs {
-    /// The SPIR-V binary.
-    pub file: PathBuf,
-    /// Entry point name (default: the first entry point).
-    #[arg(long)]
-    pub entry: Option<String>,
-    /// Workgroup counts X,Y,Z.
-    #[arg(long, default_value = "1,1,1")]
-    pub groups: String,
-    /// Buffer SET:BINDING=SOURCE, SOURCE one of FILE.npy, raw:FILE, zeros:BYTES,
-    /// const:BYTES:U32, random:BYTES:SEED.
-    #[arg(long = "buffer")]
-    pub buffers: Vec<String>,
-    /// Push constants: a file, or hex bytes.
-    #[arg(long)]
-    pub push: Option<String>,
-    /// Specialization constant ID=VALUE.
-    #[arg(long = "spec")]
-    pub spec: Vec<String>,
-    /// Write buffer SET:BINDING=FILE.npy[:DTYPE] or FILE.bin.
-    #[arg(long = "out")]
-    pub outs: Vec<String>,
-}
+/// Arguments of `coopmat gpu-run`: those of `coopmat run` without the engine options.
+pub type RunArgs = crate::cmd_run::DispatchArgs;
 
 /// Runs `coopmat gpu-run`.
 pub fn run(a: RunArgs) -> Result<u8> {
     let bytes = std::fs::read(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
     let spec: BTreeMap<u32, u64> = parse_spec(&a.spec)?.into_iter().collect();
     let groups = parse_groups(&a.groups)?;
-    let mut buffers = BTreeMap::new();
-    for b in &a.buffers {
-        let (key, src) = parse_binding(b)?;
-        buffers.insert(key, buffer_source(src)?);
-    }
-    let push = match &a.push {
-        Some(p) => parse_push(p)?,
-        None => Vec::new(),
-    };
+    let mut buffers = a.buffers()?;
+    let push = a.push_constants()?;
     let gpu = Gpu::open()?;
     let t = gpu.dispatch(
         &bytes,

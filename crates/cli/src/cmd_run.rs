@@ -4,9 +4,9 @@ use anyhow::{Context, Result, anyhow, bail};
 use coopmat_exec::{Pipeline, Resources, SpecConstants};
 use std::path::PathBuf;
 
-/// Run a compute shader on the CPU (SIMT engine) and write buffers back out.
+/// What a dispatch needs, shared by `coopmat run` and `coopmat gpu-run`.
 #[derive(clap::Args)]
-pub struct Args {
+pub struct DispatchArgs {
     /// The SPIR-V binary.
     pub file: PathBuf,
     /// Entry point name (default: the first GLCompute entry point).
@@ -29,12 +29,40 @@ pub struct Args {
     /// or FILE.bin (raw bytes).
     #[arg(long = "out")]
     pub outs: Vec<String>,
+}
+
+impl DispatchArgs {
+    /// The buffers the options name, by (set, binding).
+    pub fn buffers(&self) -> Result<std::collections::BTreeMap<(u32, u32), Vec<u8>>> {
+        let mut out = std::collections::BTreeMap::new();
+        for b in &self.buffers {
+            let (key, src) = parse_binding(b)?;
+            out.insert(key, buffer_source(src)?);
+        }
+        Ok(out)
+    }
+
+    /// The push-constant bytes (empty without --push).
+    pub fn push_constants(&self) -> Result<Vec<u8>> {
+        match &self.push {
+            Some(p) => parse_push(p),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
+/// Run a compute shader on the CPU (SIMT engine) and write buffers back out.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The shader, its inputs and outputs.
+    #[command(flatten)]
+    pub dispatch: DispatchArgs,
     /// Engine options.
     #[command(flatten)]
     pub engine: crate::engine_args::EngineArgs,
 }
 
-pub(crate) fn parse_binding(s: &str) -> Result<((u32, u32), &str)> {
+fn parse_binding(s: &str) -> Result<((u32, u32), &str)> {
     let (k, v) = s
         .split_once('=')
         .ok_or_else(|| anyhow!("expected SET:BINDING=..., got {s:?}"))?;
@@ -79,7 +107,7 @@ fn read_npy(path: &str) -> Result<Vec<u8>> {
     Ok(data)
 }
 
-pub(crate) fn buffer_source(src: &str) -> Result<Vec<u8>> {
+fn buffer_source(src: &str) -> Result<Vec<u8>> {
     let parts: Vec<&str> = src.split(':').collect();
     Ok(match parts[0] {
         "zeros" => {
@@ -170,7 +198,7 @@ pub(crate) fn parse_groups(s: &str) -> Result<[u32; 3]> {
 }
 
 /// `--push`: a file, or hex bytes.
-pub(crate) fn parse_push(p: &str) -> Result<Vec<u8>> {
+fn parse_push(p: &str) -> Result<Vec<u8>> {
     if std::path::Path::new(p).exists() {
         return Ok(std::fs::read(p)?);
     }
@@ -210,22 +238,19 @@ pub(crate) fn write_outs(
 }
 
 /// Runs `coopmat run`; returns the exit status.
-pub fn run(a: Args) -> Result<u8> {
+pub fn run(args: Args) -> Result<u8> {
+    let a = &args.dispatch;
     let bytes = std::fs::read(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
     let module = coopmat_spirv::Module::from_bytes(&bytes)
         .with_context(|| format!("parsing {}", a.file.display()))?;
     let spec = parse_spec(&a.spec)?;
-    let opts = a.engine.options();
+    let opts = args.engine.options();
     let pipe = Pipeline::compile(&module, a.entry.as_deref().unwrap_or(""), &spec, &opts)?;
     let groups = parse_groups(&a.groups)?;
-    let mut res = Resources::default();
-    for b in &a.buffers {
-        let (key, src) = parse_binding(b)?;
-        res.buffers.insert(key, buffer_source(src)?);
-    }
-    if let Some(p) = &a.push {
-        res.push_constants = parse_push(p)?;
-    }
+    let mut res = Resources {
+        buffers: a.buffers()?,
+        push_constants: a.push_constants()?,
+    };
     // Missing bindings or short buffers are reported before the run (dispatch checks too).
     for b in pipe.bindings() {
         match res.buffers.get(&(b.set, b.binding)) {

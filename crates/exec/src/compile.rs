@@ -821,16 +821,7 @@ impl<'m> Cx<'m> {
         let Ty::Pointer { sc, pointee } = self.t.get(pty)?.clone() else {
             return bad(format!("variable %{id} does not have a pointer type"));
         };
-        let col = self.alloc_cols(1);
-        self.vals.insert(
-            id,
-            Val {
-                col,
-                mat: Mat(0),
-                ncols: 1,
-                nmats: 0,
-            },
-        );
+        let col = self.pointer_val(id);
         let addr = match sc {
             storage_class::StorageBuffer | storage_class::Uniform => {
                 let set = m
@@ -1088,7 +1079,13 @@ impl<'m> Cx<'m> {
         };
         let v = self.alloc(pointee)?;
         self.promoted.insert(id, v);
-        // The pointer itself is never read (no use takes its address); a null column.
+        // The pointer itself is never read (no use takes its address): a null column.
+        self.pointer_val(id);
+        Ok(())
+    }
+
+    /// A one-column register for pointer `id` (a variable's address).
+    fn pointer_val(&mut self, id: u32) -> Col {
         let col = self.alloc_cols(1);
         self.vals.insert(
             id,
@@ -1099,7 +1096,7 @@ impl<'m> Cx<'m> {
                 nmats: 0,
             },
         );
-        Ok(())
+        col
     }
 
     fn fn_variable(

@@ -106,8 +106,8 @@ impl Batch<'_, '_> {
     /// Runs one cooperative-vector op for the active lanes.
     pub(super) fn coopvec(&mut self, c: &Cv, mask: &Mask, dense: bool) -> Result<(), Fault> {
         match c {
-            Cv::Load(a) => self.cv_load(a, mask, dense),
-            Cv::Store(a) => self.cv_store(a, mask, dense),
+            Cv::Load(a) => self.cv_load_store(a, mask, dense, false),
+            Cv::Store(a) => self.cv_load_store(a, mask, dense, true),
             Cv::ReduceSum(a) => self.cv_reduce_sum(a, mask, dense),
             Cv::OuterProduct(a) => self.cv_outer_product(a, mask, dense),
             Cv::MatMul(a) => self.cv_matmul(a, mask, dense),
@@ -146,64 +146,49 @@ impl Batch<'_, '_> {
         }
     }
 
-    fn cv_load(&mut self, a: &CvMemArgs, mask: &Mask, dense: bool) -> Result<(), Fault> {
+    /// LoadNV (`store` false) and StoreNV: `n` components between the columns and
+    /// `ptr + off`, no conversion.
+    fn cv_load_store(
+        &mut self,
+        a: &CvMemArgs,
+        mask: &Mask,
+        dense: bool,
+        store: bool,
+    ) -> Result<(), Fault> {
         let (lanes, nb) = (self.lanes, a.num.bytes());
         let robust = self.p.options.robust;
         each_lane!(mask, lanes, dense, |l| {
             let addr = self.cv_addr(a.ptr, a.off, l);
+            // The same VUID covers loads and stores.
             self.cv_aligned(
                 addr,
                 16,
                 "VUID-RuntimeSpirv-OpCooperativeVectorLoadNV-10099",
                 l,
             )?;
-            match self.mem.resolve(addr, l, (a.n * nb) as u64, false) {
+            let col = |i: u32| (a.v + i).ix() * lanes + l;
+            match self.mem.resolve(addr, l, (a.n * nb) as u64, store) {
                 Ok((sh, idx, b)) => {
                     let words = self.mem.words(sh, idx);
                     for i in 0..a.n {
-                        self.cols[(a.v + i).ix() * lanes + l] =
-                            memory::read_bytes(words, b + (i * nb) as usize, nb);
+                        let at = b + (i * nb) as usize;
+                        if store {
+                            memory::write_bytes(words, at, nb, self.cols[col(i)], sh);
+                        } else {
+                            self.cols[col(i)] = memory::read_bytes(words, at, nb);
+                        }
                     }
                 }
                 Err(_) if robust => {
-                    // robustBufferAccess: components outside the buffer read as zero.
+                    // robustBufferAccess: components outside the buffer read as zero, and
+                    // stores to them are dropped.
                     for i in 0..a.n {
                         let at = addr.wrapping_add((i * nb) as u64);
-                        self.cols[(a.v + i).ix() * lanes + l] =
-                            self.mem.read(at, l, nb).unwrap_or(0);
-                    }
-                }
-                Err(e) => return Err(Self::cv_fault(e, l)),
-            }
-        });
-        Ok(())
-    }
-
-    fn cv_store(&mut self, a: &CvMemArgs, mask: &Mask, dense: bool) -> Result<(), Fault> {
-        let (lanes, nb) = (self.lanes, a.num.bytes());
-        let robust = self.p.options.robust;
-        each_lane!(mask, lanes, dense, |l| {
-            let addr = self.cv_addr(a.ptr, a.off, l);
-            self.cv_aligned(
-                addr,
-                16,
-                "VUID-RuntimeSpirv-OpCooperativeVectorLoadNV-10099",
-                l,
-            )?;
-            match self.mem.resolve(addr, l, (a.n * nb) as u64, true) {
-                Ok((sh, idx, b)) => {
-                    let words = self.mem.words(sh, idx);
-                    for i in 0..a.n {
-                        let v = self.cols[(a.v + i).ix() * lanes + l];
-                        memory::write_bytes(words, b + (i * nb) as usize, nb, v, sh);
-                    }
-                }
-                Err(_) if robust => {
-                    // robustBufferAccess: components outside the buffer are dropped.
-                    for i in 0..a.n {
-                        let at = addr.wrapping_add((i * nb) as u64);
-                        let v = self.cols[(a.v + i).ix() * lanes + l];
-                        let _ = self.mem.write(at, l, nb, v);
+                        if store {
+                            let _ = self.mem.write(at, l, nb, self.cols[col(i)]);
+                        } else {
+                            self.cols[col(i)] = self.mem.read(at, l, nb).unwrap_or(0);
+                        }
                     }
                 }
                 Err(e) => return Err(Self::cv_fault(e, l)),
