@@ -4,7 +4,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use coopmat_exec::{Pipeline, Resources, SpecConstants};
 use std::path::PathBuf;
 
-/// What a dispatch needs, shared by `coopmat run` and `coopmat gpu-run`.
+/// What a dispatch needs, shared by `coopmat run`, `coopmat gpu run` and `coopmat diff`.
 #[derive(clap::Args)]
 pub struct DispatchArgs {
     /// The SPIR-V binary.

@@ -47,10 +47,10 @@ enum Command {
     /// Convert a cooperative-vector matrix between layouts and component types (what
     /// vkConvertCooperativeVectorMatrixNV does), or print its size.
     CoopvecConvert(cmd_coopvec::Args),
-    /// Describe the Vulkan GPU `gpu-run` uses: device, extensions, cooperative-vector combinations.
-    GpuInfo(cmd_gpu::InfoArgs),
-    /// Run a compute shader on a real Vulkan GPU (the same buffers and outputs as `run`).
-    GpuRun(cmd_gpu::RunArgs),
+    /// Run on a real Vulkan GPU (or lavapipe): `gpu run` (the same dispatch as `run`), `gpu info`.
+    Gpu(cmd_gpu::Args),
+    /// Run one dispatch on the engine and on a Vulkan GPU and compare the output buffers.
+    Diff(cmd_gpu::DiffArgs),
     /// Run a llama.cpp matmul_*_cm2 module as ggml-vulkan dispatches it and check it against f64.
     GgmlMatmul(cmd_ggml::Args),
 }
@@ -68,8 +68,8 @@ fn main() -> ExitCode {
         Command::Lower(a) => cmd_lower::run(a),
         Command::GgmlMatmul(a) => cmd_ggml::run(a),
         Command::CoopvecConvert(a) => cmd_coopvec::run(a),
-        Command::GpuInfo(a) => cmd_gpu::info(a),
-        Command::GpuRun(a) => cmd_gpu::run(a),
+        Command::Gpu(a) => cmd_gpu::gpu(a),
+        Command::Diff(a) => cmd_gpu::diff(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,4 +1,4 @@
-//! `coopmat gpu-run` against `coopmat run`: the same shader and buffers on Mesa lavapipe
+//! `coopmat gpu run` against `coopmat run`: the same shader and buffers on Mesa lavapipe
 //! (through the peer tools' `sid-run`, which supplies the Vulkan loader and driver) and on the
 //! engine give byte-identical buffers. Skipped with a notice when the peers are absent.
 
@@ -41,7 +41,7 @@ fn gpu_run_on_lavapipe_matches_the_engine() {
     };
     let gpu = Command::new(&sid_run)
         .arg(env!("CARGO_BIN_EXE_coopmat"))
-        .arg("gpu-run")
+        .args(["gpu", "run"])
         .args(common(&out("gpu.bin")))
         .output()
         .unwrap();
@@ -70,13 +70,32 @@ fn gpu_run_on_lavapipe_matches_the_engine() {
     assert_eq!(g.len(), 2048);
     assert!(g.iter().any(|&b| b != 0), "the shader wrote nothing");
     assert_eq!(g, c, "lavapipe and the engine differ");
+    // `coopmat diff` runs both itself and says so.
+    let diff = Command::new(&sid_run)
+        .arg(env!("CARGO_BIN_EXE_coopmat"))
+        .args([
+            "diff",
+            spv.to_str().unwrap(),
+            "--groups",
+            "2",
+            "--buffer",
+            "0:0=zeros:2048",
+            "--compare",
+            "0:0:u32:16",
+        ])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&diff.stdout).into_owned() + &String::from_utf8_lossy(&diff.stderr);
+    assert_eq!(diff.status.code(), Some(0), "{text}");
+    assert!(text.contains("0:0 (512 u32): agree"), "{text}");
 }
 
 #[test]
 fn gpu_commands_fail_cleanly_without_a_loader_or_on_bad_input() {
     // Without sid-run there is normally no libvulkan here: a clear error, exit status 2.
     let out = Command::new(env!("CARGO_BIN_EXE_coopmat"))
-        .args(["gpu-run", "/nonexistent.spv"])
+        .args(["gpu", "run", "/nonexistent.spv"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

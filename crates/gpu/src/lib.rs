@@ -1,5 +1,5 @@
 //! Runs compute shaders on a real Vulkan GPU: the reference the CPU engine is compared with
-//! (`coopmat gpu-run`, `coopmat gpu-info`), and the driver's own cooperative-vector queries
+//! (`coopmat gpu run`, `coopmat gpu info`, `coopmat diff`), and the driver's own cooperative-vector queries
 //! (`vkGetPhysicalDeviceCooperativeVectorPropertiesNV`) and matrix conversion
 //! (`vkConvertCooperativeVectorMatrixNV`).
 //!
