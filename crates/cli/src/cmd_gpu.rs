@@ -4,7 +4,7 @@
 use crate::cmd_run::{parse_groups, parse_spec, write_outs};
 use anyhow::{Context, Result};
 use coopmat_exec::coopvec::ComponentType;
-use coopmat_gpu::Gpu;
+use coopmat_gpu::{Dispatch, Gpu};
 use std::collections::BTreeMap;
 
 /// `coopmat gpu`: its subcommands.
@@ -97,30 +97,50 @@ fn info(a: InfoArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// Arguments of `coopmat gpu run`: those of `coopmat run` without the engine options.
-pub type RunArgs = crate::cmd_run::DispatchArgs;
+/// Arguments of `coopmat gpu run`: those of `coopmat run` without the engine options, and
+/// the device's own.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The shader, its inputs and outputs.
+    #[command(flatten)]
+    pub dispatch: crate::cmd_run::DispatchArgs,
+    /// Dispatches recorded back to back (a memory barrier between), timed together.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub repeat: u32,
+    /// Required subgroup size (VK_EXT_subgroup_size_control / Vulkan 1.3).
+    #[arg(long)]
+    pub subgroup_size: Option<u32>,
+}
 
 /// Runs `coopmat gpu run`.
-fn run(a: RunArgs) -> Result<u8> {
+fn run(args: RunArgs) -> Result<u8> {
+    let a = &args.dispatch;
     let bytes = std::fs::read(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
     let spec: BTreeMap<u32, u64> = parse_spec(&a.spec)?.into_iter().collect();
     let groups = parse_groups(&a.groups)?;
     let mut buffers = a.buffers()?;
     let push = a.push_constants()?;
     let gpu = Gpu::open()?;
-    let t = gpu.dispatch(
-        &bytes,
-        a.entry.as_deref().unwrap_or(""),
-        &spec,
-        &mut buffers,
-        &push,
+    let d = Dispatch {
+        module: &bytes,
+        entry: a.entry.as_deref().unwrap_or(""),
+        spec: &spec,
+        push: &push,
         groups,
-    )?;
+        repeat: args.repeat,
+        subgroup_size: args.subgroup_size,
+    };
+    let t = gpu.dispatch(&d, &mut buffers)?;
     write_outs(&a.outs, &buffers)?;
+    let per = |x: std::time::Duration| x.as_secs_f64() * 1e3 / args.repeat as f64;
     println!(
-        "ran {groups:?} workgroups on {} in {:.3} ms (submit to fence)",
+        "ran {groups:?} workgroups x {} on {}: {:.3} ms per dispatch from submit to fence{}",
+        args.repeat,
         gpu.name(),
-        t.as_secs_f64() * 1e3
+        per(t.wall),
+        t.gpu
+            .map(|g| format!(", {:.3} ms between timestamps", per(g)))
+            .unwrap_or_default()
     );
     Ok(0)
 }
@@ -130,7 +150,7 @@ fn run(a: RunArgs) -> Result<u8> {
 pub struct DiffArgs {
     /// The shader, its inputs and workgroup counts (as for `coopmat run`).
     #[command(flatten)]
-    pub dispatch: RunArgs,
+    pub dispatch: crate::cmd_run::DispatchArgs,
     /// Engine options.
     #[command(flatten)]
     pub engine: crate::engine_args::EngineArgs,
@@ -265,15 +285,18 @@ pub fn diff(a: DiffArgs) -> Result<u8> {
     pipe.dispatch(&mut engine, groups)
         .context("the engine's dispatch")?;
     let gpu = Gpu::open()?;
-    gpu.dispatch(
-        &bytes,
-        d.entry.as_deref().unwrap_or(""),
-        &spec.iter().map(|(k, v)| (*k, *v)).collect(),
-        &mut device,
-        &engine.push_constants,
+    let spec: BTreeMap<u32, u64> = spec.into_iter().collect();
+    let dispatch = Dispatch {
+        module: &bytes,
+        entry: d.entry.as_deref().unwrap_or(""),
+        spec: &spec,
+        push: &engine.push_constants,
         groups,
-    )
-    .context("the device's dispatch")?;
+        repeat: 1,
+        subgroup_size: None,
+    };
+    gpu.dispatch(&dispatch, &mut device)
+        .context("the device's dispatch")?;
     println!("engine vs {}", gpu.name());
     let mut compares: Vec<Compare> = Vec::new();
     for c in &a.compare {

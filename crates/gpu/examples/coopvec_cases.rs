@@ -159,16 +159,21 @@ fn replay(gpu: &Gpu, case: &Path) -> Result<String, String> {
         .iter()
         .map(|g| g.as_u64().unwrap() as u32)
         .collect();
+    let module = read("shader.spv");
+    let spec = BTreeMap::new();
+    let d = coopmat_gpu::Dispatch {
+        module: &module,
+        entry: "main",
+        spec: &spec,
+        push: &[],
+        groups: [groups[0], groups[1], groups[2]],
+        repeat: 1,
+        subgroup_size: None,
+    };
     let t = gpu
-        .dispatch(
-            &read("shader.spv"),
-            "main",
-            &BTreeMap::new(),
-            &mut buffers,
-            &[],
-            [groups[0], groups[1], groups[2]],
-        )
-        .map_err(|e| e.to_string())?;
+        .dispatch(&d, &mut buffers)
+        .map_err(|e| e.to_string())?
+        .wall;
     let (mut n, mut worst, mut outside, mut same) = (0usize, 0f64, 0usize, 0usize);
     let mut worst_at = String::new();
     let mut worst_ulps = 0f64;

@@ -102,6 +102,38 @@ pub struct Gpu {
     name: String,
     extensions: Vec<String>,
     coopvec_training: bool,
+    /// Nanoseconds per timestamp tick, when the queue has timestamps.
+    timestamp_period: Option<f64>,
+}
+
+/// One dispatch: the module, its entry point and specialization, push constants, workgroup
+/// counts, how many times to run it, and the subgroup size to require.
+#[derive(Clone, Copy, Debug)]
+pub struct Dispatch<'a> {
+    /// The SPIR-V module's bytes.
+    pub module: &'a [u8],
+    /// Entry point name ("" = the first).
+    pub entry: &'a str,
+    /// Specialization constants by SpecId (the low bytes at each constant's width).
+    pub spec: &'a BTreeMap<u32, u64>,
+    /// Push-constant bytes.
+    pub push: &'a [u8],
+    /// Workgroup counts.
+    pub groups: [u32; 3],
+    /// Dispatches recorded back to back (with a memory barrier between): at least 1.
+    pub repeat: u32,
+    /// VkPipelineShaderStageRequiredSubgroupSizeCreateInfo, if set.
+    pub subgroup_size: Option<u32>,
+}
+
+/// How long a dispatch took.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// From submit to the fence, every repetition included.
+    pub wall: Duration,
+    /// Between timestamps written before the first and after the last repetition, when the
+    /// queue has timestamps.
+    pub gpu: Option<Duration>,
 }
 
 /// The feature structures a device is created with: queried, then passed back unchanged, so
@@ -254,6 +286,15 @@ impl Gpu {
             Err(e) => return Err((vkerr("vkCreateDevice")(e), Some(instance))),
         };
         let coopvec_training = features.coopvec.cooperative_vector_training != 0;
+        let timestamp_period = {
+            let families =
+                unsafe { instance.get_physical_device_queue_family_properties(physical) };
+            let valid = families
+                .get(family as usize)
+                .is_some_and(|f| f.timestamp_valid_bits > 0);
+            (valid && props.limits.timestamp_period > 0.0)
+                .then_some(props.limits.timestamp_period as f64)
+        };
         let queue = unsafe { device.get_device_queue(family, 0) };
         let memory = unsafe { instance.get_physical_device_memory_properties(physical) };
         Ok(Gpu {
@@ -267,6 +308,7 @@ impl Gpu {
             name,
             extensions,
             coopvec_training,
+            timestamp_period,
         })
     }
 
@@ -474,21 +516,16 @@ impl Gpu {
         Ok(())
     }
 
-    /// Runs `entry` of `module` over `groups` workgroups with the given buffers (by
-    /// (set, binding); written back in place, each at its original length), push constants and
-    /// specialization constants (by SpecId, the value's low bytes at the constant's width).
-    /// Returns the time from submit to fence.
+    /// Runs `dispatch` with the given buffers (by (set, binding); written back in place, each
+    /// at its original length) and returns its timing.
     pub fn dispatch(
         &self,
-        module: &[u8],
-        entry: &str,
-        spec: &BTreeMap<u32, u64>,
+        dispatch: &Dispatch,
         buffers: &mut BTreeMap<(u32, u32), Vec<u8>>,
-        push: &[u8],
-        groups: [u32; 3],
-    ) -> Result<Duration, GpuError> {
-        let m = Module::from_bytes(module).map_err(|e| GpuError::Invalid(e.to_string()))?;
-        let entry = match entry {
+    ) -> Result<Timing, GpuError> {
+        let m =
+            Module::from_bytes(dispatch.module).map_err(|e| GpuError::Invalid(e.to_string()))?;
+        let entry = match dispatch.entry {
             "" => m
                 .entry_points()
                 .find_map(|e| e.string(2))
@@ -508,32 +545,31 @@ impl Gpu {
         let mut run = Run::default();
         let r = self.dispatch_with(
             &mut run,
-            module,
+            dispatch,
             &entry,
-            spec,
             &spec_entries,
             &bindings,
             buffers,
-            push,
-            groups,
         );
         run.destroy(self);
         r
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn dispatch_with(
         &self,
         run: &mut Run,
-        module: &[u8],
+        dispatch: &Dispatch,
         entry: &str,
-        spec: &BTreeMap<u32, u64>,
         spec_widths: &BTreeMap<u32, u32>,
         bindings: &[((u32, u32), vk::DescriptorType)],
         buffers: &mut BTreeMap<(u32, u32), Vec<u8>>,
-        push: &[u8],
-        groups: [u32; 3],
-    ) -> Result<Duration, GpuError> {
+    ) -> Result<Timing, GpuError> {
+        let (module, spec, push, groups) = (
+            dispatch.module,
+            dispatch.spec,
+            dispatch.push,
+            dispatch.groups,
+        );
         let d = &self.device;
         // SAFETY (this function): every handle is made here from `d`, recorded in `run` and
         // destroyed by `Run::destroy` after the fence wait; every structure a call reads lives
@@ -603,11 +639,19 @@ impl Gpu {
             .data(&spec_data);
         let name = std::ffi::CString::new(entry)
             .map_err(|_| GpuError::Invalid("entry point name with a NUL".into()))?;
-        let stage = vk::PipelineShaderStageCreateInfo::builder()
+        let required = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo {
+            required_subgroup_size: dispatch.subgroup_size.unwrap_or(0),
+            ..Default::default()
+        };
+        let mut stage = vk::PipelineShaderStageCreateInfo::builder()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(run.module)
             .name(name.as_bytes_with_nul())
-            .specialization_info(&spec_info);
+            .specialization_info(&spec_info)
+            .build();
+        if dispatch.subgroup_size.is_some() {
+            stage.next = (&required) as *const _ as *const c_void;
+        }
         let cp = vk::ComputePipelineCreateInfo::builder()
             .stage(stage)
             .layout(run.layout);
@@ -673,6 +717,14 @@ impl Gpu {
             .command_buffer_count(1);
         let cb = unsafe { d.allocate_command_buffers(&cb_info) }
             .map_err(vkerr("vkAllocateCommandBuffers"))?[0];
+        if self.timestamp_period.is_some() {
+            let qi = vk::QueryPoolCreateInfo::builder()
+                .query_type(vk::QueryType::TIMESTAMP)
+                .query_count(2);
+            run.queries = Some(
+                unsafe { d.create_query_pool(&qi, None) }.map_err(vkerr("vkCreateQueryPool"))?,
+            );
+        }
         let begin = vk::CommandBufferBeginInfo::builder()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         unsafe {
@@ -694,7 +746,33 @@ impl Gpu {
                 p.resize(push.len().next_multiple_of(4), 0);
                 d.cmd_push_constants(cb, run.layout, vk::ShaderStageFlags::COMPUTE, 0, &p);
             }
-            d.cmd_dispatch(cb, groups[0], groups[1], groups[2]);
+            if let Some(pool) = run.queries {
+                d.cmd_reset_query_pool(cb, pool, 0, 2);
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, pool, 0);
+            }
+            for rep in 0..dispatch.repeat.max(1) {
+                if rep > 0 {
+                    // Each repetition sees the previous one's writes.
+                    let between = vk::MemoryBarrier::builder()
+                        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                        .dst_access_mask(
+                            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                        );
+                    d.cmd_pipeline_barrier(
+                        cb,
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::DependencyFlags::empty(),
+                        &[between],
+                        &[] as &[vk::BufferMemoryBarrier],
+                        &[] as &[vk::ImageMemoryBarrier],
+                    );
+                }
+                d.cmd_dispatch(cb, groups[0], groups[1], groups[2]);
+            }
+            if let Some(pool) = run.queries {
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1);
+            }
             let barrier = vk::MemoryBarrier::builder()
                 .src_access_mask(vk::AccessFlags::SHADER_WRITE)
                 .dst_access_mask(vk::AccessFlags::HOST_READ);
@@ -722,13 +800,39 @@ impl Gpu {
                 .map_err(vkerr("vkWaitForFences"))?;
         }
         let elapsed = t0.elapsed();
+        let gpu_time = match (run.queries, self.timestamp_period) {
+            (Some(pool), Some(period)) => {
+                let mut ticks = [0u8; 16];
+                unsafe {
+                    d.get_query_pool_results(
+                        pool,
+                        0,
+                        2,
+                        &mut ticks,
+                        8,
+                        vk::QueryResultFlags::_64 | vk::QueryResultFlags::WAIT,
+                    )
+                }
+                .map_err(vkerr("vkGetQueryPoolResults"))?;
+                let t = |k: usize| {
+                    u64::from_le_bytes(ticks[k * 8..k * 8 + 8].try_into().unwrap_or_default())
+                };
+                Some(Duration::from_nanos(
+                    (t(1).wrapping_sub(t(0)) as f64 * period) as u64,
+                ))
+            }
+            _ => None,
+        };
         let mut out = Vec::new();
         for (key, data) in buffers.iter_mut() {
             self.access(&run.buffers[key], None, &mut out)?;
             let n = data.len();
             data.copy_from_slice(&out[..n]);
         }
-        Ok(elapsed)
+        Ok(Timing {
+            wall: elapsed,
+            gpu: gpu_time,
+        })
     }
 }
 
@@ -743,6 +847,7 @@ struct Run {
     pool: vk::DescriptorPool,
     cmd_pool: vk::CommandPool,
     fence: vk::Fence,
+    queries: Option<vk::QueryPool>,
 }
 
 impl Run {
@@ -753,6 +858,9 @@ impl Run {
         unsafe {
             let _ = d.device_wait_idle();
             d.destroy_fence(self.fence, None);
+            if let Some(q) = self.queries {
+                d.destroy_query_pool(q, None);
+            }
             d.destroy_command_pool(self.cmd_pool, None);
             d.destroy_descriptor_pool(self.pool, None);
             d.destroy_pipeline(self.pipeline, None);
