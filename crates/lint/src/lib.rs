@@ -293,6 +293,14 @@ impl<'a> Cx<'a> {
         {
             self.cooperative_matrix(i, block, out);
         }
+        if is_coopvec_matrix_op(inst.opcode)
+            || matches!(
+                inst.opcode,
+                op::CooperativeVectorLoadNV | op::CooperativeVectorStoreNV
+            )
+        {
+            self.coopvec_layout_and_alignment(i, out);
+        }
         if is_coopvec_matrix_op(inst.opcode) {
             self.cooperative_vector(i, block, out);
         }
@@ -416,6 +424,114 @@ impl<'a> Cx<'a> {
             CHECKED_SUBGROUP_SIZE - total % CHECKED_SUBGROUP_SIZE
         );
         out.extend(self.finding(&rules::WORKGROUP_SIZE_VS_SUBGROUP, i, msg, Vec::new()));
+    }
+
+    /// `coopvec-layout-and-alignment`: the constant operands of a cooperative-vector instruction
+    /// against the Vulkan environment's alignment and layout rules.
+    fn coopvec_layout_and_alignment(&self, i: usize, out: &mut Vec<Finding>) {
+        use coopmat_spirv::coopvec::{ComponentType, MatrixLayout};
+        let m = self.m;
+        let inst = &m.instructions[i];
+        let Some(desc) = grammar::instruction(inst.opcode) else {
+            return;
+        };
+        // The id operand the grammar names `name`, and its constant value.
+        let operand = |name: &str| -> Option<(u32, Option<u64>)> {
+            let k = desc.operands.iter().position(|o| o.name == name)?;
+            let o = inst.operands.get(k)?;
+            (o.kind == Some(grammar::OperandKind::IdRef)).then(|| {
+                let id = inst.words[o.offset as usize];
+                (id, m.constant_u64(id))
+            })
+        };
+        let mut problems: Vec<String> = Vec::new();
+        let mut aligned = |name: &str, align: u64, vuid: &str| {
+            if let Some((id, Some(v))) = operand(name)
+                && v % align != 0
+            {
+                problems.push(format!(
+                    "{name} ({} = {v}) is not a multiple of {align} bytes ({vuid})",
+                    self.name(id)
+                ));
+            }
+        };
+        let (offset_align, offset_vuid) = match inst.opcode {
+            op::CooperativeVectorLoadNV | op::CooperativeVectorStoreNV => {
+                (16, "VUID-RuntimeSpirv-OpCooperativeVectorLoadNV-10099")
+            }
+            op::CooperativeVectorReduceSumAccumulateNV => (
+                16,
+                "VUID-RuntimeSpirv-OpCooperativeVectorReduceSumAccumulateNV-10100",
+            ),
+            op::CooperativeVectorOuterProductAccumulateNV => (
+                64,
+                "VUID-RuntimeSpirv-OpCooperativeVectorOuterProductAccumulateNV-10101",
+            ),
+            _ => (0, ""),
+        };
+        if offset_align > 0 {
+            aligned("Offset", offset_align, offset_vuid);
+        }
+        aligned(
+            "MatrixOffset",
+            64,
+            "VUID-RuntimeSpirv-OpCooperativeVectorMatrixMulNV-10097",
+        );
+        aligned(
+            "BiasOffset",
+            16,
+            "VUID-RuntimeSpirv-OpCooperativeVectorMatrixMulAddNV-10098",
+        );
+        let layout = operand("MemoryLayout")
+            .and_then(|(_, v)| v)
+            .and_then(|v| u32::try_from(v).ok())
+            .and_then(MatrixLayout::from_raw);
+        let is_matmul = matches!(
+            inst.opcode,
+            op::CooperativeVectorMatrixMulNV | op::CooperativeVectorMatrixMulAddNV
+        );
+        if let Some(layout) = layout.filter(|l| !l.is_optimal()) {
+            if is_matmul {
+                aligned(
+                    "MatrixStride",
+                    16,
+                    "VUID-RuntimeSpirv-OpCooperativeVectorMatrixMulNV-10096",
+                );
+                let fp8 = operand("MatrixInterpretation")
+                    .and_then(|(_, v)| v)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .and_then(ComponentType::from_raw)
+                    .filter(|t| matches!(t, ComponentType::E4M3 | ComponentType::E5M2));
+                if let Some(t) = fp8 {
+                    problems.push(format!(
+                        "an {} matrix in the {} layout: 8-bit float matrices need an optimal layout (VUID-RuntimeSpirv-OpCooperativeVectorMatrixMulNV-10090)",
+                        t.name(),
+                        layout.name()
+                    ));
+                }
+                if operand("Transpose")
+                    .and_then(|(_, v)| v)
+                    .is_some_and(|v| v != 0)
+                {
+                    problems.push(format!(
+                        "Transpose with the {} layout (SPV_NV_cooperative_vector: transposing is not supported for the row- and column-major layouts)",
+                        layout.name()
+                    ));
+                }
+            }
+        }
+        if inst.opcode == op::CooperativeVectorOuterProductAccumulateNV
+            && let Some(layout) = layout.filter(|l| *l != MatrixLayout::TrainingOptimal)
+        {
+            problems.push(format!(
+                "the {} layout: Vulkan accumulates outer products only into training-optimal matrices (VUID-RuntimeSpirv-OpCooperativeVectorOuterProductAccumulateNV-10093)",
+                layout.name()
+            ));
+        }
+        for p in problems {
+            let msg = format!("{}: {p}", desc.name);
+            out.extend(self.finding(&rules::COOPVEC_LAYOUT_AND_ALIGNMENT, i, msg, Vec::new()));
+        }
     }
 
     /// `coopvec-nonuniform-matrix-operand`.

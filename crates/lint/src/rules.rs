@@ -93,6 +93,14 @@ pub static TANGLED_IN_CALLBACK: Rule = Rule {
     explanation: "SPV_NV_cooperative_matrix2 (and SPV_NV_tensor_addressing for DecodeFunc): the functions used as DecodeFunc, as the CombineFunc of OpCooperativeMatrixReduceNV and as the Func of OpCooperativeMatrixPerElementOpNV \"must not contain any tangled instructions\", nor may anything they call directly or indirectly. The implementation calls them per element, in no defined grouping of invocations, so an instruction that needs the invocations of a scope to run together has no meaning there. The finding names the instruction and the instruction that makes its function a callback.",
 };
 
+/// `coopvec-layout-and-alignment`.
+pub static COOPVEC_LAYOUT_AND_ALIGNMENT: Rule = Rule {
+    name: "coopvec-layout-and-alignment",
+    default: Level::Deny,
+    summary: "a constant offset, stride, layout or transpose of a cooperative-vector instruction breaks the Vulkan alignment and layout rules",
+    explanation: "Vulkan, Runtime SPIR-V Validation: \"For OpCooperativeVectorLoadNV and OpCooperativeVectorStoreNV instructions, the Pointer and Offset must be aligned to 16 bytes\" (VUID-RuntimeSpirv-OpCooperativeVectorLoadNV-10099); \"the Matrix and MatrixOffset must be aligned to 64 bytes\" (-10097); \"the Bias and BiasOffset must be aligned to 16 bytes\" (-10098); \"for OpCooperativeVectorMatrixMulNV and OpCooperativeVectorMatrixMulAddNV instructions using non-optimal layouts, the Stride operand must be aligned to 16 bytes\" (-10096); ReduceSumAccumulateNV's Pointer and Offset 16 bytes (-10100), OuterProductAccumulateNV's 64 bytes (-10101) and only in the training-optimal layout (-10093); an E4M3 or E5M2 MatrixInterpretation needs an optimal layout (-10090); and SPV_NV_cooperative_vector: \"Transposing is not supported for the RowMajorNV/ColumnMajorNV layouts.\" The rule checks the operands that are constants (offsets and strides computed at run time are the engine's to check: it reports a misaligned address naming the invocation).",
+};
+
 /// Every rule, in table order.
 pub static RULES: &[&Rule] = &[
     &NONUNIFORM_OPERAND,
@@ -100,6 +108,7 @@ pub static RULES: &[&Rule] = &[
     &COOPVEC_NONUNIFORM_MATRIX_OPERAND,
     &WORKGROUP_SIZE_VS_SUBGROUP,
     &TANGLED_IN_CALLBACK,
+    &COOPVEC_LAYOUT_AND_ALIGNMENT,
 ];
 
 /// Finds a rule by name.

@@ -62,6 +62,12 @@ const GLSL_CASES: &[(&str, &[&str])] = &[
         &["coopvec-nonuniform-matrix-operand"],
     ),
     ("coopvec_good_offset.comp", &[]),
+    ("coopvec_misaligned.comp", &["coopvec-layout-and-alignment"]),
+    (
+        "coopvec_layout_misuse.comp",
+        &["coopvec-layout-and-alignment"],
+    ),
+    ("coopvec_aligned.comp", &[]),
     (
         "wg_partial_48.comp",
         &["coopmat-workgroup-size-vs-subgroup"],
@@ -106,6 +112,11 @@ fn spvasm_cases_fire_and_stay_silent() {
             "partial_subgroup.spvasm",
             &["coopmat-workgroup-size-vs-subgroup"],
         ),
+        (
+            "reduce_sum_misaligned.spvasm",
+            &["coopvec-layout-and-alignment"],
+        ),
+        ("reduce_sum_aligned.spvasm", &[]),
     ];
     for (name, expected) in cases {
         let text = std::fs::read_to_string(dir("spvasm").join(name)).expect("fixture");
@@ -244,4 +255,39 @@ fn corpus_deny_findings_are_only_the_documented_analysis_fault() {
         }
     }
     assert!(with_deny.len() <= 3, "{with_deny:?}");
+}
+
+#[test]
+fn coopvec_layout_and_alignment_reports_every_broken_operand() {
+    // (fixture, findings): the misaligned load, matrix offset, bias offset and stride; the fp8
+    // row-major matrix, the transposed row-major matrix and the column-major outer product.
+    for (name, n) in [
+        ("coopvec_misaligned.comp", 4),
+        ("coopvec_layout_misuse.comp", 3),
+    ] {
+        let Some(forms) = compile(name) else {
+            eprintln!("skipping: glslangValidator or spirv-opt not found");
+            return;
+        };
+        for bytes in forms {
+            let f = lint_bytes(name, &bytes);
+            let ours: Vec<&Finding> = f
+                .iter()
+                .filter(|f| f.rule == "coopvec-layout-and-alignment")
+                .collect();
+            assert_eq!(ours.len(), n, "{name}:\n{}", render::human(&f));
+        }
+    }
+    let text = std::fs::read_to_string(dir("spvasm").join("reduce_sum_misaligned.spvasm")).unwrap();
+    let m = Module::from_words(&assemble(&text, &AsmOptions::default()).unwrap()).unwrap();
+    let f = lint_module(&m, "reduce_sum_misaligned.spvasm", &Config::default());
+    let text = render::human(&f);
+    assert!(
+        text.contains("VUID-RuntimeSpirv-OpCooperativeVectorReduceSumAccumulateNV-10100"),
+        "{text}"
+    );
+    assert!(
+        text.contains("VUID-RuntimeSpirv-OpCooperativeVectorOuterProductAccumulateNV-10101"),
+        "{text}"
+    );
 }
