@@ -490,34 +490,34 @@ impl<'a> Cx<'a> {
             inst.opcode,
             op::CooperativeVectorMatrixMulNV | op::CooperativeVectorMatrixMulAddNV
         );
-        if let Some(layout) = layout.filter(|l| !l.is_optimal()) {
-            if is_matmul {
-                aligned(
-                    "MatrixStride",
-                    16,
-                    "VUID-RuntimeSpirv-OpCooperativeVectorMatrixMulNV-10096",
-                );
-                let fp8 = operand("MatrixInterpretation")
-                    .and_then(|(_, v)| v)
-                    .and_then(|v| u32::try_from(v).ok())
-                    .and_then(ComponentType::from_raw)
-                    .filter(|t| matches!(t, ComponentType::E4M3 | ComponentType::E5M2));
-                if let Some(t) = fp8 {
-                    problems.push(format!(
-                        "an {} matrix in the {} layout: 8-bit float matrices need an optimal layout (VUID-RuntimeSpirv-OpCooperativeVectorMatrixMulNV-10090)",
-                        t.name(),
-                        layout.name()
-                    ));
-                }
-                if operand("Transpose")
-                    .and_then(|(_, v)| v)
-                    .is_some_and(|v| v != 0)
-                {
-                    problems.push(format!(
-                        "Transpose with the {} layout (SPV_NV_cooperative_vector: transposing is not supported for the row- and column-major layouts)",
-                        layout.name()
-                    ));
-                }
+        if let Some(layout) = layout.filter(|l| !l.is_optimal())
+            && is_matmul
+        {
+            aligned(
+                "MatrixStride",
+                16,
+                "VUID-RuntimeSpirv-OpCooperativeVectorMatrixMulNV-10096",
+            );
+            let fp8 = operand("MatrixInterpretation")
+                .and_then(|(_, v)| v)
+                .and_then(|v| u32::try_from(v).ok())
+                .and_then(ComponentType::from_raw)
+                .filter(|t| matches!(t, ComponentType::E4M3 | ComponentType::E5M2));
+            if let Some(t) = fp8 {
+                problems.push(format!(
+                    "an {} matrix in the {} layout: 8-bit float matrices need an optimal layout (VUID-RuntimeSpirv-OpCooperativeVectorMatrixMulNV-10090)",
+                    t.name(),
+                    layout.name()
+                ));
+            }
+            if operand("Transpose")
+                .and_then(|(_, v)| v)
+                .is_some_and(|v| v != 0)
+            {
+                problems.push(format!(
+                    "Transpose with the {} layout (SPV_NV_cooperative_vector: transposing is not supported for the row- and column-major layouts)",
+                    layout.name()
+                ));
             }
         }
         if inst.opcode == op::CooperativeVectorOuterProductAccumulateNV
