@@ -8,6 +8,8 @@ use std::path::PathBuf;
 pub enum Pass {
     /// Remove SPV_NV_cooperative_matrix_decode_vector: the DecodeVectorFunc operands, the capability and the extension.
     StripDecodeVector,
+    /// Rewrite SPV_NV_cooperative_matrix as SPV_KHR_cooperative_matrix (Uses inferred from the multiply-adds).
+    NvToKhr,
 }
 
 /// Arguments of `coopmat lower`.
@@ -36,6 +38,13 @@ pub fn run(args: Args) -> Result<u8> {
                 eprintln!(
                     "strip-decode-vector: {} declarations removed, {} loads rewritten",
                     report.removed, report.rewritten
+                );
+            }
+            Pass::NvToKhr => {
+                let report = coopmat_lower::nv_to_khr(&mut module)?;
+                eprintln!(
+                    "nv-to-khr: {} NV matrix types became {} KHR types; {} loads, stores, multiply-adds and lengths rewritten",
+                    report.types, report.khr_types, report.instructions
                 );
             }
         }

@@ -7,6 +7,20 @@ use coopmat_spirv::binary::{Instruction, decode_string};
 use coopmat_spirv::grammar::{OperandKind, capability, op, tensor_addressing_operands};
 use coopmat_spirv::{Module, ModuleError};
 
+mod nv_to_khr;
+pub use nv_to_khr::{NvToKhrReport, nv_to_khr};
+
+/// Why a rewrite did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum LowerError {
+    /// The rewritten words did not parse back (a bug in the rewrite).
+    #[error(transparent)]
+    Module(#[from] ModuleError),
+    /// The module uses something the rewrite cannot express: what, and where.
+    #[error("cannot lower: {0}")]
+    Refused(String),
+}
+
 /// What a rewrite changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RewriteReport {
