@@ -1278,3 +1278,35 @@ fn every_combination_the_h100_profile_lists() {
         }
     }
 }
+
+#[test]
+fn a_hostile_matrix_size_is_an_error_not_an_allocation() {
+    // saturate.spvasm with M = K = spec constant 0: 8192 x 8192 = 2^26 elements > 2^24.
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/coopvec/saturate.spvasm"
+    ))
+    .unwrap()
+    .replace(
+        "%v2 = OpTypeCooperativeVectorNV %int %uint2",
+        "%v2 = OpTypeCooperativeVectorNV %int %k",
+    )
+    .replace("%uint2 %k %rowmajor", "%k %k %rowmajor");
+    let m = spvasm(&src).unwrap();
+    let mut spec = coopmat_exec::SpecConstants::new();
+    spec.insert(0, 8192);
+    let opts = EngineOptions {
+        robust: true,
+        ..Default::default()
+    };
+    let p = Pipeline::compile(&m, "main", &spec, &opts).unwrap();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 1024]);
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+    assert!(
+        e.to_string()
+            .contains("8192x8192 matrix is larger than the engine's limit"),
+        "{e}"
+    );
+}

@@ -62,6 +62,11 @@ impl<'m> Cx<'m> {
                 if num != num_b || !num.is_float() {
                     return bad("OuterProductAccumulate needs A and B of one float component type");
                 }
+                if m as u64 * n as u64 > 1 << 24 {
+                    return unsupported(format!(
+                        "OuterProductAccumulate of {m}x{n} elements per invocation: larger than the engine's limit of 2^24"
+                    ));
+                }
                 let acc = self.component_type(arg(OuterOps::MATRIX_INTERPRETATION)?)?;
                 if !matches!(acc, ComponentType::F16 | ComponentType::F32) {
                     // VUID-RuntimeSpirv-OpCooperativeVectorOuterProductAccumulateNV-10093.
@@ -155,6 +160,13 @@ impl<'m> Cx<'m> {
         if m == 0 || k == 0 {
             return bad(format!(
                 "{name}: M and K must be positive (M = {m}, K = {k})"
+            ));
+        }
+        // The decoded matrix is M·K values per distinct matrix: keep a hostile module from
+        // asking for gigabytes (the largest Vulkan vector has 512 components).
+        if m as u64 * k as u64 > 1 << 24 {
+            return unsupported(format!(
+                "{name}: a {m}x{k} matrix is larger than the engine's limit of 2^24 elements"
             ));
         }
         if input_ty.packed() {
