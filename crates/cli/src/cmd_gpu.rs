@@ -50,6 +50,36 @@ fn info(a: InfoArgs) -> Result<u8> {
     let gpu = Gpu::open()?;
     let combos = gpu.cooperative_vector_properties()?;
     let limits = gpu.cooperative_vector_limits();
+    let matrices = gpu.cooperative_matrix_properties()?;
+    let scope = |s: u32| match s {
+        2 => "workgroup",
+        3 => "subgroup",
+        _ => "other",
+    };
+    let matrix_rows: Vec<String> = matrices
+        .iter()
+        .map(|e| {
+            format!(
+                "{}x{}x{} {} x {} + {} -> {}{} ({})",
+                e.mnk[0],
+                e.mnk[1],
+                e.mnk[2],
+                type_name(e.types[0]),
+                type_name(e.types[1]),
+                type_name(e.types[2]),
+                type_name(e.types[3]),
+                if e.saturating { " saturating" } else { "" },
+                scope(e.scope)
+            )
+        })
+        .collect();
+    let mut features: Vec<(&str, bool)> = gpu
+        .capability_support()
+        .iter()
+        .map(|(_, f, on)| (*f, *on))
+        .collect();
+    // Two capabilities can need one feature.
+    features.dedup();
     if a.json {
         let combos: Vec<serde_json::Value> = combos
             .iter()
@@ -68,6 +98,8 @@ fn info(a: InfoArgs) -> Result<u8> {
             "device": gpu.name(),
             "extensions": gpu.extensions(),
             "cooperative_vector_combinations": combos,
+            "cooperative_matrix_properties": matrix_rows,
+            "features": features.iter().map(|(f, on)| serde_json::json!({"feature": f, "supported": on})).collect::<Vec<_>>(),
             "cooperative_vector_limits": {
                 "max_components": limits.max_components,
                 "training": limits.training,
@@ -80,6 +112,19 @@ fn info(a: InfoArgs) -> Result<u8> {
     }
     println!("device: {}", gpu.name());
     println!("extensions: {}", gpu.extensions().join(" "));
+    let (have, lack): (Vec<&(&str, bool)>, Vec<&(&str, bool)>) = features.iter().partition(|f| f.1);
+    println!(
+        "features: {}",
+        have.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
+    );
+    println!(
+        "lacking: {}",
+        lack.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
+    );
+    println!("cooperative-matrix shapes (M x N x K, A x B + C -> Result):");
+    for r in &matrix_rows {
+        println!("  {r}");
+    }
     println!(
         "cooperative-vector combinations (input, input interpretation, matrix, bias, result, transpose):"
     );

@@ -37,6 +37,9 @@ pub enum GpuError {
     /// The module or the request is unusable.
     #[error("{0}")]
     Invalid(String),
+    /// The module needs what the device lacks.
+    #[error("the device cannot run this module: {0}")]
+    Unsupported(String),
 }
 
 fn vkerr(call: &'static str) -> impl FnOnce(vk::ErrorCode) -> GpuError {
@@ -104,6 +107,22 @@ pub struct Gpu {
     coopvec_training: bool,
     /// Nanoseconds per timestamp tick, when the queue has timestamps.
     timestamp_period: Option<f64>,
+    /// The shader features the device was created with, by the SPIR-V capability they enable.
+    capabilities: Vec<(u32, &'static str, bool)>,
+}
+
+/// One VkCooperativeMatrixPropertiesKHR entry (component types as `VkComponentTypeKHR`
+/// values, scope as a SPIR-V scope).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoopMatEntry {
+    /// MSize, NSize, KSize.
+    pub mnk: [u32; 3],
+    /// AType, BType, CType, ResultType.
+    pub types: [u32; 4],
+    /// saturatingAccumulation.
+    pub saturating: bool,
+    /// The scope.
+    pub scope: u32,
 }
 
 /// One dispatch: the module, its entry point and specialization, push constants, workgroup
@@ -176,6 +195,108 @@ impl Features {
         link!(atomic_float, "VK_EXT_shader_atomic_float");
         link!(atomic_float2, "VK_EXT_shader_atomic_float2");
         self.f2.next = next;
+    }
+}
+
+impl Features {
+    /// The capabilities these features enable: (capability, feature name, supported).
+    fn by_capability(&self) -> Vec<(u32, &'static str, bool)> {
+        use coopmat_spirv::grammar::capability as c;
+        let (f, f11, f12) = (&self.f2.features, &self.f11, &self.f12);
+        let on = |b: vk::Bool32| b != 0;
+        vec![
+            (c::Float16, "shaderFloat16", on(f12.shader_float16)),
+            (c::Int8, "shaderInt8", on(f12.shader_int8)),
+            (c::Int16, "shaderInt16", on(f.shader_int16)),
+            (c::Int64, "shaderInt64", on(f.shader_int64)),
+            (c::Float64, "shaderFloat64", on(f.shader_float64)),
+            (
+                c::StorageBuffer16BitAccess,
+                "storageBuffer16BitAccess",
+                on(f11.storage_buffer_16bit_access),
+            ),
+            (
+                c::StorageBuffer8BitAccess,
+                "storageBuffer8BitAccess",
+                on(f12.storage_buffer_8bit_access),
+            ),
+            (
+                c::VulkanMemoryModel,
+                "vulkanMemoryModel",
+                on(f12.vulkan_memory_model),
+            ),
+            (
+                c::PhysicalStorageBufferAddresses,
+                "bufferDeviceAddress",
+                on(f12.buffer_device_address),
+            ),
+            (
+                c::CooperativeMatrixKHR,
+                "VK_KHR_cooperative_matrix cooperativeMatrix",
+                on(self.coopmat.cooperative_matrix),
+            ),
+            (
+                c::CooperativeMatrixNV,
+                "VK_NV_cooperative_matrix cooperativeMatrix",
+                on(self.coopmat_nv.cooperative_matrix),
+            ),
+            (
+                c::CooperativeMatrixReductionsNV,
+                "VK_NV_cooperative_matrix2 cooperativeMatrixReductions",
+                on(self.coopmat2.cooperative_matrix_reductions),
+            ),
+            (
+                c::CooperativeMatrixConversionsNV,
+                "VK_NV_cooperative_matrix2 cooperativeMatrixConversions",
+                on(self.coopmat2.cooperative_matrix_conversions),
+            ),
+            (
+                c::CooperativeMatrixPerElementOperationsNV,
+                "VK_NV_cooperative_matrix2 cooperativeMatrixPerElementOperations",
+                on(self.coopmat2.cooperative_matrix_per_element_operations),
+            ),
+            (
+                c::CooperativeMatrixTensorAddressingNV,
+                "VK_NV_cooperative_matrix2 cooperativeMatrixTensorAddressing",
+                on(self.coopmat2.cooperative_matrix_tensor_addressing),
+            ),
+            (
+                c::CooperativeMatrixBlockLoadsNV,
+                "VK_NV_cooperative_matrix2 cooperativeMatrixBlockLoads",
+                on(self.coopmat2.cooperative_matrix_block_loads),
+            ),
+            (
+                c::TensorAddressingNV,
+                "VK_NV_cooperative_matrix2 cooperativeMatrixTensorAddressing",
+                on(self.coopmat2.cooperative_matrix_tensor_addressing),
+            ),
+            (
+                c::CooperativeVectorNV,
+                "VK_NV_cooperative_vector cooperativeVector",
+                on(self.coopvec.cooperative_vector),
+            ),
+            (
+                c::CooperativeVectorTrainingNV,
+                "VK_NV_cooperative_vector cooperativeVectorTraining",
+                on(self.coopvec.cooperative_vector_training),
+            ),
+            (
+                c::ReplicatedCompositesEXT,
+                "VK_EXT_shader_replicated_composites shaderReplicatedComposites",
+                on(self.replicated.shader_replicated_composites),
+            ),
+        ]
+    }
+}
+
+/// The device extension a capability needs when no feature of ours covers it (extensions this
+/// runner never enables).
+fn extension_only(cap: u32) -> Option<&'static str> {
+    use coopmat_spirv::grammar::capability as c;
+    match cap {
+        c::CooperativeMatrixDecodeVectorNV => Some("VK_NV_cooperative_matrix_decode_vector"),
+        c::CooperativeMatrixConversionQCOM => Some("VK_QCOM_cooperative_matrix_conversion"),
+        _ => None,
     }
 }
 
@@ -286,6 +407,7 @@ impl Gpu {
             Err(e) => return Err((vkerr("vkCreateDevice")(e), Some(instance))),
         };
         let coopvec_training = features.coopvec.cooperative_vector_training != 0;
+        let capabilities = features.by_capability();
         let timestamp_period = {
             let families =
                 unsafe { instance.get_physical_device_queue_family_properties(physical) };
@@ -309,7 +431,89 @@ impl Gpu {
             extensions,
             coopvec_training,
             timestamp_period,
+            capabilities,
         })
+    }
+
+    /// The shader capabilities that need a device feature, each with the feature's name and
+    /// whether the device has it (and it is enabled).
+    pub fn capability_support(&self) -> &[(u32, &'static str, bool)] {
+        &self.capabilities
+    }
+
+    /// What `module` declares that this device lacks: one line per capability, naming the
+    /// Vulkan feature or extension.
+    pub fn missing_for(&self, module: &Module) -> Vec<String> {
+        let mut out = Vec::new();
+        for inst in &module.instructions {
+            if inst.opcode != op::Capability {
+                continue;
+            }
+            let Some(cap) = inst.word(0) else { continue };
+            let name = coopmat_spirv::grammar::enumerant(
+                coopmat_spirv::grammar::OperandKind::Capability,
+                cap,
+            )
+            .map_or("?", |e| e.name);
+            match self.capabilities.iter().find(|c| c.0 == cap) {
+                Some((_, feature, false)) => out.push(format!(
+                    "capability {name} needs {feature}, which {} lacks",
+                    self.name
+                )),
+                Some(_) => {}
+                None => {
+                    if let Some(ext) = extension_only(cap) {
+                        out.push(format!(
+                            "capability {name} needs {ext}, which {} does not expose",
+                            self.name
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The supported cooperative-matrix shapes and types (empty without VK_KHR_cooperative_matrix).
+    pub fn cooperative_matrix_properties(&self) -> Result<Vec<CoopMatEntry>, GpuError> {
+        if !self.has("VK_KHR_cooperative_matrix") {
+            return Ok(Vec::new());
+        }
+        let f = self
+            .instance
+            .commands()
+            .get_physical_device_cooperative_matrix_properties_khr;
+        let mut n = 0u32;
+        // SAFETY: the count query with a null array.
+        let r = unsafe { f(self.physical, &mut n, std::ptr::null_mut()) };
+        if r != vk::Result::SUCCESS {
+            return Err(GpuError::Invalid(format!(
+                "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: {r:?}"
+            )));
+        }
+        let mut props = vec![vk::CooperativeMatrixPropertiesKHR::default(); n as usize];
+        // SAFETY: `props` holds `n` structures with their sType set.
+        let r = unsafe { f(self.physical, &mut n, props.as_mut_ptr()) };
+        if r != vk::Result::SUCCESS && r != vk::Result::INCOMPLETE {
+            return Err(GpuError::Invalid(format!(
+                "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: {r:?}"
+            )));
+        }
+        props.truncate(n as usize);
+        Ok(props
+            .iter()
+            .map(|p| CoopMatEntry {
+                mnk: [p.m_size, p.n_size, p.k_size],
+                types: [
+                    p.a_type.as_raw() as u32,
+                    p.b_type.as_raw() as u32,
+                    p.c_type.as_raw() as u32,
+                    p.result_type.as_raw() as u32,
+                ],
+                saturating: p.saturating_accumulation != 0,
+                scope: p.scope.as_raw() as u32,
+            })
+            .collect())
     }
 
     /// The cooperative-vector limits (all zero without VK_NV_cooperative_vector).
@@ -532,6 +736,10 @@ impl Gpu {
                 .ok_or_else(|| GpuError::Invalid("the module has no entry point".into()))?,
             e => e.to_string(),
         };
+        let missing = self.missing_for(&m);
+        if !missing.is_empty() {
+            return Err(GpuError::Unsupported(missing.join("; ")));
+        }
         let bindings = reflect_bindings(&m);
         for (key, _) in &bindings {
             if !buffers.contains_key(key) {
