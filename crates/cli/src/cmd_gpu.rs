@@ -112,15 +112,16 @@ fn info(a: InfoArgs) -> Result<u8> {
     }
     println!("device: {}", gpu.name());
     println!("extensions: {}", gpu.extensions().join(" "));
-    let (have, lack): (Vec<&(&str, bool)>, Vec<&(&str, bool)>) = features.iter().partition(|f| f.1);
-    println!(
-        "features: {}",
-        have.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
-    );
-    println!(
-        "lacking: {}",
-        lack.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
-    );
+    let names = |on: bool| {
+        features
+            .iter()
+            .filter(|f| f.1 == on)
+            .map(|f| f.0)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("features: {}", names(true));
+    println!("lacking: {}", names(false));
     println!("cooperative-matrix shapes (M x N x K, A x B + C -> Result):");
     for r in &matrix_rows {
         println!("  {r}");
