@@ -107,28 +107,64 @@ fn read_npy(path: &str) -> Result<Vec<u8>> {
     Ok(data)
 }
 
+/// A zeroed buffer of `n` bytes, or an error naming the size when it cannot be had (no abort).
+fn alloc_buffer(n: u64, what: &str) -> Result<Vec<u8>> {
+    // The engine addresses an object with 39 bits; a larger buffer could not be bound anyway.
+    const LIMIT: u64 = 1 << 39;
+    if n > LIMIT {
+        bail!("{what}: {n} bytes is more than the engine's buffer limit of {LIMIT} bytes");
+    }
+    // Linux commits memory lazily: a reservation can succeed and the writes below then run the
+    // machine out of memory. Compare with what the kernel says is available first.
+    if let Some(avail) = available_memory()
+        && n > avail
+    {
+        bail!("{what}: {n} bytes requested, {avail} bytes of memory available");
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(n as usize)
+        .map_err(|_| anyhow!("{what}: cannot allocate {n} bytes"))?;
+    v.resize(n as usize, 0);
+    Ok(v)
+}
+
+/// MemAvailable from /proc/meminfo, in bytes (None where there is no such file).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 fn buffer_source(src: &str) -> Result<Vec<u8>> {
     let parts: Vec<&str> = src.split(':').collect();
+    let size = |usage: &str| -> Result<u64> {
+        parse_u64(parts.get(1).ok_or_else(|| anyhow!("{usage}"))?)
+            .with_context(|| format!("the size in {src:?}"))
+    };
     Ok(match parts[0] {
-        "zeros" => {
-            vec![0; parse_u64(parts.get(1).ok_or_else(|| anyhow!("zeros:BYTES"))?)? as usize]
-        }
+        "zeros" => alloc_buffer(size("zeros:BYTES")?, src)?,
         "const" => {
-            let n = parse_u64(parts.get(1).ok_or_else(|| anyhow!("const:BYTES:U32"))?)? as usize;
-            let w = parse_u64(parts.get(2).ok_or_else(|| anyhow!("const:BYTES:U32"))?)? as u32;
-            w.to_le_bytes().iter().copied().cycle().take(n).collect()
+            let mut v = alloc_buffer(size("const:BYTES:U32")?, src)?;
+            let w = parse_u64(parts.get(2).ok_or_else(|| anyhow!("const:BYTES:U32"))?)
+                .with_context(|| format!("the word in {src:?}"))? as u32;
+            for (b, x) in v.iter_mut().zip(w.to_le_bytes().iter().cycle()) {
+                *b = *x;
+            }
+            v
         }
         "random" => {
-            let n = parse_u64(parts.get(1).ok_or_else(|| anyhow!("random:BYTES:SEED"))?)? as usize;
-            let mut s = parse_u64(parts.get(2).unwrap_or(&"1"))? | 1;
-            (0..n)
-                .map(|_| {
-                    s ^= s >> 12;
-                    s ^= s << 25;
-                    s ^= s >> 27;
-                    (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8
-                })
-                .collect()
+            let mut v = alloc_buffer(size("random:BYTES:SEED")?, src)?;
+            let mut s = parse_u64(parts.get(2).unwrap_or(&"1"))
+                .with_context(|| format!("the seed in {src:?}"))?
+                | 1;
+            for b in v.iter_mut() {
+                s ^= s >> 12;
+                s ^= s << 25;
+                s ^= s >> 27;
+                *b = (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8;
+            }
+            v
         }
         "raw" => std::fs::read(&src[4..]).with_context(|| format!("reading {}", &src[4..]))?,
         _ if src.ends_with(".npy") => read_npy(src)?,
@@ -173,12 +209,19 @@ pub(crate) fn parse_spec(specs: &[String]) -> Result<SpecConstants> {
         let (id, v) = s
             .split_once('=')
             .ok_or_else(|| anyhow!("--spec ID=VALUE, got {s:?}"))?;
-        let v = if v.contains('.') {
-            v.parse::<f32>()?.to_bits() as u64
+        let value = if v.contains('.') {
+            v.parse::<f32>()
+                .map(|f| f.to_bits() as u64)
+                .map_err(anyhow::Error::from)
         } else {
-            parse_u64(v)?
-        };
-        spec.insert(id.trim().parse()?, v);
+            parse_u64(v)
+        }
+        .with_context(|| format!("--spec {s:?}: the value {v:?}"))?;
+        let id = id
+            .trim()
+            .parse()
+            .with_context(|| format!("--spec {s:?}: the id {id:?}"))?;
+        spec.insert(id, value);
     }
     Ok(spec)
 }
@@ -210,10 +253,19 @@ fn parse_push(p: &str) -> Result<Vec<u8>> {
     if !h.len().is_multiple_of(2) {
         bail!("--push hex has an odd number of digits");
     }
-    Ok((0..h.len())
+    (0..h.len())
         .step_by(2)
-        .map(|i| u8::from_str_radix(&h[i..i + 2], 16))
-        .collect::<Result<_, _>>()?)
+        .map(|i| {
+            h.get(i..i + 2)
+                .and_then(|d| u8::from_str_radix(d, 16).ok())
+                .ok_or_else(|| {
+                    anyhow!(
+                        "--push {p:?}: {:?} is not a hex byte",
+                        h.get(i..i + 2).unwrap_or("")
+                    )
+                })
+        })
+        .collect()
 }
 
 /// `--out SET:BINDING=FILE.npy[:DTYPE]` or `=FILE.bin` options.
