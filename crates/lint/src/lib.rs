@@ -293,6 +293,12 @@ impl<'a> Cx<'a> {
         {
             self.cooperative_matrix(i, block, out);
         }
+        if matches!(
+            inst.opcode,
+            op::CooperativeMatrixStoreKHR | op::CooperativeMatrixStoreNV
+        ) {
+            self.store_stride_overlap(i, out);
+        }
         if is_coopvec_matrix_op(inst.opcode)
             || matches!(
                 inst.opcode,
@@ -424,6 +430,80 @@ impl<'a> Cx<'a> {
             CHECKED_SUBGROUP_SIZE - total % CHECKED_SUBGROUP_SIZE
         );
         out.extend(self.finding(&rules::WORKGROUP_SIZE_VS_SUBGROUP, i, msg, Vec::new()));
+    }
+
+    /// `coopmat-store-stride-overlap`: a store whose constant stride is shorter than one row
+    /// (column) of the matrix.
+    fn store_stride_overlap(&self, i: usize, out: &mut Vec<Finding>) {
+        use coopmat_spirv::types::Type;
+        let m = self.m;
+        let inst = &m.instructions[i];
+        let word = |k: usize| inst.word(k).unwrap_or(0);
+        // KHR: Pointer, Object, MemoryLayout, Stride; NV: Pointer, Object, Stride, ColumnMajor.
+        let (ptr, obj) = (word(0), word(1));
+        let (stride, row_major) = if inst.opcode == op::CooperativeMatrixStoreKHR {
+            let layout = m.constant_u64(word(2));
+            let row_major = match layout.map(|l| l as u32) {
+                Some(grammar::cooperative_matrix_layout::RowMajorKHR) => true,
+                Some(grammar::cooperative_matrix_layout::ColumnMajorKHR) => false,
+                _ => return,
+            };
+            (inst.word(3), row_major)
+        } else {
+            let column_major = match m.def(word(3)).map(|d| d.opcode) {
+                Some(op::ConstantTrue) => true,
+                Some(op::ConstantFalse) => false,
+                _ => return,
+            };
+            (inst.word(2), !column_major)
+        };
+        let Some(stride) = stride.and_then(|s| m.constant_u64(s)) else {
+            return;
+        };
+        let scalar = |t: u32| -> Option<u64> {
+            match m.type_view(t) {
+                Type::Int { width, .. } | Type::Float { width, .. } => Some(width as u64 / 8),
+                _ => None,
+            }
+        };
+        let bytes = |t: u32| -> Option<u64> {
+            match m.type_view(t) {
+                Type::Vector { comp, count } => Some(count as u64 * scalar(comp)?),
+                _ => scalar(t),
+            }
+        };
+        let Some(ids) = m
+            .type_of(obj)
+            .map(|t| m.type_view(t))
+            .and_then(|t| t.coop_matrix())
+        else {
+            return;
+        };
+        let (Some(rows), Some(cols), Some(comp)) = (
+            m.constant_u64(ids.rows),
+            m.constant_u64(ids.cols),
+            bytes(ids.comp),
+        ) else {
+            return;
+        };
+        let pointee = match m.type_of(ptr).map(|t| m.type_view(t)) {
+            Some(Type::Pointer { pointee, .. }) => bytes(pointee),
+            _ => None,
+        };
+        let Some(pointee) = pointee else { return };
+        let (lines, line_elems, what) = if row_major {
+            (rows, cols, "row")
+        } else {
+            (cols, rows, "column")
+        };
+        let (line_bytes, step) = (line_elems * comp, stride * pointee);
+        if lines > 1 && step < line_bytes {
+            let msg = format!(
+                "{}: the stride ({stride} x {pointee} bytes = {step} bytes) is shorter than one {what} of the {rows}x{cols} matrix ({line_bytes} bytes): the {lines} {what}s it stores overlap, and which value stays in the shared memory is undefined",
+                grammar::instruction(inst.opcode).map_or("?", |d| d.name)
+            );
+            out.extend(self.finding(&rules::STORE_STRIDE_OVERLAP, i, msg, Vec::new()));
+        }
     }
 
     /// `coopvec-layout-and-alignment`: the constant operands of a cooperative-vector instruction

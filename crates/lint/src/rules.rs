@@ -101,6 +101,14 @@ pub static COOPVEC_LAYOUT_AND_ALIGNMENT: Rule = Rule {
     explanation: "Vulkan, Runtime SPIR-V Validation: \"For OpCooperativeVectorLoadNV and OpCooperativeVectorStoreNV instructions, the Pointer and Offset must be aligned to 16 bytes\" (VUID-RuntimeSpirv-OpCooperativeVectorLoadNV-10099); \"the Matrix and MatrixOffset must be aligned to 64 bytes\" (-10097); \"the Bias and BiasOffset must be aligned to 16 bytes\" (-10098); \"for OpCooperativeVectorMatrixMulNV and OpCooperativeVectorMatrixMulAddNV instructions using non-optimal layouts, the Stride operand must be aligned to 16 bytes\" (-10096); ReduceSumAccumulateNV's Pointer and Offset 16 bytes (-10100), OuterProductAccumulateNV's 64 bytes (-10101) and only in the training-optimal layout (-10093); an E4M3 or E5M2 MatrixInterpretation needs an optimal layout (-10090); and SPV_NV_cooperative_vector: \"Transposing is not supported for the RowMajorNV/ColumnMajorNV layouts.\" The rule checks the operands that are constants (offsets and strides computed at run time are the engine's to check: it reports a misaligned address naming the invocation).",
 };
 
+/// `coopmat-store-stride-overlap`.
+pub static STORE_STRIDE_OVERLAP: Rule = Rule {
+    name: "coopmat-store-stride-overlap",
+    default: Level::Warn,
+    summary: "a cooperative-matrix store whose constant stride is shorter than a row (column-major: a column), so the rows it writes overlap",
+    explanation: "SPV_KHR_cooperative_matrix, OpCooperativeMatrixStoreKHR: \"Stride is the number of elements in the array pointed to by Pointer between the first component of consecutive rows (or columns)\". With a stride below the length of a row, consecutive rows share memory: different invocations write different elements to the same addresses, and the spec does not say which value remains. Loads with such strides are legal (they read the same data twice) and are not reported. The rule checks stores whose stride, layout and matrix size are constants (KHR and NV).",
+};
+
 /// Every rule, in table order.
 pub static RULES: &[&Rule] = &[
     &NONUNIFORM_OPERAND,
@@ -109,6 +117,7 @@ pub static RULES: &[&Rule] = &[
     &WORKGROUP_SIZE_VS_SUBGROUP,
     &TANGLED_IN_CALLBACK,
     &COOPVEC_LAYOUT_AND_ALIGNMENT,
+    &STORE_STRIDE_OVERLAP,
 ];
 
 /// Finds a rule by name.

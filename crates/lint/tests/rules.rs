@@ -68,6 +68,8 @@ const GLSL_CASES: &[(&str, &[&str])] = &[
         &["coopvec-layout-and-alignment"],
     ),
     ("coopvec_aligned.comp", &[]),
+    ("cm_store_overlap.comp", &["coopmat-store-stride-overlap"]),
+    ("cm_store_strides_ok.comp", &[]),
     (
         "wg_partial_48.comp",
         &["coopmat-workgroup-size-vs-subgroup"],
@@ -273,7 +275,10 @@ fn coopvec_layout_and_alignment_reports_every_broken_operand() {
             let f = lint_bytes(name, &bytes);
             let ours: Vec<&Finding> = f
                 .iter()
-                .filter(|f| f.rule == "coopvec-layout-and-alignment")
+                .filter(|f| {
+                    f.rule == "coopvec-layout-and-alignment"
+                        || f.rule == "coopmat-store-stride-overlap"
+                })
                 .collect();
             assert_eq!(ours.len(), n, "{name}:\n{}", render::human(&f));
         }
