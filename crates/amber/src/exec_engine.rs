@@ -67,6 +67,7 @@ impl Engine for ExecEngine {
         let mut res = Resources {
             buffers: std::mem::take(buffers),
             push_constants: std::mem::take(push_constants),
+            buffer_arrays: Default::default(),
         };
         let r = p.pipeline.dispatch(&mut res, groups);
         *buffers = res.buffers;

@@ -165,6 +165,11 @@ fn run(args: RunArgs) -> Result<u8> {
     let spec: BTreeMap<u32, u64> = parse_spec(&a.spec)?.into_iter().collect();
     let groups = parse_groups(&a.groups)?;
     let mut buffers = a.buffers()?;
+    if !a.buffer_arrays()?.is_empty() {
+        anyhow::bail!(
+            "descriptor arrays (--buffer SET:BINDING[I]) are not supported by gpu run yet"
+        );
+    }
     let push = a.push_constants()?;
     let gpu = Gpu::open()?;
     let d = Dispatch {
@@ -323,9 +328,13 @@ pub fn diff(a: DiffArgs) -> Result<u8> {
         &spec,
         &a.engine.options(),
     )?;
+    if !d.buffer_arrays()?.is_empty() {
+        anyhow::bail!("descriptor arrays (--buffer SET:BINDING[I]) are not supported by diff yet");
+    }
     let mut engine = coopmat_exec::Resources {
         buffers: d.buffers()?,
         push_constants: d.push_constants()?,
+        buffer_arrays: Default::default(),
     };
     let mut device = engine.buffers.clone();
     pipe.dispatch(&mut engine, groups)

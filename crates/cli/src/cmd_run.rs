@@ -15,8 +15,9 @@ pub struct DispatchArgs {
     /// Workgroup counts X,Y,Z.
     #[arg(long, default_value = "1,1,1")]
     pub groups: String,
-    /// Buffer SET:BINDING=SOURCE, SOURCE one of FILE.npy, raw:FILE, zeros:BYTES,
-    /// const:BYTES:U32 (repeated word), random:BYTES:SEED.
+    /// Buffer SET:BINDING=SOURCE (SET:BINDING[I]=SOURCE: element I of a descriptor array),
+    /// SOURCE one of FILE.npy, raw:FILE, zeros:BYTES, const:BYTES:U32 (repeated word),
+    /// random:BYTES:SEED.
     #[arg(long = "buffer")]
     pub buffers: Vec<String>,
     /// Push constants: a file, or hex bytes (e.g. 0x0100000002000000).
@@ -37,7 +38,39 @@ impl DispatchArgs {
         let mut out = std::collections::BTreeMap::new();
         for b in &self.buffers {
             let (key, src) = parse_binding(b)?;
-            out.insert(key, buffer_source(src)?);
+            if key.2.is_none() {
+                out.insert((key.0, key.1), buffer_source(src)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The descriptor arrays the options name (`SET:BINDING[I]=SOURCE`), every index from 0
+    /// given.
+    pub fn buffer_arrays(&self) -> Result<std::collections::BTreeMap<(u32, u32), Vec<Vec<u8>>>> {
+        let mut parts: std::collections::BTreeMap<
+            (u32, u32),
+            std::collections::BTreeMap<u32, Vec<u8>>,
+        > = Default::default();
+        for b in &self.buffers {
+            let (key, src) = parse_binding(b)?;
+            if let Some(i) = key.2 {
+                parts
+                    .entry((key.0, key.1))
+                    .or_default()
+                    .insert(i, buffer_source(src)?);
+            }
+        }
+        let mut out = std::collections::BTreeMap::new();
+        for (k, elems) in parts {
+            if let Some((n, _)) = elems.keys().enumerate().find(|(n, i)| *n as u32 != **i) {
+                bail!(
+                    "--buffer {}:{}[{n}] is missing (the array's buffers are given from index 0)",
+                    k.0,
+                    k.1
+                );
+            }
+            out.insert(k, elems.into_values().collect());
         }
         Ok(out)
     }
@@ -62,17 +95,30 @@ pub struct Args {
     pub engine: crate::engine_args::EngineArgs,
 }
 
-fn parse_binding(s: &str) -> Result<((u32, u32), &str)> {
+/// `SET:BINDING[=...]` or `SET:BINDING[I]=...` (element I of a descriptor array).
+fn parse_binding(s: &str) -> Result<((u32, u32, Option<u32>), &str)> {
     let (k, v) = s
         .split_once('=')
         .ok_or_else(|| anyhow!("expected SET:BINDING=..., got {s:?}"))?;
     let (a, b) = k
         .split_once(':')
         .ok_or_else(|| anyhow!("expected SET:BINDING, got {k:?}"))?;
+    let (b, index) = match b.trim().strip_suffix(']').and_then(|x| x.split_once('[')) {
+        Some((b, i)) => (
+            b,
+            Some(
+                i.trim()
+                    .parse()
+                    .with_context(|| format!("the array index in {k:?}"))?,
+            ),
+        ),
+        None => (b, None),
+    };
     Ok((
         (
             a.trim().parse().context("set")?,
             b.trim().parse().context("binding")?,
+            index,
         ),
         v,
     ))
@@ -275,6 +321,10 @@ pub(crate) fn write_outs(
 ) -> Result<()> {
     for o in outs {
         let (key, dst) = parse_binding(o)?;
+        if key.2.is_some() {
+            bail!("--out {o:?}: buffers of descriptor arrays cannot be written out yet");
+        }
+        let key = (key.0, key.1);
         let data = buffers
             .get(&key)
             .ok_or_else(|| anyhow!("--out {}:{}: no such buffer", key.0, key.1))?;
@@ -302,9 +352,11 @@ pub fn run(args: Args) -> Result<u8> {
     let mut res = Resources {
         buffers: a.buffers()?,
         push_constants: a.push_constants()?,
+        buffer_arrays: a.buffer_arrays()?,
     };
     // Missing bindings or short buffers are reported before the run (dispatch checks too).
-    for b in pipe.bindings() {
+    // (Arrays of descriptors are checked by the engine.)
+    for b in pipe.bindings().iter().filter(|b| b.count == 1) {
         match res.buffers.get(&(b.set, b.binding)) {
             None => bail!(
                 "binding {}:{}{} is used by the shader but no --buffer gives it",

@@ -147,6 +147,8 @@ struct Cx<'m> {
     wg_block: Option<u32>,
     /// Function variables kept in registers (see [`Cx::promotable`]): variable id -> its value.
     promoted: HashMap<u32, Val>,
+    /// Variables that are arrays of buffer descriptors: id -> (set, binding).
+    descriptor_arrays: HashMap<u32, (u32, u32)>,
 }
 
 fn unsupported<T>(what: impl Into<String>) -> Result<T, ExecError> {
@@ -190,6 +192,7 @@ impl<'m> Cx<'m> {
             ptr_lay: HashMap::new(),
             wg_block: None,
             promoted: HashMap::new(),
+            descriptor_arrays: HashMap::new(),
         })
     }
 
@@ -370,16 +373,30 @@ impl<'m> Cx<'m> {
                     } else {
                         BindingKind::StorageBuffer
                     };
-                    let min_size = self.t.size_align(pointee)?.0 as usize;
+                    // An array of blocks: one descriptor per element.
+                    let (block, count) = match self.t.get(pointee)? {
+                        Ty::Array { elem, len } if self.is_block(*elem) => (*elem, *len),
+                        Ty::RuntimeArray { elem } if self.is_block(*elem) => (*elem, 0),
+                        _ => (pointee, 1),
+                    };
+                    let kind = if sc == storage_class::Uniform
+                        && !m.has_decoration(block, decoration::BufferBlock)
+                    {
+                        BindingKind::Uniform
+                    } else {
+                        kind
+                    };
+                    let min_size = self.t.size_align(block)?.0 as usize;
                     let name = m
                         .name(id)
                         .filter(|s| !s.is_empty())
-                        .or_else(|| m.name(pointee));
+                        .or_else(|| m.name(block));
                     bindings.push(BindingInfo {
                         set,
                         binding,
                         kind,
                         min_size,
+                        count,
                         name,
                     });
                 }
@@ -832,6 +849,12 @@ impl<'m> Cx<'m> {
                     .decoration_param(id, decoration::Binding)
                     .flatten()
                     .unwrap_or(0);
+                if matches!(
+                    self.t.get(pointee)?,
+                    Ty::Array { elem, .. } | Ty::RuntimeArray { elem } if self.is_block(*elem)
+                ) {
+                    self.descriptor_arrays.insert(id, (set, binding));
+                }
                 VarAddr::Binding(set, binding)
             }
             storage_class::PushConstant => VarAddr::Push,
@@ -1082,6 +1105,12 @@ impl<'m> Cx<'m> {
         // The pointer itself is never read (no use takes its address): a null column.
         self.pointer_val(id);
         Ok(())
+    }
+
+    /// Whether type `id` is a Block or BufferBlock struct (an interface block: one buffer).
+    fn is_block(&self, id: u32) -> bool {
+        self.m.has_decoration(id, decoration::Block)
+            || self.m.has_decoration(id, decoration::BufferBlock)
     }
 
     /// A one-column register for pointer `id` (a variable's address).

@@ -86,6 +86,8 @@ struct Shared<'a> {
     push_obj: u32,
     local_base: u32,
     groups: [u32; 3],
+    /// Buffers bound to each descriptor array.
+    array_len: std::collections::HashMap<(u32, u32), u32>,
 }
 
 /// One workgroup's worth of state; reused for the workgroups a worker runs.
@@ -116,6 +118,8 @@ struct Batch<'p, 'a> {
     src_cache: coop2::SourceCache,
     /// Cooperative-vector matrices decoded for products (fixed for a dispatch).
     cv_cache: coopvec::MatrixCache,
+    /// Buffers bound to each descriptor array.
+    array_len: std::collections::HashMap<(u32, u32), u32>,
 }
 
 impl<'p, 'a> Batch<'p, 'a> {
@@ -178,6 +182,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             t_muladd: std::time::Duration::ZERO,
             src_cache: Default::default(),
             cv_cache: Default::default(),
+            array_len: sh.array_len.clone(),
         };
         for &(m, v) in &p.const_mats {
             b.fill_mat(m, v);
@@ -941,6 +946,32 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             Op::Coop2(c) => self.coop2(c, mask)?,
             Op::CoopVec(c) => self.coopvec(c, mask, dense)?,
+            Op::Descriptor(DescriptorArgs {
+                d,
+                base,
+                idx,
+                bits,
+                set,
+                binding,
+            }) => {
+                let len = self.array_len.get(&(*set, *binding)).copied().unwrap_or(0);
+                each_lane!(mask, lanes, dense, |l| {
+                    let i = sext(self.cols[col(*idx) + l], *bits as u32);
+                    if i < 0 || i >= len as i64 {
+                        // Not robustBufferAccess's business: an index outside the array is
+                        // undefined behaviour in Vulkan, reported here.
+                        return Err(Fault {
+                            kind: ErrorKind::OutOfBounds,
+                            what: format!(
+                                "descriptor index {i} is outside the {len} buffers bound at set {set}, binding {binding}"
+                            ),
+                            lane: Some(l),
+                        });
+                    }
+                    self.cols[col(*d) + l] =
+                        self.cols[col(*base) + l] + ((i as u64) << memory::OBJ_SHIFT);
+                });
+            }
             Op::Unsupported(e) => return fault(e.kind, e.what.clone()),
         }
         Ok(())
@@ -1359,6 +1390,21 @@ fn shared<'a>(
         });
         words.push(&bufs[i]);
     }
+    let mut array_len = std::collections::HashMap::new();
+    for (k, elems) in &resources.buffer_arrays {
+        binding_obj.insert(*k, objs.len() as u32);
+        array_len.insert(*k, elems.len() as u32);
+        for v in elems {
+            objs.push(ObjInfo {
+                idx: words.len() as u32,
+                shared: true,
+                per_lane: 0,
+                size: v.len() as u64,
+                writable: true,
+            });
+            words.push(&bufs[words.len()]);
+        }
+    }
     let push_obj = objs.len() as u32;
     objs.push(ObjInfo {
         idx: words.len() as u32,
@@ -1386,6 +1432,7 @@ fn shared<'a>(
         push_obj,
         local_base,
         groups,
+        array_len,
     }
 }
 
@@ -1397,6 +1444,7 @@ impl Pipeline {
         resources
             .buffers
             .values()
+            .chain(resources.buffer_arrays.values().flatten())
             .map(|data| {
                 // The smallest kept vector that holds the buffer without growing, else any.
                 let need = data.len().div_ceil(4);
@@ -1500,7 +1548,11 @@ impl Pipeline {
             }
             start += n;
         }
-        for ((_, v), w) in resources.buffers.iter_mut().zip(&bufs) {
+        let all = resources
+            .buffers
+            .values_mut()
+            .chain(resources.buffer_arrays.values_mut().flatten());
+        for (v, w) in all.zip(&bufs) {
             memory::to_bytes(w, v);
         }
         Ok(out)
@@ -1532,6 +1584,12 @@ impl Pipeline {
         if let Some((&(set, binding), buf)) = resources
             .buffers
             .iter()
+            .chain(
+                resources
+                    .buffer_arrays
+                    .iter()
+                    .flat_map(|(k, v)| v.iter().map(move |b| (k, b))),
+            )
             .find(|(_, b)| b.len() as u64 >= memory::MAX_OBJECT_BYTES)
         {
             return fail(
@@ -1543,7 +1601,32 @@ impl Pipeline {
                 ),
             );
         }
-        for b in &p.bindings {
+        for b in p.bindings.iter().filter(|b| b.count != 1) {
+            let Some(arr) = resources.buffer_arrays.get(&(b.set, b.binding)) else {
+                return fail(
+                    ErrorKind::MissingBinding,
+                    format!(
+                        "binding (set {}, binding {}){} is an array of buffers the shader uses, but no array is bound",
+                        b.set,
+                        b.binding,
+                        b.name.as_ref().map(|n| format!(" {n}")).unwrap_or_default()
+                    ),
+                );
+            };
+            if let Some((i, buf)) = arr.iter().enumerate().find(|(_, v)| v.len() < b.min_size) {
+                return fail(
+                    ErrorKind::MissingBinding,
+                    format!(
+                        "buffer {i} of the array at (set {}, binding {}) has {} bytes; the shader's layout needs at least {}",
+                        b.set,
+                        b.binding,
+                        buf.len(),
+                        b.min_size
+                    ),
+                );
+            }
+        }
+        for b in p.bindings.iter().filter(|b| b.count == 1) {
             match resources.buffers.get(&(b.set, b.binding)) {
                 None => {
                     return fail(
@@ -1661,7 +1744,11 @@ impl Pipeline {
                 return Err(e);
             }
         }
-        for ((_, v), w) in resources.buffers.iter_mut().zip(&bufs) {
+        let all = resources
+            .buffers
+            .values_mut()
+            .chain(resources.buffer_arrays.values_mut().flatten());
+        for (v, w) in all.zip(&bufs) {
             memory::to_bytes(w, v);
         }
         self.give_words(bufs);

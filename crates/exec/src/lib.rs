@@ -29,6 +29,9 @@ pub use program::{BindingInfo, BindingKind, DecodePolicy, EngineOptions, Pipelin
 pub struct Resources {
     /// Buffer contents by (set, binding).
     pub buffers: BTreeMap<(u32, u32), Vec<u8>>,
+    /// Arrays of buffer descriptors by (set, binding): element `i` is the buffer bound at array
+    /// index `i` (a binding declared as an array of blocks).
+    pub buffer_arrays: BTreeMap<(u32, u32), Vec<Vec<u8>>>,
     /// Push constant bytes.
     pub push_constants: Vec<u8>,
 }

@@ -236,3 +236,62 @@ void main() {
     }
     assert!(o[1024..].iter().all(|&x| x == 16.0), "{:?}", &o[1024..1028]);
 }
+
+#[test]
+fn arrays_of_buffer_descriptors_index_the_bound_buffers() {
+    // An array of 3 storage blocks and a runtime-sized array of uniform-like blocks, indexed
+    // by a per-invocation value; each invocation sums one element of every buffer it picks.
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_EXT_nonuniform_qualifier : require
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer In { uint v[]; } ins[3];
+layout(std430, binding = 1) readonly buffer More { uint w[4]; } more[];
+layout(std430, binding = 2) buffer Out { uint o[]; };
+void main() {
+    uint i = gl_LocalInvocationIndex;
+    uint k = i % 3;
+    o[i] = ins[nonuniformEXT(k)].v[i] + more[nonuniformEXT(i % 2)].w[i % 4] * 1000u;
+    ins[nonuniformEXT(k)].v[i] = 7u;
+}"#,
+    ) else {
+        return;
+    };
+    let mut res = Resources::default();
+    let ins: Vec<Vec<u32>> = (0..3u32)
+        .map(|b| (0..8).map(|i| 100 * b + i).collect())
+        .collect();
+    let more: Vec<Vec<u32>> = (0..2u32)
+        .map(|b| (0..4).map(|i| 10 * b + i).collect())
+        .collect();
+    res.buffer_arrays
+        .insert((0, 0), ins.iter().map(|v| bytes_u32(v)).collect());
+    res.buffer_arrays
+        .insert((0, 1), more.iter().map(|v| bytes_u32(v)).collect());
+    res.buffers.insert((0, 2), vec![0; 32]);
+    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+    let o = u32s(&res.buffers[&(0, 2)]);
+    for i in 0..8u32 {
+        let want =
+            ins[(i % 3) as usize][i as usize] + more[(i % 2) as usize][(i % 4) as usize] * 1000;
+        assert_eq!(o[i as usize], want, "invocation {i}");
+    }
+    // The writes went to the buffer each invocation picked, and only there.
+    for b in 0..3u32 {
+        let v = u32s(&res.buffer_arrays[&(0, 0)][b as usize]);
+        for i in 0..8u32 {
+            let want = if i % 3 == b { 7 } else { 100 * b + i };
+            assert_eq!(v[i as usize], want, "buffer {b} element {i}");
+        }
+    }
+    // An index past the bound buffers is an error naming it.
+    let mut res2 = res.clone();
+    res2.buffer_arrays.insert((0, 1), vec![bytes_u32(&[0; 4])]);
+    let p = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
+    let e = p.dispatch(&mut res2, [1, 1, 1]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("descriptor index 1 is outside the 1 buffers bound at set 0, binding 1"),
+        "{e}"
+    );
+}

@@ -69,6 +69,30 @@ impl<'m> Cx<'m> {
                 let mut cur = pointee;
                 let mut idx = &a[1..];
                 let mut lay = self.ptr_lay.get(&base).copied();
+                // An array of blocks is an array of descriptors: its first index picks a buffer
+                // (another object), not an offset.
+                let mut base_col = self.col(base)?;
+                if let Some(&(set, binding)) = self.descriptor_arrays.get(&base)
+                    && let Some(&first) = idx.first()
+                {
+                    let (num, _) = self.t.comps(self.ty_of(first)?)?;
+                    let elem = match self.t.get(pointee)? {
+                        Ty::Array { elem, .. } | Ty::RuntimeArray { elem } => *elem,
+                        t => return bad(format!("descriptor array of {t:?}")),
+                    };
+                    let tmp = self.alloc_cols(1);
+                    out.push(Op::Descriptor(DescriptorArgs {
+                        d: tmp,
+                        base: base_col,
+                        idx: self.col(first)?,
+                        bits: num.bits() as u8,
+                        set,
+                        binding,
+                    }));
+                    base_col = tmp;
+                    cur = elem;
+                    idx = &idx[1..];
+                }
                 let push_step = |cx: &Self,
                                  steps: &mut Vec<Step>,
                                  id: u32,
@@ -169,7 +193,7 @@ impl<'m> Cx<'m> {
                 }
                 out.push(Op::AccessChain(AccessChainArgs {
                     d: d.col,
-                    base: self.col(base)?,
+                    base: base_col,
                     steps: merged.into(),
                 }));
             }

@@ -809,6 +809,7 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
             | Op::Printf(_)
             | Op::Coop2(_)
             | Op::CoopVec(_)
+            | Op::Descriptor(_)
             | Op::Unsupported(_) => {
                 return err(format!("{o:?} cannot be evaluated in OpSpecConstantOp"));
             }

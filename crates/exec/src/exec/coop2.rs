@@ -603,6 +603,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     push_obj: 0,
                     local_base: 0,
                     groups: self.groups,
+                    array_len: self.array_len.clone(),
                 };
                 let mut b = Batch::new(p, &sh, MAX_LANES);
                 // Global variables' pointers as the parent sees them.

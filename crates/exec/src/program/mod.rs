@@ -160,8 +160,12 @@ pub struct BindingInfo {
     pub binding: u32,
     /// Storage or uniform buffer.
     pub kind: BindingKind,
-    /// Bytes the static layout needs (a trailing runtime array counted with 0 elements).
+    /// Bytes the static layout needs (a trailing runtime array counted with 0 elements); of
+    /// each element for a descriptor array.
     pub min_size: usize,
+    /// Descriptors in the binding: 1 for a single buffer, N for an array of N, 0 for a
+    /// runtime-sized array (as many as are bound).
+    pub count: u32,
     /// The variable's (or its block type's) OpName.
     pub name: Option<String>,
 }
@@ -487,6 +491,9 @@ pub enum Op {
     Coop2(Box<C2>),
     /// SPV_NV_cooperative_vector (`coopvec`).
     CoopVec(Box<Cv>),
+    /// The pointer to buffer `idx` of a descriptor array (the first index of an access chain
+    /// on an array of blocks).
+    Descriptor(DescriptorArgs),
     /// An instruction the engine could not compile: its error, raised if it is reached.
     Unsupported(Box<crate::error::ExecError>),
 }
@@ -515,6 +522,7 @@ impl Op {
             | Op::Atomic(AtomicArgs { d, .. })
             | Op::CmExtract(CmExtractArgs { d, .. }) => Some((*d, 1)),
             Op::CoopVec(c) => c.result_cols(),
+            Op::Descriptor(DescriptorArgs { d, .. }) => Some((*d, 1)),
             Op::Store(_)
             | Op::CopyMem(_)
             | Op::Barrier
@@ -792,6 +800,23 @@ pub struct SgArgs {
     pub workgroup: bool,
     /// Components of a Broadcast's LocalId (2 or 3: a workgroup-scope (x, y[, z]) id).
     pub id_n: u32,
+}
+
+/// Operands of [`Op::Descriptor`].
+#[derive(Clone, Debug)]
+pub struct DescriptorArgs {
+    /// The element's pointer.
+    pub d: Col,
+    /// The array variable's pointer (its element 0).
+    pub base: Col,
+    /// The index column.
+    pub idx: Col,
+    /// The index's width.
+    pub bits: u8,
+    /// The binding, for the bound count and messages.
+    pub set: u32,
+    /// The binding number.
+    pub binding: u32,
 }
 
 /// Cooperative-matrix load.
