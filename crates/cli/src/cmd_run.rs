@@ -47,7 +47,7 @@ impl DispatchArgs {
 
     /// The descriptor arrays the options name (`SET:BINDING[I]=SOURCE`), every index from 0
     /// given.
-    pub fn buffer_arrays(&self) -> Result<std::collections::BTreeMap<(u32, u32), Vec<Vec<u8>>>> {
+    pub fn buffer_arrays(&self) -> Result<BufferArrays> {
         let mut parts: std::collections::BTreeMap<
             (u32, u32),
             std::collections::BTreeMap<u32, Vec<u8>>,
@@ -95,8 +95,14 @@ pub struct Args {
     pub engine: crate::engine_args::EngineArgs,
 }
 
+/// Buffers of descriptor arrays by (set, binding).
+pub type BufferArrays = std::collections::BTreeMap<(u32, u32), Vec<Vec<u8>>>;
+
+/// A `--buffer`/`--out` key: set, binding, and the element of a descriptor array.
+type BindingKey = (u32, u32, Option<u32>);
+
 /// `SET:BINDING[=...]` or `SET:BINDING[I]=...` (element I of a descriptor array).
-fn parse_binding(s: &str) -> Result<((u32, u32, Option<u32>), &str)> {
+fn parse_binding(s: &str) -> Result<(BindingKey, &str)> {
     let (k, v) = s
         .split_once('=')
         .ok_or_else(|| anyhow!("expected SET:BINDING=..., got {s:?}"))?;
