@@ -61,16 +61,18 @@ impl Engine for ExecEngine {
         &self,
         p: &ExecPipeline,
         buffers: &mut BTreeMap<(u32, u32), Vec<u8>>,
+        arrays: &mut BTreeMap<(u32, u32), Vec<Vec<u8>>>,
         push_constants: &mut Vec<u8>,
         groups: [u32; 3],
     ) -> Result<u64, String> {
         let mut res = Resources {
             buffers: std::mem::take(buffers),
             push_constants: std::mem::take(push_constants),
-            buffer_arrays: Default::default(),
+            buffer_arrays: std::mem::take(arrays),
         };
         let r = p.pipeline.dispatch(&mut res, groups);
         *buffers = res.buffers;
+        *arrays = res.buffer_arrays;
         *push_constants = res.push_constants;
         let instructions = r
             .map(|st| st.lane_instructions)

@@ -30,12 +30,14 @@ pub trait Engine {
     fn local_size(&self, pipeline: &Self::Pipeline) -> [u32; 3];
     /// The subgroup size the pipeline runs with.
     fn subgroup_size(&self, pipeline: &Self::Pipeline) -> u32;
-    /// Runs `groups` workgroups over `buffers` (by (set, binding)) and `push_constants`; returns the lane-instructions
-    /// executed (0 if the engine does not count them).
+    /// Runs `groups` workgroups over `buffers` (by (set, binding)), the descriptor arrays
+    /// `arrays` (`BIND BUFFER_ARRAY`: one buffer per element) and `push_constants`; returns the
+    /// lane-instructions executed (0 if the engine does not count them).
     fn dispatch(
         &self,
         pipeline: &Self::Pipeline,
         buffers: &mut BTreeMap<(u32, u32), Vec<u8>>,
+        arrays: &mut BTreeMap<(u32, u32), Vec<Vec<u8>>>,
         push_constants: &mut Vec<u8>,
         groups: [u32; 3],
     ) -> Result<u64, String>;
@@ -171,17 +173,6 @@ pub fn skip_reasons(script: &Script, dir: &Path) -> Vec<String> {
                 }) if !dir.join(path).is_file() => {
                     push(format!("needs data file {path}, absent next to the script"));
                 }
-                StmtKind::Pipeline(p) => {
-                    for b in &p.binds {
-                        if b.buffers.len() > 1 {
-                            push(
-                                "uses BIND BUFFER_ARRAY (descriptor arrays: the engine's Resources hold one buffer \
-                                 per (set, binding))"
-                                    .into(),
-                            );
-                        }
-                    }
-                }
                 StmtKind::Expect(parse::Expect {
                     kind: ExpectKind::Rgba { text },
                     ..
@@ -210,6 +201,8 @@ struct WriteBack {
     start: usize,
     /// The range as it was before the dispatch, when copied (not moved) into the map.
     original: Option<Vec<u8>>,
+    /// The element of a descriptor array (`BIND BUFFER_ARRAY`), None for a single buffer.
+    element: Option<usize>,
 }
 
 struct State<'a, E: Engine> {
@@ -422,21 +415,69 @@ impl<E: Engine> State<'_, E> {
         // views of one buffer behave like aliases as long as their writes do not conflict.
         let mut uses: HashMap<&str, usize> = HashMap::new();
         for b in &def.binds {
-            *uses.entry(b.buffers[0].as_str()).or_default() += 1;
+            for name in &b.buffers {
+                *uses.entry(name.as_str()).or_default() += 1;
+            }
         }
         let mut map: BTreeMap<(u32, u32), Vec<u8>> = BTreeMap::new();
+        let mut arrays: BTreeMap<(u32, u32), Vec<Vec<u8>>> = BTreeMap::new();
         let mut push = Vec::new();
         let mut back: Vec<WriteBack> = Vec::new();
         for b in &def.binds {
+            let dynamic = matches!(b.kind, BindKind::StorageDynamic | BindKind::UniformDynamic);
+            if !dynamic && !b.offsets.is_empty() {
+                return Err(fail(b.line, "OFFSET needs a *_dynamic binding"));
+            }
+            if b.buffers.len() > 1 {
+                // BIND BUFFER_ARRAY: each element its own (copied) range.
+                let key = (b.set, b.binding);
+                if map.contains_key(&key) || arrays.contains_key(&key) {
+                    return Err(fail(
+                        b.line,
+                        format!("descriptor set {} binding {} bound twice", b.set, b.binding),
+                    ));
+                }
+                let mut elems = Vec::new();
+                for (e, bname) in b.buffers.iter().enumerate() {
+                    let buf = self.buffers.get(bname).expect("checked at PIPELINE");
+                    let start = b
+                        .offsets
+                        .get(e)
+                        .copied()
+                        .unwrap_or(0)
+                        .saturating_add(b.descriptor_offsets.get(e).copied().unwrap_or(0));
+                    let start = usize::try_from(start).unwrap_or(usize::MAX);
+                    let end = match b.descriptor_ranges.get(e) {
+                        Some(&r) => start.saturating_add(usize::try_from(r).unwrap_or(usize::MAX)),
+                        None => buf.bytes.len(),
+                    };
+                    if start > buf.bytes.len() || end > buf.bytes.len() {
+                        return Err(fail(
+                            b.line,
+                            format!(
+                                "bound range {start}..{end} of buffer {bname} (array element {e}) exceeds its {} bytes",
+                                buf.bytes.len()
+                            ),
+                        ));
+                    }
+                    let slice = buf.bytes[start..end].to_vec();
+                    elems.push(slice.clone());
+                    back.push(WriteBack {
+                        key,
+                        buffer: bname.clone(),
+                        start,
+                        original: Some(slice),
+                        element: Some(e),
+                    });
+                }
+                arrays.insert(key, elems);
+                continue;
+            }
             let bname = &b.buffers[0];
             let buf = self.buffers.get_mut(bname).expect("checked at PIPELINE");
             if b.kind == BindKind::PushConstant {
                 push = buf.bytes.clone();
                 continue;
-            }
-            let dynamic = matches!(b.kind, BindKind::StorageDynamic | BindKind::UniformDynamic);
-            if !dynamic && !b.offsets.is_empty() {
-                return Err(fail(b.line, "OFFSET needs a *_dynamic binding"));
             }
             let start = b
                 .offsets
@@ -472,6 +513,7 @@ impl<E: Engine> State<'_, E> {
                     buffer: bname.clone(),
                     start: 0,
                     original: None,
+                    element: None,
                 });
             } else {
                 let slice = buf.bytes[start..end].to_vec();
@@ -481,20 +523,31 @@ impl<E: Engine> State<'_, E> {
                     buffer: bname.clone(),
                     start,
                     original: Some(slice),
+                    element: None,
                 });
             }
         }
         let t0 = Instant::now();
-        let result = self.engine.dispatch(pipeline, &mut map, &mut push, groups);
+        let result = self
+            .engine
+            .dispatch(pipeline, &mut map, &mut arrays, &mut push, groups);
         report.dispatch_time += t0.elapsed();
         for WriteBack {
             key,
             buffer: bname,
             start,
             original: orig,
+            element,
         } in back
         {
-            let data = map.remove(&key).unwrap_or_default();
+            let data = match element {
+                Some(e) => arrays
+                    .get_mut(&key)
+                    .and_then(|a| a.get_mut(e))
+                    .map(std::mem::take)
+                    .unwrap_or_default(),
+                None => map.remove(&key).unwrap_or_default(),
+            };
             let buf = self.buffers.get_mut(&bname).expect("bound buffer");
             match orig {
                 None => buf.bytes = data,
@@ -769,6 +822,7 @@ mod tests {
             &self,
             _: &(),
             buffers: &mut BTreeMap<(u32, u32), Vec<u8>>,
+            _: &mut BTreeMap<(u32, u32), Vec<Vec<u8>>>,
             _: &mut Vec<u8>,
             _: [u32; 3],
         ) -> Result<u64, String> {

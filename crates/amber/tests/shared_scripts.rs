@@ -113,7 +113,6 @@ const ALLOWED_SKIPS: &[&str] = &[
     "uses image probe",
     "uses OpenCL kernel argument bindings",
     "needs DEVICE_FEATURE shaderStorageImageMultisample",
-    "uses BIND BUFFER_ARRAY",
     "needs data file input.txt",
     "template with unfilled placeholders",
     "needs full subgroups (FULLY_POPULATED) with local_size_x 119",
