@@ -97,6 +97,7 @@ fn info(a: InfoArgs) -> Result<u8> {
         let v = serde_json::json!({
             "device": gpu.name(),
             "extensions": gpu.extensions(),
+            "available_extensions": gpu.available_extensions(),
             "cooperative_vector_combinations": combos,
             "cooperative_matrix_properties": matrix_rows,
             "features": features.iter().map(|(f, on)| serde_json::json!({"feature": f, "supported": on})).collect::<Vec<_>>(),
@@ -112,6 +113,20 @@ fn info(a: InfoArgs) -> Result<u8> {
     }
     println!("device: {}", gpu.name());
     println!("extensions: {}", gpu.extensions().join(" "));
+    let related: Vec<&String> = gpu
+        .available_extensions()
+        .iter()
+        .filter(|e| e.contains("cooperative") || e.contains("matrix"))
+        .collect();
+    println!(
+        "available ({} in all; matrix-related: {})",
+        gpu.available_extensions().len(),
+        related
+            .iter()
+            .map(|e| e.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     let names = |on: bool| {
         features
             .iter()

@@ -104,6 +104,7 @@ pub struct Gpu {
     memory: vk::PhysicalDeviceMemoryProperties,
     name: String,
     extensions: Vec<String>,
+    available: Vec<String>,
     coopvec_training: bool,
     /// Nanoseconds per timestamp tick, when the queue has timestamps.
     timestamp_period: Option<f64>,
@@ -290,12 +291,24 @@ impl Features {
 }
 
 /// The device extension a capability needs when no feature of ours covers it (extensions this
-/// runner never enables).
-fn extension_only(cap: u32) -> Option<&'static str> {
+/// runner does not enable by name), and the text its name contains. Checked before pipeline
+/// creation: NVIDIA's 580 driver crashes (SIGSEGV in vkCreateComputePipelines) on a module that
+/// declares CooperativeMatrixGetCoordinateEXT without the extension.
+fn extension_only(cap: u32) -> Option<(&'static str, &'static str)> {
     use coopmat_spirv::grammar::capability as c;
     match cap {
-        c::CooperativeMatrixDecodeVectorNV => Some("VK_NV_cooperative_matrix_decode_vector"),
-        c::CooperativeMatrixConversionQCOM => Some("VK_QCOM_cooperative_matrix_conversion"),
+        c::CooperativeMatrixDecodeVectorNV => Some((
+            "VK_NV_cooperative_matrix_decode_vector",
+            "cooperative_matrix_decode_vector",
+        )),
+        c::CooperativeMatrixConversionQCOM => Some((
+            "VK_QCOM_cooperative_matrix_conversion",
+            "cooperative_matrix_conversion",
+        )),
+        c::CooperativeMatrixGetCoordinateEXT => Some((
+            "a cooperative-matrix maintenance extension (SPV_EXT_cooperative_matrix_maintenance1)",
+            "cooperative_matrix_maintenance",
+        )),
         _ => None,
     }
 }
@@ -379,10 +392,23 @@ impl Gpu {
                     ));
                 }
             };
+        // The wanted ones, and every other cooperative-matrix/-vector extension the device has
+        // (maintenance and later revisions the list does not name yet).
         let extensions: Vec<String> = WANTED_EXTENSIONS
             .iter()
             .map(|e| e.to_string_lossy().into_owned())
             .filter(|e| available.contains(e))
+            .chain(
+                available
+                    .iter()
+                    .filter(|e| {
+                        e.contains("cooperative")
+                            && !WANTED_EXTENSIONS
+                                .iter()
+                                .any(|w| w.to_string_lossy() == e.as_str())
+                    })
+                    .cloned(),
+            )
             .collect();
         let mut features = Box::<Features>::default();
         features.chain(&|e| extensions.iter().any(|x| x == e));
@@ -429,6 +455,7 @@ impl Gpu {
             memory,
             name,
             extensions,
+            available,
             coopvec_training,
             timestamp_period,
             capabilities,
@@ -462,7 +489,9 @@ impl Gpu {
                 )),
                 Some(_) => {}
                 None => {
-                    if let Some(ext) = extension_only(cap) {
+                    if let Some((ext, marker)) = extension_only(cap)
+                        && !self.available.iter().any(|e| e.contains(marker))
+                    {
                         out.push(format!(
                             "capability {name} needs {ext}, which {} does not expose",
                             self.name
@@ -547,6 +576,11 @@ impl Gpu {
     /// The wanted device extensions it has (and that are enabled).
     pub fn extensions(&self) -> &[String] {
         &self.extensions
+    }
+
+    /// Every device extension the device exposes (enabled or not).
+    pub fn available_extensions(&self) -> &[String] {
+        &self.available
     }
 
     fn has(&self, ext: &str) -> bool {
