@@ -887,6 +887,7 @@ impl<'m> Cx<'m> {
                 self.locals.push(LocalDef {
                     bytes,
                     per_lane: sc != storage_class::Workgroup,
+                    private: sc == storage_class::Private,
                 });
                 if sc == storage_class::Workgroup
                     && self.m.has_decoration(pointee, decoration::Block)

@@ -627,8 +627,25 @@ impl<'p, 'a> Batch<'p, 'a> {
         let mut out = vec![0u64; ret.ncols as usize * n];
         let mut start = 0;
         let mut res = Ok(());
+        // Private variables: every call sees those of the scope instance's first active
+        // invocation, and its writes to them are dropped when it returns (DESIGN.md, "call_function").
+        let privs: Vec<usize> = (0..p.locals.len())
+            .filter(|&i| p.locals[i].private)
+            .collect();
         while start < n {
             let cnt = (n - start).min(MAX_LANES);
+            for &i in &privs {
+                let words = (p.locals[i].bytes.next_multiple_of(8) / 4) as usize;
+                let src = &self.mem.local[i][l0 * words..(l0 + 1) * words];
+                for sl in 0..cnt {
+                    for (d, w) in sub.mem.local[i][sl * words..(sl + 1) * words]
+                        .iter()
+                        .zip(src)
+                    {
+                        d.store(w.load(Relaxed), Relaxed);
+                    }
+                }
+            }
             for (v, a) in f.params.iter().zip(args) {
                 for c in 0..v.ncols as usize {
                     let dst = (v.col.ix() + c) * MAX_LANES;

@@ -188,6 +188,8 @@ pub(crate) struct LocalDef {
     pub bytes: u64,
     /// One copy per lane (Function, Private, Input) or per batch (Workgroup).
     pub per_lane: bool,
+    /// A Private variable (the functions the engine calls see the calling invocation's).
+    pub private: bool,
 }
 
 /// A built-in input to fill at the start of each workgroup.
