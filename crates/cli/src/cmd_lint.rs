@@ -48,6 +48,10 @@ pub struct Args {
     /// A configuration file instead of the coopmat-lint.toml found upward from the input.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Device profile for coopmat-unsupported-configuration: a built-in (nvidia-h100-580,
+    /// lavapipe-26) or a profile JSON.
+    #[arg(long)]
+    pub profile: Option<String>,
     /// Target environment for assembling .spvasm inputs.
     #[arg(long, default_value = "vulkan1.3")]
     pub target_env: String,
@@ -150,6 +154,21 @@ fn run_into(args: Args, out: &mut String) -> anyhow::Result<u8> {
     }
     let files = crate::inputs::collect(&args.inputs)?;
     let mut config = Config::default();
+    if let Some(p) = &args.profile {
+        config.profile = Some(match coopmat_val::Profile::builtin(p) {
+            Some(b) => b,
+            None => {
+                let text = std::fs::read_to_string(p).map_err(|e| {
+                    anyhow::anyhow!(
+                        "reading profile {p} (built-ins: {}): {e}",
+                        coopmat_val::Profile::builtin_names().join(", ")
+                    )
+                })?;
+                coopmat_val::Profile::from_json(&text)
+                    .map_err(|e| anyhow::anyhow!("parsing profile {p}: {e}"))?
+            }
+        });
+    }
     let config_file = match &args.config {
         Some(c) => Some(c.clone()),
         None => args

@@ -60,6 +60,8 @@ pub struct ChainStep {
 pub struct Config {
     /// Levels set by the user, by rule name (`-D`, `-W`, `-A`, the config file).
     pub levels: BTreeMap<String, Level>,
+    /// The device profile `coopmat-unsupported-configuration` checks against (`--profile`).
+    pub profile: Option<coopmat_val::Profile>,
 }
 
 impl Config {
@@ -82,6 +84,7 @@ pub fn lint_module(m: &Module, file: &str, config: &Config) -> Vec<Finding> {
         }
     }
     cx.workgroup_size(&mut out);
+    cx.unsupported_configuration(&mut out);
     out.sort_by_key(|f| f.inst);
     out
 }
@@ -430,6 +433,32 @@ impl<'a> Cx<'a> {
             CHECKED_SUBGROUP_SIZE - total % CHECKED_SUBGROUP_SIZE
         );
         out.extend(self.finding(&rules::WORKGROUP_SIZE_VS_SUBGROUP, i, msg, Vec::new()));
+    }
+
+    /// `coopmat-unsupported-configuration`: the validator's device-profile rules (matrix types,
+    /// MulAdd tuples, scopes, cooperative-vector combinations, ...) against `--profile`.
+    fn unsupported_configuration(&self, out: &mut Vec<Finding>) {
+        let Some(profile) = &self.config.profile else {
+            return;
+        };
+        let opts = coopmat_val::ValidateOptions {
+            target_env: coopmat_val::TargetEnv::Vulkan(3),
+            profile: Some(profile.clone()),
+        };
+        let entry = self
+            .m
+            .instructions
+            .iter()
+            .position(|i| i.opcode == op::EntryPoint)
+            .unwrap_or(0);
+        for d in coopmat_val::validate(self.m, &opts) {
+            if !d.rule_id().starts_with("VK-Profile-") {
+                continue;
+            }
+            let msg = format!("{} ({}): {}", d.rule_id(), profile.name, d.message);
+            let at = d.inst.unwrap_or(entry);
+            out.extend(self.finding(&rules::UNSUPPORTED_CONFIGURATION, at, msg, Vec::new()));
+        }
     }
 
     /// `coopmat-store-stride-overlap`: a store whose constant stride is shorter than one row

@@ -109,6 +109,14 @@ pub static STORE_STRIDE_OVERLAP: Rule = Rule {
     explanation: "SPV_KHR_cooperative_matrix, OpCooperativeMatrixStoreKHR: \"Stride is the number of elements in the array pointed to by Pointer between the first component of consecutive rows (or columns)\". With a stride below the length of a row, consecutive rows share memory: different invocations write different elements to the same addresses, and the spec does not say which value remains. Loads with such strides are legal (they read the same data twice) and are not reported. The rule checks stores whose stride, layout and matrix size are constants (KHR and NV).",
 };
 
+/// `coopmat-unsupported-configuration`.
+pub static UNSUPPORTED_CONFIGURATION: Rule = Rule {
+    name: "coopmat-unsupported-configuration",
+    default: Level::Deny,
+    summary: "with --profile: a cooperative matrix or vector configuration the device does not support (types, shapes, MulAdd tuples, scopes, workgroup sizes, cooperative-vector combinations)",
+    explanation: "Vulkan, Runtime SPIR-V Validation: a cooperative matrix type must match an entry of vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR (VUID-RuntimeSpirv-OpTypeCooperativeMatrixKHR-10163), a MulAdd a supported (M, N, K, A, B, C, Result, saturating, scope) tuple (-10060), a cooperative-vector product an entry of vkGetPhysicalDeviceCooperativeVectorPropertiesNV (VUID-RuntimeSpirv-OpCooperativeVectorMatrixMulNV-10089), and so on. With --profile NAME (a built-in such as nvidia-h100-580 or lavapipe-26, or a profile JSON) the linter runs the validator's device-profile rules and reports each as a finding naming the rule it broke; without a profile the rule is silent.",
+};
+
 /// Every rule, in table order.
 pub static RULES: &[&Rule] = &[
     &NONUNIFORM_OPERAND,
@@ -118,6 +126,7 @@ pub static RULES: &[&Rule] = &[
     &TANGLED_IN_CALLBACK,
     &COOPVEC_LAYOUT_AND_ALIGNMENT,
     &STORE_STRIDE_OVERLAP,
+    &UNSUPPORTED_CONFIGURATION,
 ];
 
 /// Finds a rule by name.

@@ -296,3 +296,43 @@ fn coopvec_layout_and_alignment_reports_every_broken_operand() {
         "{text}"
     );
 }
+
+#[test]
+fn unsupported_configuration_reports_the_profile_rules_only_with_a_profile() {
+    // The validator's own negative cases: an f32 training accumulation (the H100 has f16 only)
+    // and a 24-row matrix the H100 does not list.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/val/negative");
+    for (file, want) in [
+        (
+            "vk-coopvec-training-f32.spvasm",
+            "VK-Profile-CoopVecTraining (nvidia-h100-580)",
+        ),
+        (
+            "vk-type-unsupported-rows.spvasm",
+            "VK-Profile-Type (nvidia-h100-580)",
+        ),
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let opts = AsmOptions {
+            target_env: coopmat_spirv::asm::TargetEnv::from_name("vulkan1.3"),
+            ..AsmOptions::default()
+        };
+        let m = Module::from_words(&assemble(&text, &opts).unwrap()).unwrap();
+        let ours = |f: &[Finding]| {
+            f.iter()
+                .filter(|f| f.rule == "coopmat-unsupported-configuration")
+                .map(|f| f.message.clone())
+                .collect::<Vec<_>>()
+        };
+        assert!(ours(&lint_module(&m, file, &Config::default())).is_empty());
+        let config = Config {
+            profile: coopmat_val::Profile::builtin("nvidia-h100-580"),
+            ..Config::default()
+        };
+        let found = ours(&lint_module(&m, file, &config));
+        assert!(
+            found.iter().any(|msg| msg.contains(want)),
+            "{file}: {found:?}"
+        );
+    }
+}
