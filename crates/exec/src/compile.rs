@@ -149,6 +149,8 @@ struct Cx<'m> {
     promoted: HashMap<u32, Val>,
     /// Variables that are arrays of buffer descriptors: id -> (set, binding).
     descriptor_arrays: HashMap<u32, (u32, u32)>,
+    /// Pointer types declared ahead by OpTypeForwardPointer.
+    forward_pointers: HashSet<u32>,
 }
 
 fn unsupported<T>(what: impl Into<String>) -> Result<T, ExecError> {
@@ -193,6 +195,7 @@ impl<'m> Cx<'m> {
             wg_block: None,
             promoted: HashMap::new(),
             descriptor_arrays: HashMap::new(),
+            forward_pointers: HashSet::new(),
         })
     }
 
@@ -234,8 +237,16 @@ impl<'m> Cx<'m> {
         })
     }
 
+    /// The first column of value `id`, which must have one (a value of no columns, such as a
+    /// void call's result or a type named where a value belongs, would point past the file).
     fn col(&self, id: u32) -> Result<Col, ExecError> {
-        Ok(self.val(id)?.col)
+        let v = self.val(id)?;
+        if v.ncols == 0 {
+            return bad(format!(
+                "%{id} is used as a value but has no scalar components"
+            ));
+        }
+        Ok(v.col)
     }
 
     fn ty_of(&self, id: u32) -> Result<u32, ExecError> {
@@ -306,7 +317,8 @@ impl<'m> Cx<'m> {
             }
         }
         self.t.sg_size = self.options.subgroup_size;
-        self.t.wg_size = local_size.iter().product();
+        // Saturating: a hostile size must not overflow; it is refused below.
+        self.t.wg_size = local_size.iter().fold(1u32, |a, &b| a.saturating_mul(b));
         let mut wg_builtin = None;
         // Globals in order.
         for (i, inst) in m.instructions.iter().enumerate() {
@@ -326,7 +338,7 @@ impl<'m> Cx<'m> {
                 *ls = self.img[v.col.at(k as u32).ix()] as u32;
             }
         }
-        let lanes: u32 = local_size.iter().product();
+        let lanes: u32 = local_size.iter().fold(1u32, |a, &b| a.saturating_mul(b));
         if lanes == 0 || lanes > MAX_LANES as u32 {
             return bad(format!(
                 "workgroup size {local_size:?} is not in 1..={} invocations",
@@ -627,6 +639,7 @@ impl<'m> Cx<'m> {
         let w = |i: usize| inst.word(i).unwrap_or(0);
         let rid = inst.result_id.unwrap_or(0);
         if inst.opcode == op::TypeForwardPointer {
+            self.forward_pointers.insert(w(0));
             return Ok(());
         }
         let view = SpirvType::decode(inst);
@@ -714,7 +727,9 @@ impl<'m> Cx<'m> {
                 {
                     *wg_builtin = Some(rid);
                     let v = self.val(rid)?;
-                    self.t.wg_size = (0..3).map(|k| self.img[v.col.at(k).ix()] as u32).product();
+                    self.t.wg_size = (0..3)
+                        .map(|k| self.img[v.col.at(k).ix()] as u32)
+                        .fold(1u32, |a, b| a.saturating_mul(b));
                 }
             }
             op::SpecConstantOp => {
@@ -742,6 +757,26 @@ impl<'m> Cx<'m> {
         rid: u32,
         view: SpirvType,
     ) -> Result<(), ExecError> {
+        // Composite types may only name types declared before them (SPIR-V 2.4, "Logical
+        // Layout": forward references only through OpTypeForwardPointer): a type that
+        // contains itself would send every size computation into endless recursion.
+        let parts: Vec<u32> = match view {
+            SpirvType::Vector { comp, .. } => vec![comp],
+            SpirvType::Matrix { column, .. } => vec![column],
+            SpirvType::Array { elem, .. } | SpirvType::RuntimeArray { elem } => vec![elem],
+            SpirvType::Struct => (1..inst.operands.len())
+                .filter_map(|k| inst.word(k))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if let Some(p) = parts
+            .iter()
+            .find(|&&p| !self.t.contains(p) && !self.forward_pointers.contains(&p))
+        {
+            return bad(format!(
+                "type %{rid} is made of %{p}, which is not a type declared before it"
+            ));
+        }
         let ty = match view {
             SpirvType::Void => Ty::Void,
             SpirvType::Bool => Ty::Bool,
@@ -1264,6 +1299,16 @@ impl<'m> Cx<'m> {
         } else {
             Val::default()
         };
+        // A result of a type with nothing in registers (a function or image type where a value
+        // belongs: only a broken module has one) would be written past the register file.
+        let void_ok = matches!(opcode, op::FunctionCall | op::ExtInst)
+            && matches!(self.t.get(rt), Ok(Ty::Void));
+        if rid != 0 && rt != 0 && d.ncols == 0 && d.nmats == 0 && !void_ok {
+            return bad(format!(
+                "the result type %{rt} of %{rid} ({}) holds no value the engine can keep",
+                name()
+            ));
+        }
         // Each family compiles the instructions it knows and answers whether it did.
         let families: [Family<'m>; 11] = [
             Cx::matrix_elementwise_inst,
@@ -1285,8 +1330,24 @@ impl<'m> Cx<'m> {
             d,
             a,
         };
+        let before = out.len();
         for family in families {
             if family(self, &inst, out)? {
+                // No op writes more columns than its result has (a malformed module could
+                // otherwise make one write past the register file).
+                for o in &out[before..] {
+                    if let Some((c, n)) = o.result_cols()
+                        && rid != 0
+                        && c == d.col
+                        && n > d.ncols
+                    {
+                        return bad(format!(
+                            "%{rid} ({}) would write {n} components into a value of {}",
+                            name(),
+                            d.ncols
+                        ));
+                    }
+                }
                 return Ok(());
             }
         }

@@ -1310,3 +1310,71 @@ fn a_hostile_matrix_size_is_an_error_not_an_allocation() {
         "{e}"
     );
 }
+
+#[test]
+fn mutated_cooperative_vector_modules_never_panic() {
+    // saturate.spvasm with single words replaced: whatever parses must compile and dispatch to
+    // a result or an error, never a panic (hostile input, issue "no panic, abort, hang").
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/coopvec/saturate.spvasm"
+    ))
+    .unwrap();
+    let words = coopmat_spirv::asm::assemble(&src, &Default::default()).unwrap();
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let rounds: usize = std::env::var("COOPMAT_FUZZ_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400);
+    let opts = EngineOptions {
+        instruction_budget: 100_000,
+        threads: 1,
+        ..Default::default()
+    };
+    let mut ran = 0;
+    for round in 0..rounds {
+        let mut w = words.clone();
+        let pos = 5 + (next() as usize) % (w.len() - 5);
+        let r = next();
+        w[pos] = match r % 4 {
+            0 => (r >> 8) as u32,
+            1 => w[pos].wrapping_add(1),
+            2 => (r >> 8) as u32 % 64,
+            _ => w[pos] ^ (1 << ((r >> 8) % 32)),
+        };
+        let Ok(m) = coopmat_spirv::Module::from_words(&w) else {
+            continue;
+        };
+        if std::env::var_os("COOPMAT_FUZZ_TRACE").is_some() {
+            // A stack overflow aborts without unwinding: name the round first.
+            let path = std::env::temp_dir().join("coopvec-mutant-last.spv");
+            let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+            std::fs::write(&path, bytes).unwrap();
+        }
+        let result = std::panic::catch_unwind(|| {
+            let p = Pipeline::compile(&m, "main", &Default::default(), &opts)?;
+            let mut res = Resources::default();
+            res.buffers.insert((0, 0), vec![0; 1024]);
+            p.dispatch(&mut res, [1, 1, 1]).map(|_| ())
+        });
+        if result.is_err() {
+            // Keep the module for reproduction: `coopmat dis` it.
+            let path = std::env::temp_dir().join(format!("coopvec-mutant-{round}.spv"));
+            let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+            std::fs::write(&path, bytes).unwrap();
+            panic!(
+                "round {round}: word {pos} set to {:#x} panicked ({})",
+                w[pos],
+                path.display()
+            );
+        }
+        ran += 1;
+    }
+    assert!(ran > rounds / 4, "only {ran} mutated modules parsed");
+}

@@ -106,15 +106,24 @@ impl Instruction {
         grammar::instruction(self.opcode)
     }
 
-    /// The words of operand `i`.
+    /// The words of operand `i` (empty when the instruction has no such operand).
     pub fn operand_words(&self, i: usize) -> &[u32] {
-        let o = &self.operands[i];
-        &self.words[o.offset as usize..(o.offset + o.num_words) as usize]
+        self.operands
+            .get(i)
+            .and_then(|o| {
+                self.words
+                    .get(o.offset as usize..o.offset as usize + o.num_words as usize)
+            })
+            .unwrap_or(&[])
     }
 
-    /// The first word of operand `i` (an id, enum value or 32-bit literal), if present.
+    /// The first word of operand `i` (an id, enum value or 32-bit literal), if present. An
+    /// operand of no words (a malformed instruction's empty tail) has none.
     pub fn word(&self, i: usize) -> Option<u32> {
-        self.operands.get(i).map(|o| self.words[o.offset as usize])
+        self.operands
+            .get(i)
+            .filter(|o| o.num_words > 0)
+            .and_then(|o| self.words.get(o.offset as usize).copied())
     }
 
     /// Operand `i` decoded as a literal string.

@@ -9,6 +9,26 @@ impl<'m> Cx<'m> {
         let arg = |i: usize| operand(a, i);
         // Plain per-component ops: the scalar-op table maps the opcode.
         let scalar = ScalarOpRow::for_opcode(opcode).map(|r| r.op);
+        // Per-component ops read n components of every operand: a malformed module whose
+        // operands have fewer would read past them (SPIR-V requires the same component count).
+        if scalar.is_some() {
+            let (_, n) = self.comps_of(arg(0)?)?;
+            let ternary = matches!(scalar, Some(ScalarOp::Tern(_)));
+            let count = match scalar {
+                Some(ScalarOp::Bin(_)) => 2,
+                Some(ScalarOp::Tern(_)) => 3,
+                _ => 1,
+            };
+            for k in 0..count {
+                let c = self.val(arg(k)?)?.ncols;
+                // Ternary ops (BitFieldInsert/Extract) may take scalar offset and count.
+                if c < n && !(ternary && k > 0 && c == 1) {
+                    return bad(format!(
+                        "operand {k} of %{rid} has {c} components, the operation needs {n}"
+                    ));
+                }
+            }
+        }
         if let Some(ScalarOp::Bin(b)) = scalar {
             let (num, n) = self.comps_of(arg(0)?)?;
             // Unsigned division or remainder by a constant power of two: a shift or a mask.

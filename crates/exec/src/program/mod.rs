@@ -510,8 +510,8 @@ impl Op {
             | Op::Tern(TernArgs { d, n, .. })
             | Op::BfInsert(BfInsertArgs { d, n, .. })
             | Op::Cvt(CvtArgs { d, n, .. })
-            | Op::InsertDyn(InsertDynArgs { d, n, .. })
-            | Op::Sg(SgArgs { d, n, .. }) => Some((*d, *n)),
+            | Op::InsertDyn(InsertDynArgs { d, n, .. }) => Some((*d, *n)),
+            Op::Sg(a) => Some((a.d, a.result_components())),
             Op::Select(SelectArgs { d, n, nmats, .. }) => (*nmats == 0).then_some((*d, *n)),
             Op::Bitcast(BitcastArgs { d, nd, .. }) => Some((*d, *nd)),
             Op::Copy(CopyArgs { d, .. }) | Op::Load(LoadArgs { d, .. }) => {
@@ -802,6 +802,35 @@ pub struct SgArgs {
     pub workgroup: bool,
     /// Components of a Broadcast's LocalId (2 or 3: a workgroup-scope (x, y[, z]) id).
     pub id_n: u32,
+}
+
+impl SgArgs {
+    /// Components the op writes: a ballot is a uvec4, tests and ballot queries give one
+    /// scalar, the rest give a value shaped like their operand (`n` components).
+    pub fn result_components(&self) -> u32 {
+        match self.op {
+            SgOp::Ballot => 4,
+            SgOp::Elect
+            | SgOp::All
+            | SgOp::Any
+            | SgOp::AllEqual
+            | SgOp::InverseBallot
+            | SgOp::BallotBitExtract
+            | SgOp::BallotBitCount
+            | SgOp::BallotFindLsb
+            | SgOp::BallotFindMsb => 1,
+            SgOp::Broadcast
+            | SgOp::BroadcastFirst
+            | SgOp::Shuffle
+            | SgOp::ShuffleXor
+            | SgOp::ShuffleUp
+            | SgOp::ShuffleDown
+            | SgOp::QuadBroadcast
+            | SgOp::QuadSwap
+            | SgOp::Rotate
+            | SgOp::Reduce(_) => self.n,
+        }
+    }
 }
 
 /// Operands of [`Op::Descriptor`].
