@@ -1,4 +1,5 @@
-//! Repository tasks: `cargo xtask grammar [--check]`, `cargo xtask corpus`.
+//! Repository tasks: `cargo xtask grammar [--check]`, `cargo xtask corpus`, `cargo xtask test`,
+//! `cargo xtask icd [--root DIR]`.
 
 use anyhow::{Result, bail};
 use std::path::PathBuf;
@@ -36,8 +37,27 @@ fn main() -> Result<()> {
             Ok(())
         }
         Some("test") => test(&repo, &args[1..]),
+        Some("icd") => {
+            let root = match args.get(1).map(String::as_str) {
+                Some("--root") => PathBuf::from(
+                    args.get(2)
+                        .ok_or_else(|| anyhow::anyhow!("--root needs a directory"))?,
+                ),
+                Some(other) => {
+                    bail!("unknown argument {other:?}; usage: cargo xtask icd [--root DIR]")
+                }
+                None => repo.join("target/coopmat-icd"),
+            };
+            let manifest = icd(&repo, &root)?;
+            println!("wrote {}", manifest.display());
+            println!(
+                "use it with: VK_DRIVER_FILES={} <program>",
+                manifest.display()
+            );
+            Ok(())
+        }
         _ => bail!(
-            "usage: cargo xtask grammar [--check] | cargo xtask corpus | cargo xtask test [CARGO TEST ARGS]"
+            "usage: cargo xtask grammar [--check] | cargo xtask corpus | cargo xtask test [CARGO TEST ARGS] | cargo xtask icd [--root DIR]"
         ),
     }
 }
@@ -60,6 +80,32 @@ fn test(repo: &std::path::Path, extra: &[String]) -> Result<()> {
         bail!("cargo test failed ({status})");
     }
     Ok(())
+}
+
+/// Builds the Vulkan driver (release) and writes `root/libcoopmat_icd.so` with its manifest
+/// `root/coopmat_icd.json`, whose library path is relative (the pair can be moved together).
+fn icd(repo: &std::path::Path, root: &std::path::Path) -> Result<PathBuf> {
+    let status =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(repo)
+            .args(["build", "--release", "-p", "coopmat-icd"])
+            .status()?;
+    if !status.success() {
+        bail!("building coopmat-icd failed ({status})");
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo.join("target"));
+    let lib = target.join("release/libcoopmat_icd.so");
+    std::fs::create_dir_all(root)?;
+    std::fs::copy(&lib, root.join("libcoopmat_icd.so"))
+        .map_err(|e| anyhow::anyhow!("copying {}: {e}", lib.display()))?;
+    let manifest = root.join("coopmat_icd.json");
+    std::fs::write(
+        &manifest,
+        "{\n  \"file_format_version\": \"1.0.1\",\n  \"ICD\": {\n    \"library_path\": \"./libcoopmat_icd.so\",\n    \"api_version\": \"1.3.290\",\n    \"library_arch\": \"64\",\n    \"is_portability_driver\": false\n  }\n}\n",
+    )?;
+    Ok(std::fs::canonicalize(manifest)?)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::floats::{self, sext, trunc};
 use crate::kernels;
 use crate::memory::{self, Mem, MemErr, ObjInfo};
 use crate::program::*;
-use crate::{DispatchStats, ErrorKind, ExecError, Resources, fail};
+use crate::{BoundResources, BufferView, DispatchStats, ErrorKind, ExecError, Resources, fail};
 use coopmat_spirv::grammar::{built_in, cooperative_matrix_operands as cmo};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -1361,12 +1361,11 @@ pub(crate) fn format_printf(fmt: &str, args: &[(Num, Vec<u64>)]) -> String {
 // ---------------------------------------------------------------------------------------------
 // Dispatch.
 
-/// The object table of a dispatch: null, the buffers in (set, binding) order, push constants,
-/// then the program's own objects.
+/// The object table of a dispatch: null, the buffers in (set, binding) order, the elements of
+/// descriptor arrays, push constants, then the program's own objects.
 fn shared<'a>(
     p: &Program,
-    resources: &Resources,
-    bufs: &'a [Vec<AtomicU32>],
+    views: &BoundResources<'a>,
     push: &'a [AtomicU32],
     groups: [u32; 3],
 ) -> Shared<'a> {
@@ -1379,41 +1378,37 @@ fn shared<'a>(
     }];
     let mut words: Vec<&[AtomicU32]> = Vec::new();
     let mut binding_obj = std::collections::HashMap::new();
-    for (i, (k, v)) in resources.buffers.iter().enumerate() {
-        binding_obj.insert(*k, objs.len() as u32);
+    let mut add = |objs: &mut Vec<ObjInfo>, v: &BufferView<'a>| {
         objs.push(ObjInfo {
-            idx: i as u32,
+            idx: words.len() as u32,
             shared: true,
             per_lane: 0,
-            size: v.len() as u64,
+            size: v.bytes,
             writable: true,
         });
-        words.push(&bufs[i]);
+        words.push(v.words);
+    };
+    for (k, v) in &views.buffers {
+        binding_obj.insert(*k, objs.len() as u32);
+        add(&mut objs, v);
     }
     let mut array_len = std::collections::HashMap::new();
-    for (k, elems) in &resources.buffer_arrays {
+    for (k, elems) in &views.buffer_arrays {
         binding_obj.insert(*k, objs.len() as u32);
         array_len.insert(*k, elems.len() as u32);
         for v in elems {
-            objs.push(ObjInfo {
-                idx: words.len() as u32,
-                shared: true,
-                per_lane: 0,
-                size: v.len() as u64,
-                writable: true,
-            });
-            words.push(&bufs[words.len()]);
+            add(&mut objs, v);
         }
     }
     let push_obj = objs.len() as u32;
-    objs.push(ObjInfo {
-        idx: words.len() as u32,
-        shared: true,
-        per_lane: 0,
-        size: resources.push_constants.len() as u64,
-        writable: false,
-    });
-    words.push(push);
+    add(
+        &mut objs,
+        &BufferView {
+            words: push,
+            bytes: views.push_constants.len() as u64,
+        },
+    );
+    objs[push_obj as usize].writable = false;
     let local_base = objs.len() as u32;
     for (i, l) in p.locals.iter().enumerate() {
         let per = l.bytes.next_multiple_of(8);
@@ -1433,6 +1428,31 @@ fn shared<'a>(
         local_base,
         groups,
         array_len,
+    }
+}
+
+/// Views of `resources`' buffers over their word copies `bufs` (in the order
+/// [`Pipeline::take_words`] made them).
+fn views_of<'a>(resources: &'a Resources, bufs: &'a [Vec<AtomicU32>]) -> BoundResources<'a> {
+    let mut it = bufs.iter();
+    let mut view = |data: &Vec<u8>| BufferView {
+        words: it.next().map(Vec::as_slice).unwrap_or(&[]),
+        bytes: data.len() as u64,
+    };
+    let buffers = resources
+        .buffers
+        .iter()
+        .map(|(k, v)| (*k, view(v)))
+        .collect();
+    let buffer_arrays = resources
+        .buffer_arrays
+        .iter()
+        .map(|(k, v)| (*k, v.iter().map(&mut view).collect()))
+        .collect();
+    BoundResources {
+        buffers,
+        buffer_arrays,
+        push_constants: &resources.push_constants,
     }
 }
 
@@ -1525,7 +1545,7 @@ impl Pipeline {
             .map(|v| memory::from_bytes(v))
             .collect();
         let push = memory::from_bytes(&resources.push_constants);
-        let sh = shared(p, resources, &bufs, &push, [1, 1, 1]);
+        let sh = shared(p, &views_of(resources, &bufs), &push, [1, 1, 1]);
         let ret = f.ret.unwrap_or_default();
         let mut out = vec![0u64; ret.ncols as usize * lanes];
         let mut start = 0;
@@ -1579,6 +1599,60 @@ impl Pipeline {
         resources: &mut Resources,
         groups: [u32; 3],
     ) -> Result<crate::DispatchStats, ExecError> {
+        let bufs = self.take_words(resources);
+        let stats = self.dispatch_bound(&views_of(resources, &bufs), groups, [0; 3]);
+        if stats.is_ok() {
+            let all = resources
+                .buffers
+                .values_mut()
+                .chain(resources.buffer_arrays.values_mut().flatten());
+            for (v, w) in all.zip(&bufs) {
+                memory::to_bytes(w, v);
+            }
+        }
+        self.give_words(bufs);
+        stats
+    }
+
+    /// Runs workgroups `base .. base + groups` over buffers the caller owns (a Vulkan driver's
+    /// memory, say): loads and stores go straight to `resources`' words, so bindings that
+    /// alias one another see each other's writes as on a GPU. `NumWorkgroups` reads `groups`,
+    /// `WorkgroupId` starts at `base` (vkCmdDispatchBase).
+    pub fn dispatch_bound(
+        &self,
+        resources: &BoundResources<'_>,
+        groups: [u32; 3],
+        base: [u32; 3],
+    ) -> Result<crate::DispatchStats, ExecError> {
+        if let Some(k) = (0..3).find(|&k| base[k] as u64 + groups[k] as u64 > 1 << 32) {
+            return fail(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "workgroup ids {} + {} in dimension {k} pass 2^32",
+                    base[k], groups[k]
+                ),
+            );
+        }
+        if let Some((&(set, binding), v)) = resources
+            .buffers
+            .iter()
+            .chain(
+                resources
+                    .buffer_arrays
+                    .iter()
+                    .flat_map(|(k, v)| v.iter().map(move |b| (k, b))),
+            )
+            .find(|(_, v)| (v.words.len() as u64) * 4 < v.bytes)
+        {
+            return fail(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "buffer (set {set}, binding {binding}) claims {} bytes but has {} words",
+                    v.bytes,
+                    v.words.len()
+                ),
+            );
+        }
         let p = &self.p;
         let start = Instant::now();
         if let Some((&(set, binding), buf)) = resources
@@ -1590,13 +1664,13 @@ impl Pipeline {
                     .iter()
                     .flat_map(|(k, v)| v.iter().map(move |b| (k, b))),
             )
-            .find(|(_, b)| b.len() as u64 >= memory::MAX_OBJECT_BYTES)
+            .find(|(_, b)| b.bytes >= memory::MAX_OBJECT_BYTES)
         {
             return fail(
                 ErrorKind::InvalidArgument,
                 format!(
                     "buffer (set {set}, binding {binding}) has {} bytes; the engine's limit is {}",
-                    buf.len(),
+                    buf.bytes,
                     memory::MAX_OBJECT_BYTES - 1
                 ),
             );
@@ -1613,15 +1687,16 @@ impl Pipeline {
                     ),
                 );
             };
-            if let Some((i, buf)) = arr.iter().enumerate().find(|(_, v)| v.len() < b.min_size) {
+            if let Some((i, buf)) = arr
+                .iter()
+                .enumerate()
+                .find(|(_, v)| v.bytes < b.min_size as u64)
+            {
                 return fail(
                     ErrorKind::MissingBinding,
                     format!(
                         "buffer {i} of the array at (set {}, binding {}) has {} bytes; the shader's layout needs at least {}",
-                        b.set,
-                        b.binding,
-                        buf.len(),
-                        b.min_size
+                        b.set, b.binding, buf.bytes, b.min_size
                     ),
                 );
             }
@@ -1639,15 +1714,12 @@ impl Pipeline {
                         ),
                     );
                 }
-                Some(buf) if buf.len() < b.min_size => {
+                Some(buf) if buf.bytes < b.min_size as u64 => {
                     return fail(
                         ErrorKind::MissingBinding,
                         format!(
                             "buffer (set {}, binding {}) has {} bytes; the shader's layout needs at least {}",
-                            b.set,
-                            b.binding,
-                            buf.len(),
-                            b.min_size
+                            b.set, b.binding, buf.bytes, b.min_size
                         ),
                     );
                 }
@@ -1664,15 +1736,14 @@ impl Pipeline {
                 ),
             );
         }
-        let bufs = self.take_words(resources);
-        let push = memory::from_bytes(&resources.push_constants);
-        let sh = shared(p, resources, &bufs, &push, groups);
+        let push = memory::from_bytes(resources.push_constants);
+        let sh = shared(p, resources, &push, groups);
         let total = groups.iter().map(|&g| g as u64).product::<u64>();
         let gid = |i: u64| {
             [
-                (i % groups[0] as u64) as u32,
-                ((i / groups[0] as u64) % groups[1] as u64) as u32,
-                (i / (groups[0] as u64 * groups[1] as u64)) as u32,
+                base[0] + (i % groups[0] as u64) as u32,
+                base[1] + ((i / groups[0] as u64) % groups[1] as u64) as u32,
+                base[2] + (i / (groups[0] as u64 * groups[1] as u64)) as u32,
             ]
         };
         let threads = if p.options.threads == 0 {
@@ -1744,14 +1815,6 @@ impl Pipeline {
                 return Err(e);
             }
         }
-        let all = resources
-            .buffers
-            .values_mut()
-            .chain(resources.buffer_arrays.values_mut().flatten());
-        for (v, w) in all.zip(&bufs) {
-            memory::to_bytes(w, v);
-        }
-        self.give_words(bufs);
         stats.workgroups = total;
         stats.invocations = total * p.lanes as u64;
         stats.elapsed = start.elapsed();

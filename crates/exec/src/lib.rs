@@ -47,6 +47,28 @@ impl Resources {
     }
 }
 
+/// A buffer the caller owns, as the engine sees it: 32-bit words, of which the first `bytes`
+/// bytes belong to the buffer (the rest of the last word is never written).
+#[derive(Clone, Copy, Debug)]
+pub struct BufferView<'a> {
+    /// The buffer's memory.
+    pub words: &'a [std::sync::atomic::AtomicU32],
+    /// The buffer's size in bytes: accesses past it are out of bounds.
+    pub bytes: u64,
+}
+
+/// The buffers and push constants of [`Pipeline::dispatch_bound`], borrowed from the caller.
+/// Device addresses follow [`Resources::device_address`]'s rule over `buffers`' order.
+#[derive(Clone, Debug, Default)]
+pub struct BoundResources<'a> {
+    /// Buffers by (set, binding).
+    pub buffers: BTreeMap<(u32, u32), BufferView<'a>>,
+    /// Arrays of buffer descriptors by (set, binding).
+    pub buffer_arrays: BTreeMap<(u32, u32), Vec<BufferView<'a>>>,
+    /// Push constant bytes.
+    pub push_constants: &'a [u8],
+}
+
 /// Counters of one dispatch.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DispatchStats {

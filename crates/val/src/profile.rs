@@ -15,6 +15,8 @@ use serde::Deserialize;
 
 /// Built-in profile: NVIDIA H100 with the 580 driver.
 pub const NVIDIA_H100_580: &str = include_str!("../profiles/nvidia-h100-580.json");
+/// What the coopmat engine advertises (the coopmat Vulkan driver reports this profile).
+pub const COOPMAT_ENGINE: &str = include_str!("../profiles/coopmat-engine.json");
 /// Built-in profile: Mesa 26 lavapipe.
 pub const LAVAPIPE_26: &str = include_str!("../profiles/lavapipe-26.json");
 
@@ -199,11 +201,12 @@ impl Profile {
         serde_json::from_str(text)
     }
 
-    /// A built-in profile by name (`nvidia-h100-580`, `lavapipe-26`).
+    /// A built-in profile by name (`nvidia-h100-580`, `lavapipe-26`, `coopmat-engine`).
     pub fn builtin(name: &str) -> Option<Profile> {
         let text = match name {
             "nvidia-h100-580" => NVIDIA_H100_580,
             "lavapipe-26" => LAVAPIPE_26,
+            "coopmat-engine" => COOPMAT_ENGINE,
             _ => return None,
         };
         Profile::from_json(text).ok()
@@ -211,7 +214,7 @@ impl Profile {
 
     /// Names of the built-in profiles.
     pub fn builtin_names() -> &'static [&'static str] {
-        &["nvidia-h100-580", "lavapipe-26"]
+        &["nvidia-h100-580", "lavapipe-26", "coopmat-engine"]
     }
 }
 
