@@ -1,0 +1,610 @@
+//! The driver's entry points called in-process, as the Vulkan loader would call them: a KHR
+//! cooperative-matrix multiply recorded, submitted and read back through mapped memory;
+//! misuse of the API answered with errors; create/destroy cycles that leave no objects behind.
+//! (The loader path itself is tested in `loader.rs`.)
+
+use std::ffi::{CStr, c_void};
+use std::ptr::{null, null_mut};
+
+use coopmat_icd::{lookup, objects};
+use vulkanalia_sys::{self as vk, Handle};
+
+/// The entry point `name` as its PFN type.
+macro_rules! pfn {
+    ($name:literal, $ty:ident) => {{
+        let f = lookup($name)
+            .and_then(|(_, f)| f)
+            .expect(concat!("the driver has ", stringify!($ty)));
+        // SAFETY: the table hands out each function under its own name; `$ty` is that
+        // function's type (the table checks it at compile time).
+        unsafe { std::mem::transmute::<unsafe extern "system" fn(), vk::$ty>(f) }
+    }};
+}
+
+/// The KHR GEMM of `examples/khr_coopmat_gemm.amber` (C += A·B, 16×16 f16 tiles, f32 C, B
+/// column-major), assembled from the example's SPIR-V text.
+fn gemm_module() -> Vec<u32> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/khr_coopmat_gemm.amber"
+    ))
+    .unwrap();
+    let start = text.find("; SPIR-V").unwrap();
+    let end = start + text[start..].find("\nEND").unwrap();
+    coopmat_spirv::asm::assemble(&text[start..end], &Default::default()).unwrap()
+}
+
+struct Setup {
+    instance: vk::Instance,
+    device: vk::Device,
+    queue: vk::Queue,
+}
+
+fn setup() -> Setup {
+    let create_instance = pfn!(b"vkCreateInstance", PFN_vkCreateInstance);
+    let enumerate = pfn!(
+        b"vkEnumeratePhysicalDevices",
+        PFN_vkEnumeratePhysicalDevices
+    );
+    let create_device = pfn!(b"vkCreateDevice", PFN_vkCreateDevice);
+    let get_queue = pfn!(b"vkGetDeviceQueue", PFN_vkGetDeviceQueue);
+    let mut instance = vk::Instance::null();
+    let info = vk::InstanceCreateInfo::default();
+    // SAFETY: valid create info and output pointer.
+    assert_eq!(
+        unsafe { create_instance(&info, null(), &mut instance) },
+        vk::Result::SUCCESS
+    );
+    let (mut n, mut pd) = (1u32, vk::PhysicalDevice::null());
+    // SAFETY: room for one handle.
+    assert_eq!(
+        unsafe { enumerate(instance, &mut n, &mut pd) },
+        vk::Result::SUCCESS
+    );
+    let prio = 1.0f32;
+    let qi = vk::DeviceQueueCreateInfo {
+        queue_family_index: 0,
+        queue_count: 1,
+        queue_priorities: &prio,
+        ..Default::default()
+    };
+    let di = vk::DeviceCreateInfo {
+        queue_create_info_count: 1,
+        queue_create_infos: &qi,
+        ..Default::default()
+    };
+    let mut device = vk::Device::null();
+    // SAFETY: valid create info.
+    assert_eq!(
+        unsafe { create_device(pd, &di, null(), &mut device) },
+        vk::Result::SUCCESS
+    );
+    let mut queue = vk::Queue::null();
+    // SAFETY: queue 0 of family 0 exists.
+    unsafe { get_queue(device, 0, 0, &mut queue) };
+    Setup {
+        instance,
+        device,
+        queue,
+    }
+}
+
+fn teardown(s: Setup) {
+    let destroy_device = pfn!(b"vkDestroyDevice", PFN_vkDestroyDevice);
+    let destroy_instance = pfn!(b"vkDestroyInstance", PFN_vkDestroyInstance);
+    // SAFETY: handles from `setup`.
+    unsafe {
+        destroy_device(s.device, null());
+        destroy_instance(s.instance, null());
+    }
+}
+
+/// A host-visible buffer of `size` bytes with its memory and mapping.
+fn buffer(dev: vk::Device, size: u64) -> (vk::Buffer, vk::DeviceMemory, *mut u8) {
+    let create = pfn!(b"vkCreateBuffer", PFN_vkCreateBuffer);
+    let alloc = pfn!(b"vkAllocateMemory", PFN_vkAllocateMemory);
+    let bind = pfn!(b"vkBindBufferMemory", PFN_vkBindBufferMemory);
+    let map = pfn!(b"vkMapMemory", PFN_vkMapMemory);
+    let (mut b, mut m, mut p) = (
+        vk::Buffer::null(),
+        vk::DeviceMemory::null(),
+        null_mut::<c_void>(),
+    );
+    let bi = vk::BufferCreateInfo {
+        size,
+        usage: vk::BufferUsageFlags::STORAGE_BUFFER,
+        ..Default::default()
+    };
+    let ai = vk::MemoryAllocateInfo {
+        allocation_size: size,
+        memory_type_index: 0,
+        ..Default::default()
+    };
+    // SAFETY: valid infos and output pointers.
+    unsafe {
+        assert_eq!(create(dev, &bi, null(), &mut b), vk::Result::SUCCESS);
+        assert_eq!(alloc(dev, &ai, null(), &mut m), vk::Result::SUCCESS);
+        assert_eq!(bind(dev, b, m, 0), vk::Result::SUCCESS);
+        assert_eq!(
+            map(dev, m, 0, size, vk::MemoryMapFlags::empty(), &mut p),
+            vk::Result::SUCCESS
+        );
+    }
+    (b, m, p as *mut u8)
+}
+
+/// Records and submits the GEMM over buffers a, b, c; returns the submit's result.
+fn run_gemm(s: &Setup, bufs: [vk::Buffer; 3]) -> vk::Result {
+    let dev = s.device;
+    let words = gemm_module();
+    let mut module = vk::ShaderModule::null();
+    let smi = vk::ShaderModuleCreateInfo {
+        code_size: words.len() * 4,
+        code: words.as_ptr(),
+        ..Default::default()
+    };
+    let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..3)
+        .map(|i| vk::DescriptorSetLayoutBinding {
+            binding: i,
+            descriptor_type: vk::DescriptorType::STORAGE_BUFFER,
+            descriptor_count: 1,
+            stage_flags: vk::ShaderStageFlags::COMPUTE,
+            immutable_samplers: null(),
+        })
+        .collect();
+    let dsli = vk::DescriptorSetLayoutCreateInfo {
+        binding_count: 3,
+        bindings: bindings.as_ptr(),
+        ..Default::default()
+    };
+    let mut dsl = vk::DescriptorSetLayout::null();
+    let mut layout = vk::PipelineLayout::null();
+    let mut pipeline = vk::Pipeline::null();
+    let mut pool = vk::DescriptorPool::null();
+    let mut set = vk::DescriptorSet::null();
+    let mut cpool = vk::CommandPool::null();
+    let mut cb = vk::CommandBuffer::null();
+    let mut fence = vk::Fence::null();
+    let entry = c"main";
+    // SAFETY: every call gets valid infos and output pointers, in the order Vulkan requires.
+    unsafe {
+        assert_eq!(
+            pfn!(b"vkCreateShaderModule", PFN_vkCreateShaderModule)(dev, &smi, null(), &mut module),
+            vk::Result::SUCCESS
+        );
+        assert_eq!(
+            pfn!(
+                b"vkCreateDescriptorSetLayout",
+                PFN_vkCreateDescriptorSetLayout
+            )(dev, &dsli, null(), &mut dsl),
+            vk::Result::SUCCESS
+        );
+        let pli = vk::PipelineLayoutCreateInfo {
+            set_layout_count: 1,
+            set_layouts: &dsl,
+            ..Default::default()
+        };
+        assert_eq!(
+            pfn!(b"vkCreatePipelineLayout", PFN_vkCreatePipelineLayout)(
+                dev,
+                &pli,
+                null(),
+                &mut layout
+            ),
+            vk::Result::SUCCESS
+        );
+        let cpi = vk::ComputePipelineCreateInfo {
+            stage: vk::PipelineShaderStageCreateInfo {
+                stage: vk::ShaderStageFlags::COMPUTE,
+                module,
+                name: entry.as_ptr(),
+                ..Default::default()
+            },
+            layout,
+            ..Default::default()
+        };
+        assert_eq!(
+            pfn!(b"vkCreateComputePipelines", PFN_vkCreateComputePipelines)(
+                dev,
+                vk::PipelineCache::null(),
+                1,
+                &cpi,
+                null(),
+                &mut pipeline
+            ),
+            vk::Result::SUCCESS
+        );
+        let size = vk::DescriptorPoolSize {
+            type_: vk::DescriptorType::STORAGE_BUFFER,
+            descriptor_count: 3,
+        };
+        let dpi = vk::DescriptorPoolCreateInfo {
+            max_sets: 1,
+            pool_size_count: 1,
+            pool_sizes: &size,
+            ..Default::default()
+        };
+        assert_eq!(
+            pfn!(b"vkCreateDescriptorPool", PFN_vkCreateDescriptorPool)(
+                dev,
+                &dpi,
+                null(),
+                &mut pool
+            ),
+            vk::Result::SUCCESS
+        );
+        let dsai = vk::DescriptorSetAllocateInfo {
+            descriptor_pool: pool,
+            descriptor_set_count: 1,
+            set_layouts: &dsl,
+            ..Default::default()
+        };
+        assert_eq!(
+            pfn!(b"vkAllocateDescriptorSets", PFN_vkAllocateDescriptorSets)(dev, &dsai, &mut set),
+            vk::Result::SUCCESS
+        );
+        // One write of three consecutive bindings (it runs over from binding 0 to 1 and 2).
+        let infos: Vec<vk::DescriptorBufferInfo> = bufs
+            .iter()
+            .map(|&b| vk::DescriptorBufferInfo {
+                buffer: b,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            })
+            .collect();
+        let write = vk::WriteDescriptorSet {
+            dst_set: set,
+            dst_binding: 0,
+            descriptor_count: 3,
+            descriptor_type: vk::DescriptorType::STORAGE_BUFFER,
+            buffer_info: infos.as_ptr(),
+            ..Default::default()
+        };
+        pfn!(b"vkUpdateDescriptorSets", PFN_vkUpdateDescriptorSets)(dev, 1, &write, 0, null());
+        let cpci = vk::CommandPoolCreateInfo::default();
+        assert_eq!(
+            pfn!(b"vkCreateCommandPool", PFN_vkCreateCommandPool)(dev, &cpci, null(), &mut cpool),
+            vk::Result::SUCCESS
+        );
+        let cbai = vk::CommandBufferAllocateInfo {
+            command_pool: cpool,
+            level: vk::CommandBufferLevel::PRIMARY,
+            command_buffer_count: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            pfn!(b"vkAllocateCommandBuffers", PFN_vkAllocateCommandBuffers)(dev, &cbai, &mut cb),
+            vk::Result::SUCCESS
+        );
+        let begin = vk::CommandBufferBeginInfo::default();
+        assert_eq!(
+            pfn!(b"vkBeginCommandBuffer", PFN_vkBeginCommandBuffer)(cb, &begin),
+            vk::Result::SUCCESS
+        );
+        pfn!(b"vkCmdBindPipeline", PFN_vkCmdBindPipeline)(
+            cb,
+            vk::PipelineBindPoint::COMPUTE,
+            pipeline,
+        );
+        pfn!(b"vkCmdBindDescriptorSets", PFN_vkCmdBindDescriptorSets)(
+            cb,
+            vk::PipelineBindPoint::COMPUTE,
+            layout,
+            0,
+            1,
+            &set,
+            0,
+            null(),
+        );
+        pfn!(b"vkCmdDispatch", PFN_vkCmdDispatch)(cb, 1, 1, 1);
+        assert_eq!(
+            pfn!(b"vkEndCommandBuffer", PFN_vkEndCommandBuffer)(cb),
+            vk::Result::SUCCESS
+        );
+        let fci = vk::FenceCreateInfo::default();
+        assert_eq!(
+            pfn!(b"vkCreateFence", PFN_vkCreateFence)(dev, &fci, null(), &mut fence),
+            vk::Result::SUCCESS
+        );
+        let si = vk::SubmitInfo {
+            command_buffer_count: 1,
+            command_buffers: &cb,
+            ..Default::default()
+        };
+        let r = pfn!(b"vkQueueSubmit", PFN_vkQueueSubmit)(s.queue, 1, &si, fence);
+        assert_eq!(
+            pfn!(b"vkWaitForFences", PFN_vkWaitForFences)(dev, 1, &fence, vk::TRUE, u64::MAX),
+            vk::Result::SUCCESS
+        );
+        pfn!(b"vkDestroyFence", PFN_vkDestroyFence)(dev, fence, null());
+        pfn!(b"vkDestroyCommandPool", PFN_vkDestroyCommandPool)(dev, cpool, null());
+        pfn!(b"vkDestroyDescriptorPool", PFN_vkDestroyDescriptorPool)(dev, pool, null());
+        pfn!(b"vkDestroyPipeline", PFN_vkDestroyPipeline)(dev, pipeline, null());
+        pfn!(b"vkDestroyPipelineLayout", PFN_vkDestroyPipelineLayout)(dev, layout, null());
+        pfn!(
+            b"vkDestroyDescriptorSetLayout",
+            PFN_vkDestroyDescriptorSetLayout
+        )(dev, dsl, null());
+        pfn!(b"vkDestroyShaderModule", PFN_vkDestroyShaderModule)(dev, module, null());
+        r
+    }
+}
+
+fn free(dev: vk::Device, b: vk::Buffer, m: vk::DeviceMemory) {
+    // SAFETY: handles created by `buffer`.
+    unsafe {
+        pfn!(b"vkDestroyBuffer", PFN_vkDestroyBuffer)(dev, b, null());
+        pfn!(b"vkFreeMemory", PFN_vkFreeMemory)(dev, m, null());
+    }
+}
+
+#[test]
+fn a_cooperative_matrix_gemm_runs_through_the_driver() {
+    let s = setup();
+    let (ba, ma, pa) = buffer(s.device, 512);
+    let (bb, mb, pb) = buffer(s.device, 512);
+    let (bc, mc, pc) = buffer(s.device, 1024);
+    // Small integers: every product and sum is exact in f16 inputs and f32 accumulation.
+    let a = |r: usize, k: usize| ((r * 3 + k) % 7) as f32 - 3.0;
+    let b = |k: usize, c: usize| ((k + 2 * c) % 5) as f32 - 2.0;
+    for r in 0..16 {
+        for k in 0..16 {
+            // SAFETY: mapped buffers of 512 bytes = 256 halves; A row-major, B column-major.
+            unsafe {
+                (pa as *mut u16)
+                    .add(r * 16 + k)
+                    .write(half::f16::from_f32(a(r, k)).to_bits());
+                (pb as *mut u16)
+                    .add(r * 16 + k)
+                    .write(half::f16::from_f32(b(k, r)).to_bits());
+                (pc as *mut f32).add(r * 16 + k).write(1.0);
+            }
+        }
+    }
+    assert_eq!(run_gemm(&s, [ba, bb, bc]), vk::Result::SUCCESS);
+    for r in 0..16 {
+        for c in 0..16 {
+            let want = 1.0 + (0..16).map(|k| a(r, k) * b(k, c)).sum::<f32>();
+            // SAFETY: mapped C, 256 floats.
+            let got = unsafe { (pc as *const f32).add(r * 16 + c).read() };
+            assert_eq!(got, want, "C[{r}][{c}]");
+        }
+    }
+    for (b, m) in [(ba, ma), (bb, mb), (bc, mc)] {
+        free(s.device, b, m);
+    }
+    teardown(s);
+}
+
+#[test]
+fn misuse_gets_errors_not_crashes() {
+    let s = setup();
+    let dev = s.device;
+    // Unknown names give NULL at every level.
+    assert!(lookup(b"vkCreateGraphicsPipelines").is_none());
+    // SAFETY: the name is a NUL-terminated string.
+    let f =
+        unsafe { coopmat_icd::vk_icdGetInstanceProcAddr(s.instance, c"vkNoSuchFunction".as_ptr()) };
+    assert!(f.is_none());
+    // A module that parses but is invalid (it uses cooperative matrices without declaring the
+    // capability) is refused with the validator's words.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/khr_coopmat_gemm.amber"
+    ))
+    .unwrap();
+    let start = text.find("; SPIR-V").unwrap();
+    let end = start + text[start..].find("\nEND").unwrap();
+    let broken = text[start..end].replace("OpCapability CooperativeMatrixKHR", "");
+    let bad = coopmat_spirv::asm::assemble(&broken, &Default::default()).unwrap();
+    let smi = vk::ShaderModuleCreateInfo {
+        code_size: bad.len() * 4,
+        code: bad.as_ptr(),
+        ..Default::default()
+    };
+    let mut module = vk::ShaderModule::null();
+    // SAFETY: valid pointers; the module is invalid.
+    let r = unsafe {
+        pfn!(b"vkCreateShaderModule", PFN_vkCreateShaderModule)(dev, &smi, null(), &mut module)
+    };
+    assert_eq!(r, vk::Result::ERROR_INVALID_SHADER_NV);
+    let garbage = [0x0723_0203u32, 0x0001_0600, 0, 1, 0, 0xffff_ffff];
+    let smi = vk::ShaderModuleCreateInfo {
+        code_size: 24,
+        code: garbage.as_ptr(),
+        ..Default::default()
+    };
+    // SAFETY: valid pointers to 24 bytes of garbage.
+    let r = unsafe {
+        pfn!(b"vkCreateShaderModule", PFN_vkCreateShaderModule)(dev, &smi, null(), &mut module)
+    };
+    assert_eq!(r, vk::Result::ERROR_INVALID_SHADER_NV);
+    // NULL create info, NULL output pointers.
+    // SAFETY: the driver must refuse NULL rather than read through it.
+    let r = unsafe { pfn!(b"vkCreateBuffer", PFN_vkCreateBuffer)(dev, null(), null(), null_mut()) };
+    assert_ne!(r, vk::Result::SUCCESS);
+    // A buffer destroyed after its descriptor was written: the submit fails, nothing crashes.
+    let (ba, ma, _) = buffer(dev, 512);
+    let (bb, mb, _) = buffer(dev, 512);
+    let (bc, mc, _) = buffer(dev, 1024);
+    // SAFETY: destroying a buffer the next submit still names is the misuse under test.
+    unsafe { pfn!(b"vkDestroyBuffer", PFN_vkDestroyBuffer)(dev, bb, null()) };
+    assert_eq!(run_gemm(&s, [ba, bb, bc]), vk::Result::ERROR_DEVICE_LOST);
+    // A buffer too small for the shader's 16×16 tile: an error naming the binding, not a read
+    // past the allocation.
+    let (bs, ms, _) = buffer(dev, 64);
+    assert_eq!(run_gemm(&s, [ba, bs, bc]), vk::Result::ERROR_DEVICE_LOST);
+    // Destroying twice or destroying a handle of another kind is refused, not a double free.
+    // SAFETY: misuse under test.
+    unsafe {
+        pfn!(b"vkDestroyBuffer", PFN_vkDestroyBuffer)(dev, bb, null());
+        pfn!(b"vkDestroyBuffer", PFN_vkDestroyBuffer)(
+            dev,
+            vk::Buffer::from_raw(ma.as_raw()),
+            null(),
+        );
+    }
+    // A huge allocation is an error.
+    let ai = vk::MemoryAllocateInfo {
+        allocation_size: u64::MAX,
+        memory_type_index: 0,
+        ..Default::default()
+    };
+    let mut m = vk::DeviceMemory::null();
+    // SAFETY: valid pointers.
+    let r = unsafe { pfn!(b"vkAllocateMemory", PFN_vkAllocateMemory)(dev, &ai, null(), &mut m) };
+    assert_eq!(r, vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
+    free(dev, ba, ma);
+    free(dev, bc, mc);
+    free(dev, bs, ms);
+    // SAFETY: the memory of the destroyed buffer.
+    unsafe { pfn!(b"vkFreeMemory", PFN_vkFreeMemory)(dev, mb, null()) };
+    teardown(s);
+}
+
+#[test]
+fn create_destroy_cycles_leave_nothing_behind() {
+    let s = setup();
+    // Other tests run in parallel in this process: count only what this loop leaves.
+    let (ba, ma, _) = buffer(s.device, 512);
+    free(s.device, ba, ma);
+    let before = objects::live_objects();
+    for i in 0..1000u64 {
+        let (b, m, p) = buffer(s.device, 256 + i);
+        // SAFETY: mapped memory of at least 256 bytes.
+        unsafe { p.write_bytes(0xab, 256) };
+        free(s.device, b, m);
+    }
+    let after = objects::live_objects();
+    // Parallel tests may hold objects at either moment; a leak would be ≥ 2000 objects.
+    assert!(
+        after < before + 100,
+        "{before} objects before, {after} after 1000 cycles"
+    );
+    teardown(s);
+}
+
+#[test]
+fn the_device_reports_what_ggml_vulkan_needs_for_its_cm2_path() {
+    // ICD-FACTS.md section 7: the extensions by name, all seven cm2 features, decode vector,
+    // flexible dimensions at 128 and 256 invocations, maxDimension ≥ 512.
+    let s = setup();
+    let enumerate = pfn!(
+        b"vkEnumeratePhysicalDevices",
+        PFN_vkEnumeratePhysicalDevices
+    );
+    let (mut n, mut pd) = (1u32, vk::PhysicalDevice::null());
+    // SAFETY: room for one handle.
+    unsafe { enumerate(s.instance, &mut n, &mut pd) };
+    let ext = pfn!(
+        b"vkEnumerateDeviceExtensionProperties",
+        PFN_vkEnumerateDeviceExtensionProperties
+    );
+    let mut count = 0u32;
+    // SAFETY: the two-call idiom.
+    unsafe { ext(pd, null(), &mut count, null_mut()) };
+    let mut props = vec![vk::ExtensionProperties::default(); count as usize];
+    // SAFETY: room for `count` elements.
+    unsafe { ext(pd, null(), &mut count, props.as_mut_ptr()) };
+    let names: Vec<String> = props
+        .iter()
+        // SAFETY: extension names are NUL-terminated.
+        .map(|p| {
+            unsafe { CStr::from_ptr(p.extension_name.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    for e in [
+        "VK_KHR_cooperative_matrix",
+        "VK_NV_cooperative_matrix",
+        "VK_NV_cooperative_matrix2",
+        "VK_NV_cooperative_matrix_decode_vector",
+        "VK_QCOM_cooperative_matrix_conversion",
+        "VK_NV_cooperative_vector",
+        "VK_KHR_16bit_storage",
+        "VK_EXT_subgroup_size_control",
+    ] {
+        assert!(names.iter().any(|n| n == e), "{e} missing from {names:?}");
+    }
+    // Features: an uninitialised Vulkan11 struct (as ggml passes) gets every member written.
+    let mut dv = coopmat_icd::instance::DecodeVectorFeatures {
+        s_type: vk::StructureType::from_raw(coopmat_icd::instance::STYPE_DECODE_VECTOR_FEATURES),
+        next: null_mut(),
+        cooperative_matrix_decode_vector: 0,
+    };
+    let mut cm2 = vk::PhysicalDeviceCooperativeMatrix2FeaturesNV {
+        next: &mut dv as *mut _ as *mut c_void,
+        ..Default::default()
+    };
+    let mut v11 = vk::PhysicalDeviceVulkan11Features {
+        next: &mut cm2 as *mut _ as *mut c_void,
+        multiview: 0xdead_beef,
+        ..Default::default()
+    };
+    let mut f2 = vk::PhysicalDeviceFeatures2 {
+        next: &mut v11 as *mut _ as *mut c_void,
+        ..Default::default()
+    };
+    // SAFETY: a valid chain.
+    unsafe {
+        pfn!(
+            b"vkGetPhysicalDeviceFeatures2",
+            PFN_vkGetPhysicalDeviceFeatures2
+        )(pd, &mut f2)
+    };
+    assert_eq!(v11.storage_buffer_16bit_access, vk::TRUE);
+    assert_eq!(v11.multiview, vk::FALSE, "every member is written");
+    assert_eq!(v11.next, &mut cm2 as *mut _ as *mut c_void, "pNext is kept");
+    for f in [
+        cm2.cooperative_matrix_workgroup_scope,
+        cm2.cooperative_matrix_flexible_dimensions,
+        cm2.cooperative_matrix_reductions,
+        cm2.cooperative_matrix_conversions,
+        cm2.cooperative_matrix_per_element_operations,
+        cm2.cooperative_matrix_tensor_addressing,
+        cm2.cooperative_matrix_block_loads,
+        dv.cooperative_matrix_decode_vector,
+    ] {
+        assert_eq!(f, vk::TRUE);
+    }
+    let flex = pfn!(
+        b"vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV",
+        PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV
+    );
+    let mut count = 0u32;
+    // SAFETY: the two-call idiom.
+    unsafe { flex(pd, &mut count, null_mut()) };
+    let mut list =
+        vec![vk::CooperativeMatrixFlexibleDimensionsPropertiesNV::default(); count as usize];
+    // SAFETY: room for `count` elements.
+    unsafe { flex(pd, &mut count, list.as_mut_ptr()) };
+    for inv in [128, 256] {
+        for c in [vk::ComponentTypeKHR::FLOAT16, vk::ComponentTypeKHR::FLOAT32] {
+            assert!(
+                list.iter().any(|e| e.workgroup_invocations == inv
+                    && e.scope == vk::ScopeKHR::WORKGROUP
+                    && e.a_type == vk::ComponentTypeKHR::FLOAT16
+                    && e.c_type == c
+                    && e.result_type == c),
+                "no workgroup entry for {inv} invocations, C = {c:?}"
+            );
+        }
+    }
+    let mut cm2p = vk::PhysicalDeviceCooperativeMatrix2PropertiesNV::default();
+    let mut p2 = vk::PhysicalDeviceProperties2 {
+        next: &mut cm2p as *mut _ as *mut c_void,
+        ..Default::default()
+    };
+    // SAFETY: a valid chain.
+    unsafe {
+        pfn!(
+            b"vkGetPhysicalDeviceProperties2",
+            PFN_vkGetPhysicalDeviceProperties2
+        )(pd, &mut p2)
+    };
+    assert!(cm2p.cooperative_matrix_flexible_dimensions_max_dimension >= 512);
+    assert_eq!(p2.properties.limits.max_push_constants_size, 256);
+    assert_eq!(p2.properties.limits.max_storage_buffer_range, u32::MAX);
+    teardown(s);
+}
