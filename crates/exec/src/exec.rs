@@ -81,6 +81,8 @@ impl Iterator for Insts<'_> {
 /// Everything shared by the batches of one dispatch.
 struct Shared<'a> {
     objs: Vec<ObjInfo>,
+    /// Objects reachable by device address only (index FIRST_ADDRESSABLE_OBJECT + i).
+    addressable: Vec<ObjInfo>,
     words: Vec<&'a [AtomicU32]>,
     binding_obj: std::collections::HashMap<(u32, u32), u32>,
     push_obj: u32,
@@ -162,6 +164,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             mw: vec![0; p.mw_len],
             mem: Mem {
                 objs: sh.objs.clone(),
+                addressable: sh.addressable.clone(),
                 shared: sh.words.clone(),
                 local,
             },
@@ -1125,7 +1128,7 @@ fn load_words_fast(
     // first lane's object first, so that the misses overlap instead of queueing one by one.
     if dense
         && let Some(&a0) = cols.get(pc)
-        && let Some(o) = mem.objs.get((a0 >> memory::OBJ_SHIFT) as usize)
+        && let Some(o) = mem.obj(a0 >> memory::OBJ_SHIFT)
         && o.shared
         && o.per_lane == 0
     {
@@ -1149,7 +1152,7 @@ fn load_words_fast(
             let addr = cols[pc + l];
             let oi = addr >> memory::OBJ_SHIFT;
             if oi != cur {
-                let Some(o) = mem.objs.get(oi as usize).filter(|_| oi != 0) else {
+                let Some(o) = mem.obj(oi) else {
                     return false;
                 };
                 words = mem.words(o.shared, o.idx);
@@ -1179,7 +1182,7 @@ fn load_words_fast(
         let addr = cols[pc + l];
         let oi = addr >> memory::OBJ_SHIFT;
         if oi != cur {
-            let Some(o) = mem.objs.get(oi as usize).filter(|_| oi != 0) else {
+            let Some(o) = mem.obj(oi) else {
                 return false;
             };
             words = mem.words(o.shared, o.idx);
@@ -1211,7 +1214,7 @@ fn contiguous<'m>(mem: &'m Mem, addrs: &[u64], n: usize, write: bool) -> Option<
         next = next.wrapping_add(step);
     }
     let oi = a0 >> memory::OBJ_SHIFT;
-    let o = mem.objs.get(oi as usize)?;
+    let o = mem.obj(oi)?;
     let off = a0 & ((1u64 << memory::OBJ_SHIFT) - 1);
     let end = off.checked_add(step * addrs.len() as u64)?;
     if !same || oi == 0 || o.per_lane != 0 || (write && !o.writable) || !off.is_multiple_of(4) {
@@ -1251,11 +1254,7 @@ fn store_words_fast(
         let addr = cols[pc + l];
         let oi = addr >> memory::OBJ_SHIFT;
         if oi != cur {
-            let Some(o) = mem
-                .objs
-                .get(oi as usize)
-                .filter(|_| oi != 0 && mem.objs[oi as usize].writable)
-            else {
+            let Some(o) = mem.obj(oi).filter(|o| o.writable) else {
                 return false;
             };
             words = mem.words(o.shared, o.idx);
@@ -1409,6 +1408,32 @@ fn shared<'a>(
         },
     );
     objs[push_obj as usize].writable = false;
+    // Slots nobody fills are objects of size 0: every access through them is out of bounds.
+    let slots = views
+        .addressable
+        .keys()
+        .next_back()
+        .map_or(0, |&s| s as usize + 1);
+    let mut addressable = vec![
+        ObjInfo {
+            idx: 0,
+            shared: true,
+            per_lane: 0,
+            size: 0,
+            writable: false,
+        };
+        slots
+    ];
+    for (&slot, v) in &views.addressable {
+        addressable[slot as usize] = ObjInfo {
+            idx: words.len() as u32,
+            shared: true,
+            per_lane: 0,
+            size: v.bytes,
+            writable: true,
+        };
+        words.push(v.words);
+    }
     let local_base = objs.len() as u32;
     for (i, l) in p.locals.iter().enumerate() {
         let per = l.bytes.next_multiple_of(8);
@@ -1422,6 +1447,7 @@ fn shared<'a>(
     }
     Shared {
         objs,
+        addressable,
         words,
         binding_obj,
         push_obj,
@@ -1453,6 +1479,7 @@ fn views_of<'a>(resources: &'a Resources, bufs: &'a [Vec<AtomicU32>]) -> BoundRe
         buffers,
         buffer_arrays,
         push_constants: &resources.push_constants,
+        addressable: Default::default(),
     }
 }
 
@@ -1624,6 +1651,19 @@ impl Pipeline {
         groups: [u32; 3],
         base: [u32; 3],
     ) -> Result<crate::DispatchStats, ExecError> {
+        if let Some(&slot) = resources
+            .addressable
+            .keys()
+            .find(|&&s| s > crate::MAX_ADDRESSABLE_SLOT)
+        {
+            return fail(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "addressable memory slot {slot} is above {}",
+                    crate::MAX_ADDRESSABLE_SLOT
+                ),
+            );
+        }
         if let Some(k) = (0..3).find(|&k| base[k] as u64 + groups[k] as u64 > 1 << 32) {
             return fail(
                 ErrorKind::InvalidArgument,

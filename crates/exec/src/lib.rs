@@ -67,6 +67,20 @@ pub struct BoundResources<'a> {
     pub buffer_arrays: BTreeMap<(u32, u32), Vec<BufferView<'a>>>,
     /// Push constant bytes.
     pub push_constants: &'a [u8],
+    /// Memory reachable through device addresses only (PhysicalStorageBuffer pointers a shader
+    /// reads from push constants or buffers), by slot: slot `s` starts at device address
+    /// [`addressable_base`]`(s)`. A Vulkan driver gives each allocation a slot and hands these
+    /// addresses out from vkGetBufferDeviceAddress. Keep slots small (reuse freed ones): the
+    /// dispatch's object table has an entry for every slot up to the largest.
+    pub addressable: BTreeMap<u64, BufferView<'a>>,
+}
+
+/// The largest slot [`BoundResources::addressable`] accepts.
+pub const MAX_ADDRESSABLE_SLOT: u64 = 1 << 22;
+
+/// The device address of byte 0 of slot `slot` of [`BoundResources::addressable`].
+pub fn addressable_base(slot: u64) -> u64 {
+    (memory::FIRST_ADDRESSABLE_OBJECT + slot) << memory::OBJ_SHIFT
 }
 
 /// Counters of one dispatch.

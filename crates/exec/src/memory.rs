@@ -17,6 +17,9 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 pub const OBJ_SHIFT: u32 = 40;
 /// Object index of the first bound buffer.
 pub const FIRST_BUFFER_OBJECT: u32 = 1;
+/// Object index of the first memory object reachable only by device address
+/// ([`crate::BoundResources::addressable`]): far above the dispatch's own objects.
+pub const FIRST_ADDRESSABLE_OBJECT: u64 = 1 << 20;
 const OFF_MASK: u64 = (1u64 << OBJ_SHIFT) - 1;
 /// Largest object: offsets from here up to the next object's base are a guard band that no
 /// object covers, so an offset can never run from one object into the next by accident.
@@ -137,6 +140,8 @@ impl std::fmt::Display for MemErr {
 pub struct Mem<'a> {
     /// Objects by index (index 0 is the null object).
     pub objs: Vec<ObjInfo>,
+    /// Objects reachable by device address, from index [`FIRST_ADDRESSABLE_OBJECT`] on.
+    pub addressable: Vec<ObjInfo>,
     /// Buffer words (shared by all workers).
     pub shared: Vec<&'a [AtomicU32]>,
     /// Batch-owned words.
@@ -144,6 +149,17 @@ pub struct Mem<'a> {
 }
 
 impl<'a> Mem<'a> {
+    /// The object with index `oi` (None for the null object and indices nothing has).
+    #[inline(always)]
+    pub fn obj(&self, oi: u64) -> Option<&ObjInfo> {
+        if (oi as usize) < self.objs.len() {
+            (oi != 0).then(|| &self.objs[oi as usize])
+        } else {
+            self.addressable
+                .get(oi.wrapping_sub(FIRST_ADDRESSABLE_OBJECT) as usize)
+        }
+    }
+
     /// Resolves `bytes` bytes at `addr` for `lane`: (shared?, word vector index, byte offset).
     #[inline]
     pub fn resolve(
@@ -161,7 +177,7 @@ impl<'a> Mem<'a> {
             why,
             kind,
         };
-        let Some(o) = self.objs.get(oi).filter(|_| oi != 0) else {
+        let Some(o) = self.obj(oi as u64) else {
             // No object has the poison index (there are fewer than 2^24): told apart only here,
             // off the hot path.
             if addr >> OBJ_SHIFT == POISON_OBJECT {
@@ -200,7 +216,7 @@ impl<'a> Mem<'a> {
     ) -> Option<(bool, u32, usize)> {
         let oi = addr >> OBJ_SHIFT;
         if oi != c.oi {
-            let o = self.objs.get(oi as usize).filter(|_| oi != 0)?;
+            let o = self.obj(oi)?;
             if write && !o.writable {
                 return None;
             }
@@ -223,7 +239,7 @@ impl<'a> Mem<'a> {
     /// an invalid pointer.
     pub fn bytes_from(&self, addr: u64) -> Option<u64> {
         let oi = (addr >> OBJ_SHIFT) as usize;
-        let o = self.objs.get(oi).filter(|_| oi != 0)?;
+        let o = self.obj(oi as u64)?;
         Some(o.size.saturating_sub(addr & OFF_MASK))
     }
 

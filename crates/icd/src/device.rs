@@ -8,8 +8,8 @@
 use std::alloc::Layout;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::AtomicU32;
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use vulkanalia_sys::{self as vk, Handle};
 
@@ -19,9 +19,31 @@ use crate::objects;
 
 /// Alignment of every allocation and of buffers in memory (≥ the offset alignments reported).
 pub const MEMORY_ALIGNMENT: u64 = 256;
-/// Device addresses: allocation `i` starts at `(ADDRESS_BASE_OBJECT + i) << 40`, an engine
-/// object index no dispatch uses for its own objects (see `Memory::address`).
-pub const ADDRESS_BASE_OBJECT: u64 = 1 << 20;
+
+/// Live allocations by address slot (the engine's `BoundResources::addressable`): every
+/// dispatch can reach each of them through its device address. Freed slots are reused, so the
+/// slot numbers stay as small as the number of live allocations.
+#[derive(Default)]
+struct Slots {
+    live: std::collections::BTreeMap<u64, Weak<Memory>>,
+    free: Vec<u64>,
+    next: u64,
+}
+
+static SLOTS: LazyLock<Mutex<Slots>> = LazyLock::new(Mutex::default);
+
+fn slots() -> std::sync::MutexGuard<'static, Slots> {
+    SLOTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Every live allocation with its slot.
+pub fn live_memory() -> Vec<(u64, Arc<Memory>)> {
+    slots()
+        .live
+        .iter()
+        .filter_map(|(&s, w)| w.upgrade().map(|m| (s, m)))
+        .collect()
+}
 
 /// A VkDevice.
 pub struct Device {
@@ -48,6 +70,8 @@ pub struct Memory {
     pub size: u64,
     /// The device address of byte 0.
     pub address: u64,
+    /// The address slot (see `live_memory`).
+    pub slot: u64,
 }
 
 // SAFETY: the memory is a plain heap block owned by this object; the engine accesses it only
@@ -58,7 +82,7 @@ unsafe impl Send for Memory {}
 unsafe impl Sync for Memory {}
 
 impl Memory {
-    fn new(size: u64, index: u64) -> Result<Memory, Fail> {
+    fn new(size: u64) -> Result<Arc<Memory>, Fail> {
         let oom = || {
             Fail::new(
                 vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
@@ -76,12 +100,32 @@ impl Memory {
             .map_err(|_| oom())?;
         // SAFETY: `layout` has a nonzero size.
         let ptr = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) }).ok_or_else(oom)?;
-        Ok(Memory {
+        let mut sl = slots();
+        let slot = match sl.free.pop() {
+            Some(s) => s,
+            None => {
+                sl.next += 1;
+                sl.next - 1
+            }
+        };
+        if slot > coopmat_exec::MAX_ADDRESSABLE_SLOT {
+            sl.free.push(slot);
+            // SAFETY: allocated just above with this layout.
+            unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) };
+            return Err(Fail::new(
+                vk::Result::ERROR_TOO_MANY_OBJECTS,
+                "more live allocations than the engine can address",
+            ));
+        }
+        let mem = Arc::new(Memory {
             ptr,
             layout,
             size,
-            address: (ADDRESS_BASE_OBJECT + index) << 40,
-        })
+            address: coopmat_exec::addressable_base(slot),
+            slot,
+        });
+        sl.live.insert(slot, Arc::downgrade(&mem));
+        Ok(mem)
     }
 
     /// The allocation's bytes (rounded up to [`MEMORY_ALIGNMENT`]).
@@ -128,6 +172,10 @@ impl Memory {
 
 impl Drop for Memory {
     fn drop(&mut self) {
+        let mut sl = slots();
+        sl.live.remove(&self.slot);
+        sl.free.push(self.slot);
+        drop(sl);
         // SAFETY: allocated in `Memory::new` with this layout; dropped once.
         unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
     }
@@ -158,8 +206,6 @@ impl Buffer {
         Ok((mem.clone(), base + offset))
     }
 }
-
-static NEXT_MEMORY: AtomicU64 = AtomicU64::new(0);
 
 fn device(h: vk::Device) -> Result<Arc<Device>, Fail> {
     objects::get_dispatchable::<Device>(h.as_raw())
@@ -309,9 +355,8 @@ pub(crate) unsafe extern "system" fn allocate_memory(
         }
         // SAFETY: output pointer from the application.
         let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pMemory is NULL"))?;
-        let index = NEXT_MEMORY.fetch_add(1, Ordering::Relaxed);
-        let mem = Memory::new(info.allocation_size, index)?;
-        *out = vk::DeviceMemory::from_raw(objects::insert(mem));
+        let mem = Memory::new(info.allocation_size)?;
+        *out = vk::DeviceMemory::from_raw(objects::insert_arc(mem));
         Ok(vk::Result::SUCCESS)
     })
 }

@@ -188,6 +188,17 @@ fn dispatch(st: &State, base: [u32; 3], groups: [u32; 3]) -> Result<(), Fail> {
         res.buffer_arrays
             .insert(*k, rs.iter().map(view).collect::<Result<_, _>>()?);
     }
+    // Every live allocation is reachable through its device address.
+    let live = crate::device::live_memory();
+    for (slot, m) in &live {
+        res.addressable.insert(
+            *slot,
+            BufferView {
+                words: m.words(0, m.capacity())?,
+                bytes: m.size,
+            },
+        );
+    }
     p.engine.dispatch_bound(&res, groups, base).map_err(|e| {
         lost(format!(
             "dispatch of a {:?} workgroup grid (local size {:?}): {e}",

@@ -11,14 +11,20 @@ use vulkanalia_sys::{self as vk, Handle};
 
 /// The entry point `name` as its PFN type.
 macro_rules! pfn {
-    ($name:literal, $ty:ident) => {{
-        let f = lookup($name)
-            .and_then(|(_, f)| f)
-            .expect(concat!("the driver has ", stringify!($ty)));
-        // SAFETY: the table hands out each function under its own name; `$ty` is that
-        // function's type (the table checks it at compile time).
-        unsafe { std::mem::transmute::<unsafe extern "system" fn(), vk::$ty>(f) }
-    }};
+    ($name:literal, $ty:ident) => {
+        entry::<vk::$ty>($name)
+    };
+}
+
+/// The driver's function `name` cast to `F`, its PFN type.
+fn entry<F: Copy>(name: &[u8]) -> F {
+    let f = lookup(name)
+        .and_then(|(_, f)| f)
+        .unwrap_or_else(|| panic!("the driver lacks {}", String::from_utf8_lossy(name)));
+    assert_eq!(size_of::<F>(), size_of::<unsafe extern "system" fn()>());
+    // SAFETY: the table hands out each function under its own name and `F` is that name's
+    // PFN type (the table checks the signature at compile time); both are function pointers.
+    unsafe { std::mem::transmute_copy::<unsafe extern "system" fn(), F>(&f) }
 }
 
 /// The KHR GEMM of `examples/khr_coopmat_gemm.amber` (C += A·B, 16×16 f16 tiles, f32 C, B
@@ -135,15 +141,27 @@ fn buffer(dev: vk::Device, size: u64) -> (vk::Buffer, vk::DeviceMemory, *mut u8)
 
 /// Records and submits the GEMM over buffers a, b, c; returns the submit's result.
 fn run_gemm(s: &Setup, bufs: [vk::Buffer; 3]) -> vk::Result {
+    run_compute(s, &gemm_module(), &bufs, &[], [1, 1, 1])
+}
+
+/// Records and submits one dispatch of `words` with `bufs` at bindings 0.. of set 0 and
+/// `push` as push constants; returns the submit's result.
+fn run_compute(
+    s: &Setup,
+    words: &[u32],
+    bufs: &[vk::Buffer],
+    push: &[u8],
+    groups: [u32; 3],
+) -> vk::Result {
     let dev = s.device;
-    let words = gemm_module();
+    let nb = bufs.len() as u32;
     let mut module = vk::ShaderModule::null();
     let smi = vk::ShaderModuleCreateInfo {
         code_size: words.len() * 4,
         code: words.as_ptr(),
         ..Default::default()
     };
-    let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..3)
+    let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..nb)
         .map(|i| vk::DescriptorSetLayoutBinding {
             binding: i,
             descriptor_type: vk::DescriptorType::STORAGE_BUFFER,
@@ -153,7 +171,7 @@ fn run_gemm(s: &Setup, bufs: [vk::Buffer; 3]) -> vk::Result {
         })
         .collect();
     let dsli = vk::DescriptorSetLayoutCreateInfo {
-        binding_count: 3,
+        binding_count: nb,
         bindings: bindings.as_ptr(),
         ..Default::default()
     };
@@ -179,9 +197,16 @@ fn run_gemm(s: &Setup, bufs: [vk::Buffer; 3]) -> vk::Result {
             )(dev, &dsli, null(), &mut dsl),
             vk::Result::SUCCESS
         );
+        let range = vk::PushConstantRange {
+            stage_flags: vk::ShaderStageFlags::COMPUTE,
+            offset: 0,
+            size: push.len() as u32,
+        };
         let pli = vk::PipelineLayoutCreateInfo {
             set_layout_count: 1,
             set_layouts: &dsl,
+            push_constant_range_count: (!push.is_empty()) as u32,
+            push_constant_ranges: &range,
             ..Default::default()
         };
         assert_eq!(
@@ -216,7 +241,7 @@ fn run_gemm(s: &Setup, bufs: [vk::Buffer; 3]) -> vk::Result {
         );
         let size = vk::DescriptorPoolSize {
             type_: vk::DescriptorType::STORAGE_BUFFER,
-            descriptor_count: 3,
+            descriptor_count: nb,
         };
         let dpi = vk::DescriptorPoolCreateInfo {
             max_sets: 1,
@@ -255,7 +280,7 @@ fn run_gemm(s: &Setup, bufs: [vk::Buffer; 3]) -> vk::Result {
         let write = vk::WriteDescriptorSet {
             dst_set: set,
             dst_binding: 0,
-            descriptor_count: 3,
+            descriptor_count: nb,
             descriptor_type: vk::DescriptorType::STORAGE_BUFFER,
             buffer_info: infos.as_ptr(),
             ..Default::default()
@@ -296,7 +321,17 @@ fn run_gemm(s: &Setup, bufs: [vk::Buffer; 3]) -> vk::Result {
             0,
             null(),
         );
-        pfn!(b"vkCmdDispatch", PFN_vkCmdDispatch)(cb, 1, 1, 1);
+        if !push.is_empty() {
+            pfn!(b"vkCmdPushConstants", PFN_vkCmdPushConstants)(
+                cb,
+                layout,
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                push.len() as u32,
+                push.as_ptr() as *const c_void,
+            );
+        }
+        pfn!(b"vkCmdDispatch", PFN_vkCmdDispatch)(cb, groups[0], groups[1], groups[2]);
         assert_eq!(
             pfn!(b"vkEndCommandBuffer", PFN_vkEndCommandBuffer)(cb),
             vk::Result::SUCCESS
@@ -606,5 +641,82 @@ fn the_device_reports_what_ggml_vulkan_needs_for_its_cm2_path() {
     assert!(cm2p.cooperative_matrix_flexible_dimensions_max_dimension >= 512);
     assert_eq!(p2.properties.limits.max_push_constants_size, 256);
     assert_eq!(p2.properties.limits.max_storage_buffer_range, u32::MAX);
+    teardown(s);
+}
+
+#[test]
+fn device_addresses_from_push_constants_reach_unbound_memory() {
+    let glslang = std::path::Path::new("/opt/coopmat-peers/bin/glslangValidator");
+    if !glslang.exists() {
+        eprintln!("notice: glslangValidator absent; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spv = dir.path().join("bda.spv");
+    let st = std::process::Command::new(glslang)
+        .args(["-V", "--target-env", "vulkan1.3", "-o"])
+        .arg(&spv)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/shaders/bda.comp"
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stdout)
+    );
+    let words: Vec<u32> = std::fs::read(&spv)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let s = setup();
+    let n = 256usize;
+    let (bsrc, msrc, psrc) = buffer(s.device, 4 * n as u64);
+    let (bdst, mdst, pdst) = buffer(s.device, 4 * n as u64);
+    let (bmark, mmark, pmark) = buffer(s.device, 4 * n as u64);
+    for i in 0..n {
+        // SAFETY: mapped buffer of n floats.
+        unsafe { (psrc as *mut f32).add(i).write(i as f32) };
+    }
+    let address = |b: vk::Buffer| {
+        let info = vk::BufferDeviceAddressInfo {
+            buffer: b,
+            ..Default::default()
+        };
+        // SAFETY: a bound buffer.
+        unsafe { pfn!(b"vkGetBufferDeviceAddress", PFN_vkGetBufferDeviceAddress)(s.device, &info) }
+    };
+    let (a_src, a_dst) = (address(bsrc), address(bdst));
+    assert!(a_src != 0 && a_dst != 0 && a_src != a_dst);
+    let mut push = a_src.to_le_bytes().to_vec();
+    push.extend_from_slice(&a_dst.to_le_bytes());
+    assert_eq!(
+        run_compute(&s, &words, &[bmark], &push, [4, 1, 1]),
+        vk::Result::SUCCESS
+    );
+    for i in 0..n {
+        // SAFETY: mapped buffers of n elements.
+        let (d, m) = unsafe {
+            (
+                (pdst as *const f32).add(i).read(),
+                (pmark as *const u32).add(i).read(),
+            )
+        };
+        assert_eq!(d, i as f32 * 2.0 + 1.0, "dst[{i}]");
+        assert_eq!(m, i as u32, "marks[{i}]");
+    }
+    // An address past the allocation is an out-of-bounds error, not a write elsewhere.
+    let mut push = a_src.to_le_bytes().to_vec();
+    push.extend_from_slice(&(a_dst + 4 * n as u64 - 8).to_le_bytes());
+    assert_eq!(
+        run_compute(&s, &words, &[bmark], &push, [4, 1, 1]),
+        vk::Result::ERROR_DEVICE_LOST
+    );
+    for (b, m) in [(bsrc, msrc), (bdst, mdst), (bmark, mmark)] {
+        free(s.device, b, m);
+    }
     teardown(s);
 }

@@ -598,6 +598,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             None => {
                 let sh = Shared {
                     objs: self.mem.objs.clone(),
+                    addressable: self.mem.addressable.clone(),
                     words: self.mem.shared.clone(),
                     binding_obj: Default::default(),
                     push_obj: 0,
