@@ -98,8 +98,11 @@ fn icd(repo: &std::path::Path, root: &std::path::Path) -> Result<PathBuf> {
         .unwrap_or_else(|| repo.join("target"));
     let lib = target.join("release/libcoopmat_icd.so");
     std::fs::create_dir_all(root)?;
-    std::fs::copy(&lib, root.join("libcoopmat_icd.so"))
-        .map_err(|e| anyhow::anyhow!("copying {}: {e}", lib.display()))?;
+    // Copy, then rename over the old library: a program that has the old one loaded keeps
+    // its (unlinked) file instead of seeing its code change under it.
+    let tmp = root.join(".libcoopmat_icd.so.new");
+    std::fs::copy(&lib, &tmp).map_err(|e| anyhow::anyhow!("copying {}: {e}", lib.display()))?;
+    std::fs::rename(&tmp, root.join("libcoopmat_icd.so"))?;
     let manifest = root.join("coopmat_icd.json");
     std::fs::write(
         &manifest,

@@ -1,0 +1,123 @@
+//! llama.cpp's own test programs judge the driver (the CI subset of `scripts/icd-llama.sh`):
+//! ggml-vulkan must take its cm2 path with decode vectors (`matrix cores: NV_coopmat2v`), and
+//! `test-backend-ops` (ADD; MUL_MAT with q4_0 weights, whose n > 8 cases run
+//! `matmul_q4_0_f16_cm2`) and `test-llama-archs -a llama` (whole tiny models against ggml's CPU
+//! backend) must pass. Needs `install-peers.sh --with-llama` (Debian sid's b11669 in the chroot
+//! /opt/coopmat-peers/root) and root (chroot); skipped with a notice otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ROOT: &str = "/opt/coopmat-peers/root";
+const TESTS: &str = "/usr/libexec/x86_64-linux-gnu/llama.cpp-tests";
+
+/// Copies the built driver into the chroot; returns the manifest's path inside it.
+fn install_driver() -> Option<String> {
+    let lib = std::env::current_exe()
+        .unwrap()
+        .parent()?
+        .parent()?
+        .join("libcoopmat_icd.so");
+    let root = Path::new(ROOT);
+    if !root.join(&TESTS[1..]).join("test-backend-ops").exists() {
+        eprintln!(
+            "notice: llama.cpp's tests are not installed (install-peers.sh --with-llama); skipping"
+        );
+        return None;
+    }
+    if !lib.exists() {
+        eprintln!("notice: {} not built; skipping", lib.display());
+        return None;
+    }
+    let dir: PathBuf = root.join("opt/coopmat-icd-test");
+    if std::fs::create_dir_all(&dir).is_err() {
+        eprintln!(
+            "notice: cannot write {} (not root?); skipping",
+            dir.display()
+        );
+        return None;
+    }
+    // A new file renamed over the old one: a program still running keeps its copy.
+    let tmp = dir.join(format!(".lib.{}", std::process::id()));
+    std::fs::copy(&lib, &tmp).unwrap();
+    std::fs::rename(&tmp, dir.join("libcoopmat_icd.so")).unwrap();
+    std::fs::write(
+        dir.join("coopmat_icd.json"),
+        r#"{"file_format_version": "1.0.1", "ICD": {"library_path": "./libcoopmat_icd.so", "api_version": "1.3.290"}}"#,
+    )
+    .unwrap();
+    Some("/opt/coopmat-icd-test/coopmat_icd.json".into())
+}
+
+/// Runs `program args` inside the chroot with the driver selected; returns stdout + stderr.
+fn in_root(manifest: &str, program: &str, args: &[&str]) -> (bool, String) {
+    for (what, m) in [("proc", "proc"), ("dev", "dev")] {
+        let target = Path::new(ROOT).join(m);
+        let mounted = Command::new("mountpoint")
+            .arg("-q")
+            .arg(&target)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            let st = if what == "proc" {
+                Command::new("mount")
+                    .args(["-t", "proc", "proc"])
+                    .arg(&target)
+                    .status()
+            } else {
+                Command::new("mount")
+                    .args(["--bind", "/dev"])
+                    .arg(&target)
+                    .status()
+            };
+            assert!(
+                st.is_ok_and(|s| s.success()),
+                "cannot mount {}",
+                target.display()
+            );
+        }
+    }
+    let out = Command::new("chroot")
+        .arg(ROOT)
+        .args(["env", "GGML_VK_VISIBLE_DEVICES=0"])
+        .arg(format!("VK_DRIVER_FILES={manifest}"))
+        .arg(program)
+        .args(args)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+#[test]
+fn llama_cpp_test_programs_pass_on_the_driver() {
+    let Some(manifest) = install_driver() else {
+        return;
+    };
+    let tbo = format!("{TESTS}/test-backend-ops");
+    for args in [
+        &["-b", "Vulkan0", "-o", "ADD"][..],
+        &["-b", "Vulkan0", "-o", "MUL_MAT", "-p", "type_a=q4_0"][..],
+    ] {
+        let (ok, text) = in_root(&manifest, &tbo, args);
+        assert!(
+            text.contains("matrix cores: NV_coopmat2v"),
+            "ggml did not take the cm2 path:\n{text}"
+        );
+        assert!(
+            ok && text.contains("Backend Vulkan0: \x1b[1;32mOK"),
+            "test-backend-ops {args:?}:\n{text}"
+        );
+        assert!(!text.contains("FAIL"), "{text}");
+    }
+    let (ok, text) = in_root(
+        &manifest,
+        &format!("{TESTS}/test-llama-archs"),
+        &["-a", "llama", "-s", "1"],
+    );
+    assert!(
+        ok && text.contains("all 6 test(s) passed"),
+        "test-llama-archs:\n{text}"
+    );
+}
