@@ -153,6 +153,22 @@ fn run_compute(
     push: &[u8],
     groups: [u32; 3],
 ) -> vk::Result {
+    let dispatch = |cb: vk::CommandBuffer, _: vk::PipelineLayout| {
+        // SAFETY: a command buffer in the recording state.
+        unsafe { pfn!(b"vkCmdDispatch", PFN_vkCmdDispatch)(cb, groups[0], groups[1], groups[2]) };
+    };
+    record_and_submit(s, words, bufs, push, &dispatch)
+}
+
+/// Creates the pipeline for `words` with `bufs` at bindings 0.. of set 0, records binding it,
+/// the push constants, then `record`'s commands; submits and waits. Returns the submit's result.
+fn record_and_submit(
+    s: &Setup,
+    words: &[u32],
+    bufs: &[vk::Buffer],
+    push: &[u8],
+    record: &dyn Fn(vk::CommandBuffer, vk::PipelineLayout),
+) -> vk::Result {
     let dev = s.device;
     let nb = bufs.len() as u32;
     let mut module = vk::ShaderModule::null();
@@ -331,7 +347,7 @@ fn run_compute(
                 push.as_ptr() as *const c_void,
             );
         }
-        pfn!(b"vkCmdDispatch", PFN_vkCmdDispatch)(cb, groups[0], groups[1], groups[2]);
+        record(cb, layout);
         assert_eq!(
             pfn!(b"vkEndCommandBuffer", PFN_vkEndCommandBuffer)(cb),
             vk::Result::SUCCESS
@@ -717,6 +733,208 @@ fn device_addresses_from_push_constants_reach_unbound_memory() {
     );
     for (b, m) in [(bsrc, msrc), (bdst, mdst), (bmark, mmark)] {
         free(s.device, b, m);
+    }
+    teardown(s);
+}
+
+#[test]
+fn dispatch_base_indirect_transfers_events_and_timestamps() {
+    let glslang = std::path::Path::new("/opt/coopmat-peers/bin/glslangValidator");
+    if !glslang.exists() {
+        eprintln!("notice: glslangValidator absent; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spv = dir.path().join("bda.spv");
+    let st = std::process::Command::new(glslang)
+        .args(["-V", "--target-env", "vulkan1.3", "-o"])
+        .arg(&spv)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/shaders/bda.comp"
+        ))
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let words: Vec<u32> = std::fs::read(&spv)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let s = setup();
+    let dev = s.device;
+    let n = 512usize;
+    let (bsrc, msrc, psrc) = buffer(dev, 4 * n as u64);
+    let (bdst, mdst, pdst) = buffer(dev, 4 * n as u64);
+    let (bmark, mmark, pmark) = buffer(dev, 4 * n as u64);
+    let (bind, mind, pind) = buffer(dev, 64);
+    for i in 0..n {
+        // SAFETY: mapped buffer of n floats.
+        unsafe { (psrc as *mut f32).add(i).write(i as f32) };
+    }
+    // SAFETY: 64 mapped bytes: the indirect command (2, 1, 1) at offset 16.
+    unsafe { (pind as *mut [u32; 3]).byte_add(16).write([2, 1, 1]) };
+    let address = |b: vk::Buffer| {
+        let info = vk::BufferDeviceAddressInfo {
+            buffer: b,
+            ..Default::default()
+        };
+        // SAFETY: a bound buffer.
+        unsafe { pfn!(b"vkGetBufferDeviceAddress", PFN_vkGetBufferDeviceAddress)(dev, &info) }
+    };
+    let mut push = address(bsrc).to_le_bytes().to_vec();
+    push.extend_from_slice(&address(bdst).to_le_bytes());
+    let (mut event, mut pool) = (vk::Event::null(), vk::QueryPool::null());
+    let qpi = vk::QueryPoolCreateInfo {
+        query_type: vk::QueryType::TIMESTAMP,
+        query_count: 2,
+        ..Default::default()
+    };
+    // SAFETY: valid infos and output pointers.
+    unsafe {
+        let ei = vk::EventCreateInfo::default();
+        assert_eq!(
+            pfn!(b"vkCreateEvent", PFN_vkCreateEvent)(dev, &ei, null(), &mut event),
+            vk::Result::SUCCESS
+        );
+        assert_eq!(
+            pfn!(b"vkCreateQueryPool", PFN_vkCreateQueryPool)(dev, &qpi, null(), &mut pool),
+            vk::Result::SUCCESS
+        );
+        pfn!(b"vkResetQueryPool", PFN_vkResetQueryPool)(dev, pool, 0, 2);
+    }
+    let record = |cb: vk::CommandBuffer, _: vk::PipelineLayout| {
+        let stage = vk::PipelineStageFlags::ALL_COMMANDS;
+        // SAFETY: a command buffer in the recording state; every handle is alive.
+        unsafe {
+            pfn!(b"vkCmdWriteTimestamp", PFN_vkCmdWriteTimestamp)(cb, stage, pool, 0);
+            // Marks: all 0xffffffff, then words 200..204 from the command buffer itself.
+            pfn!(b"vkCmdFillBuffer", PFN_vkCmdFillBuffer)(cb, bmark, 0, vk::WHOLE_SIZE, u32::MAX);
+            let upd = [7u32, 7, 7, 7];
+            pfn!(b"vkCmdUpdateBuffer", PFN_vkCmdUpdateBuffer)(
+                cb,
+                bmark,
+                800,
+                16,
+                upd.as_ptr() as *const c_void,
+            );
+            // Workgroups 4 and 5 (invocations 256..384) by base, 0 and 1 by the indirect command.
+            pfn!(b"vkCmdDispatchBase", PFN_vkCmdDispatchBase)(cb, 4, 0, 0, 2, 1, 1);
+            pfn!(b"vkCmdDispatchIndirect", PFN_vkCmdDispatchIndirect)(cb, bind, 16);
+            // Copy dst[256..260] over dst[0..4] (the later command sees the earlier's writes).
+            let region = vk::BufferCopy {
+                src_offset: 1024,
+                dst_offset: 0,
+                size: 16,
+            };
+            pfn!(b"vkCmdCopyBuffer", PFN_vkCmdCopyBuffer)(cb, bdst, bdst, 1, &region);
+            pfn!(b"vkCmdSetEvent", PFN_vkCmdSetEvent)(cb, event, stage);
+            pfn!(b"vkCmdWriteTimestamp", PFN_vkCmdWriteTimestamp)(cb, stage, pool, 1);
+        }
+    };
+    assert_eq!(
+        record_and_submit(&s, &words, &[bmark], &push, &record),
+        vk::Result::SUCCESS
+    );
+    let f = |i: usize| i as f32 * 2.0 + 1.0;
+    for i in 0..n {
+        // SAFETY: mapped buffers of n elements.
+        let (d, m) = unsafe {
+            (
+                (pdst as *const f32).add(i).read(),
+                (pmark as *const u32).add(i).read(),
+            )
+        };
+        let (want_d, want_m) = match i {
+            0..4 => (f(256 + i), i as u32),
+            4..128 => (f(i), i as u32),
+            200..204 => (0.0, 7),
+            256..384 => (f(i), i as u32),
+            _ => (0.0, u32::MAX),
+        };
+        assert_eq!(d, want_d, "dst[{i}]");
+        assert_eq!(m, want_m, "marks[{i}]");
+    }
+    // SAFETY: valid handles and a 32-byte result array.
+    unsafe {
+        assert_eq!(
+            pfn!(b"vkGetEventStatus", PFN_vkGetEventStatus)(dev, event),
+            vk::Result::EVENT_SET
+        );
+        let mut ts = [0u64; 2];
+        let r = pfn!(b"vkGetQueryPoolResults", PFN_vkGetQueryPoolResults)(
+            dev,
+            pool,
+            0,
+            2,
+            16,
+            ts.as_mut_ptr() as *mut c_void,
+            8,
+            vk::QueryResultFlags::_64 | vk::QueryResultFlags::WAIT,
+        );
+        assert_eq!(r, vk::Result::SUCCESS);
+        assert!(ts[1] >= ts[0] && ts[0] > 0, "timestamps {ts:?}");
+        pfn!(b"vkDestroyEvent", PFN_vkDestroyEvent)(dev, event, null());
+        pfn!(b"vkDestroyQueryPool", PFN_vkDestroyQueryPool)(dev, pool, null());
+    }
+    for (b, m) in [(bsrc, msrc), (bdst, mdst), (bmark, mmark), (bind, mind)] {
+        free(dev, b, m);
+    }
+    teardown(s);
+}
+
+#[test]
+fn timeline_semaphores_signal_and_wait() {
+    let s = setup();
+    let dev = s.device;
+    let mut ty = vk::SemaphoreTypeCreateInfo {
+        semaphore_type: vk::SemaphoreType::TIMELINE,
+        initial_value: 3,
+        ..Default::default()
+    };
+    let si = vk::SemaphoreCreateInfo {
+        next: &mut ty as *mut _ as *const c_void,
+        ..Default::default()
+    };
+    let mut sem = vk::Semaphore::null();
+    // SAFETY: valid infos and handles.
+    unsafe {
+        assert_eq!(
+            pfn!(b"vkCreateSemaphore", PFN_vkCreateSemaphore)(dev, &si, null(), &mut sem),
+            vk::Result::SUCCESS
+        );
+        let mut v = 0;
+        pfn!(
+            b"vkGetSemaphoreCounterValue",
+            PFN_vkGetSemaphoreCounterValue
+        )(dev, sem, &mut v);
+        assert_eq!(v, 3);
+        let want = 5u64;
+        let wi = vk::SemaphoreWaitInfo {
+            semaphore_count: 1,
+            semaphores: &sem,
+            values: &want,
+            ..Default::default()
+        };
+        let wait = pfn!(b"vkWaitSemaphores", PFN_vkWaitSemaphores);
+        assert_eq!(wait(dev, &wi, 1_000_000), vk::Result::TIMEOUT);
+        // Another thread signals while this one waits.
+        let raw = sem.as_raw();
+        let dev_raw = dev.as_raw();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let sig = vk::SemaphoreSignalInfo {
+                semaphore: vk::Semaphore::from_raw(raw),
+                value: 5,
+                ..Default::default()
+            };
+            // (Inside the enclosing unsafe block: the semaphore and device outlive the
+            // thread, which is joined below.)
+            pfn!(b"vkSignalSemaphore", PFN_vkSignalSemaphore)(vk::Device::from_raw(dev_raw), &sig)
+        });
+        assert_eq!(wait(dev, &wi, 10_000_000_000), vk::Result::SUCCESS);
+        assert_eq!(t.join().unwrap(), vk::Result::SUCCESS);
+        pfn!(b"vkDestroySemaphore", PFN_vkDestroySemaphore)(dev, sem, null());
     }
     teardown(s);
 }
