@@ -27,7 +27,7 @@ lavapipe() { in_root VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.json "$@"; 
 case "${1:-quick}" in
 quick)
   driver $T/test-backend-ops -b Vulkan0 -o ADD
-  driver $T/test-backend-ops -b Vulkan0 -o MUL_MAT -p type_a=q4_0
+  driver $T/test-backend-ops -b Vulkan0 -o MUL_MAT -p type_a=q4_0,type_b=f32,m=16,n=9,k=256
   driver $T/test-llama-archs -a llama -s 1 ;;
 ops)
   shift; ops=("$@"); [ ${#ops[@]} -gt 0 ] || ops=(MUL_MAT MUL_MAT_ID FLASH_ATTN_EXT)

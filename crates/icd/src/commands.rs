@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use vulkanalia_sys::{self as vk, Handle};
 
 use crate::device::Device;
-use crate::entry::{Fail, arg, guard, guard_void, report, slice};
+use crate::entry::{Fail, arg, guard, guard_void, out_ptr, report, slice};
 use crate::objects;
 use crate::pipeline::{BufferSlot, DescriptorSet, PipelineLayout};
 
@@ -149,7 +149,7 @@ pub(crate) unsafe extern "system" fn create_command_pool(
             )));
         }
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pCommandPool is NULL"))?;
+        let out = unsafe { out_ptr(out, "pCommandPool") }?;
         *out = vk::CommandPool::from_raw(objects::insert(CommandPool {
             buffers: Mutex::new(Vec::new()),
         }));

@@ -13,7 +13,7 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use vulkanalia_sys::{self as vk, Handle};
 
-use crate::entry::{Fail, arg, guard, guard_value, guard_void, slice};
+use crate::entry::{Fail, arg, guard, guard_value, guard_void, out_ptr, slice};
 use crate::instance::{DEVICE_EXTENSIONS, MAX_ALLOCATION, PhysicalDevice, check_extensions};
 use crate::objects;
 
@@ -211,6 +211,16 @@ fn device(h: vk::Device) -> Result<Arc<Device>, Fail> {
     objects::get_dispatchable::<Device>(h.as_raw())
 }
 
+/// The body of the vkDestroy* entry points of plain objects: checks the device, then removes
+/// the object (VK_NULL_HANDLE is a no-op; a destroyed or foreign handle an error).
+pub(crate) fn destroy<T: objects::Kind>(function: &str, dev: vk::Device, handle: u64) {
+    guard_void(function, || {
+        device(dev)?;
+        objects::remove::<T>(handle)?;
+        Ok(())
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Entry points.
 
@@ -269,7 +279,7 @@ pub(crate) unsafe extern "system" fn create_device(
             }
         }
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pDevice is NULL"))?;
+        let out = unsafe { out_ptr(out, "pDevice") }?;
         let queue = objects::insert_dispatchable(Arc::new(Queue {
             busy: Mutex::new(()),
             robust,
@@ -308,7 +318,7 @@ pub(crate) unsafe extern "system" fn get_device_queue(
             )));
         }
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pQueue is NULL"))?;
+        let out = unsafe { out_ptr(out, "pQueue") }?;
         *out = vk::Queue::from_raw(d.queue);
         Ok(())
     })
@@ -354,7 +364,7 @@ pub(crate) unsafe extern "system" fn allocate_memory(
             )));
         }
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pMemory is NULL"))?;
+        let out = unsafe { out_ptr(out, "pMemory") }?;
         let mem = Memory::new(info.allocation_size)?;
         *out = vk::DeviceMemory::from_raw(objects::insert_arc(mem));
         Ok(vk::Result::SUCCESS)
@@ -387,7 +397,7 @@ pub(crate) unsafe extern "system" fn map_memory(
         device(dev)?;
         let m = objects::get::<Memory>(mem.as_raw())?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("ppData is NULL"))?;
+        let out = unsafe { out_ptr(out, "ppData") }?;
         if offset >= m.size {
             return Err(Fail::new(
                 vk::Result::ERROR_MEMORY_MAP_FAILED,
@@ -448,7 +458,7 @@ pub(crate) unsafe extern "system" fn create_buffer(
             ));
         }
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pBuffer is NULL"))?;
+        let out = unsafe { out_ptr(out, "pBuffer") }?;
         *out = vk::Buffer::from_raw(objects::insert(Buffer {
             size: info.size,
             bound: Mutex::new(None),
@@ -462,11 +472,7 @@ pub(crate) unsafe extern "system" fn destroy_buffer(
     buffer: vk::Buffer,
     _alloc: *const vk::AllocationCallbacks,
 ) {
-    guard_void("vkDestroyBuffer", || {
-        device(dev)?;
-        objects::remove::<Buffer>(buffer.as_raw())?;
-        Ok(())
-    })
+    crate::device::destroy::<Buffer>("vkDestroyBuffer", dev, buffer.as_raw())
 }
 
 fn requirements(size: u64) -> vk::MemoryRequirements {
@@ -486,8 +492,7 @@ pub(crate) unsafe extern "system" fn get_buffer_memory_requirements(
         device(dev)?;
         let b = objects::get::<Buffer>(buffer.as_raw())?;
         // SAFETY: output pointer from the application.
-        let out =
-            unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pMemoryRequirements is NULL"))?;
+        let out = unsafe { out_ptr(out, "pMemoryRequirements") }?;
         *out = requirements(b.size);
         Ok(())
     })
@@ -499,7 +504,7 @@ pub(crate) unsafe extern "system" fn get_buffer_memory_requirements(
 /// `out` must point at a VkMemoryRequirements2 with a valid chain.
 unsafe fn write_requirements2(size: u64, out: *mut vk::MemoryRequirements2) -> Result<(), Fail> {
     // SAFETY: the caller's contract.
-    let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pMemoryRequirements is NULL"))?;
+    let out = unsafe { out_ptr(out, "pMemoryRequirements") }?;
     out.memory_requirements = requirements(size);
     let mut next = out.next as *mut vk::BaseOutStructure;
     while !next.is_null() {

@@ -146,6 +146,15 @@ pub unsafe fn arg<'a, T>(ptr: *const T, what: &str) -> Result<&'a T, Fail> {
     unsafe { ptr.as_ref() }.ok_or_else(|| Fail::usage(format!("{what} is NULL")))
 }
 
+/// `ptr` as a mutable reference (an output parameter), or an error naming `what` when NULL.
+///
+/// # Safety
+/// `ptr` must be NULL or point at a writable `T` for the returned lifetime.
+pub unsafe fn out_ptr<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, Fail> {
+    // SAFETY: the caller's contract.
+    unsafe { ptr.as_mut() }.ok_or_else(|| Fail::usage(format!("{what} is NULL")))
+}
+
 /// `len` elements at `ptr` (empty for a count of 0), or an error when `ptr` is NULL with a
 /// nonzero count.
 ///
@@ -172,9 +181,23 @@ pub unsafe fn write_list<T: Copy>(
     count: *mut u32,
     out: *mut T,
 ) -> Result<vk::Result, Fail> {
+    // SAFETY: the caller's contract; plain copies.
+    unsafe { write_each(items, count, out, |dst, it| dst.write(*it)) }
+}
+
+/// [`write_list`] with `put` writing each element (e.g. keeping the application's sType and
+/// pNext).
+///
+/// # Safety
+/// As [`write_list`]; `put` receives a pointer to a valid element slot.
+pub unsafe fn write_each<T>(
+    items: &[T],
+    count: *mut u32,
+    out: *mut T,
+    put: impl Fn(*mut T, &T),
+) -> Result<vk::Result, Fail> {
     // SAFETY: the caller's contract.
-    let count =
-        unsafe { count.as_mut() }.ok_or_else(|| Fail::usage("the count pointer is NULL"))?;
+    let count = unsafe { out_ptr(count, "the count pointer") }?;
     if out.is_null() {
         *count = items.len() as u32;
         return Ok(vk::Result::SUCCESS);
@@ -182,7 +205,7 @@ pub unsafe fn write_list<T: Copy>(
     let n = (*count as usize).min(items.len());
     for (i, it) in items.iter().take(n).enumerate() {
         // SAFETY: `i < *count`, the room the application declared.
-        unsafe { out.add(i).write(*it) };
+        put(unsafe { out.add(i) }, it);
     }
     *count = n as u32;
     Ok(if n < items.len() {

@@ -14,7 +14,7 @@ use coopmat_val::Profile;
 use vulkanalia_sys::{self as vk, Handle};
 
 use crate::entry::{
-    Fail, MESSENGERS, Messenger, arg, guard, guard_void, name_bytes, slice, write_list,
+    Fail, MESSENGERS, Messenger, arg, guard, guard_void, name_bytes, out_ptr, slice, write_list,
 };
 use crate::objects;
 
@@ -721,7 +721,7 @@ fn physical(handle: vk::PhysicalDevice) -> Result<Arc<PhysicalDevice>, Fail> {
 pub(crate) unsafe extern "system" fn enumerate_instance_version(version: *mut u32) -> vk::Result {
     guard("vkEnumerateInstanceVersion", || {
         // SAFETY: output pointer from the application.
-        let v = unsafe { version.as_mut() }.ok_or_else(|| Fail::usage("pApiVersion is NULL"))?;
+        let v = unsafe { out_ptr(version, "pApiVersion") }?;
         *v = API_VERSION;
         Ok(vk::Result::SUCCESS)
     })
@@ -809,7 +809,7 @@ pub(crate) unsafe extern "system" fn create_instance(
             )
         }?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pInstance is NULL"))?;
+        let out = unsafe { out_ptr(out, "pInstance") }?;
         let physical = objects::insert_dispatchable(Arc::new(PhysicalDevice));
         let inst = objects::insert_dispatchable(Arc::new(Instance { physical }));
         *out = vk::Instance::from_raw(inst);
@@ -849,7 +849,7 @@ pub(crate) unsafe extern "system" fn enumerate_physical_device_groups(
     guard("vkEnumeratePhysicalDeviceGroups", || {
         let inst = objects::get_dispatchable::<Instance>(instance.as_raw())?;
         // SAFETY: the count pointer from the application.
-        let n = unsafe { count.as_mut() }.ok_or_else(|| Fail::usage("pCount is NULL"))?;
+        let n = unsafe { out_ptr(count, "pCount") }?;
         if out.is_null() {
             *n = 1;
             return Ok(vk::Result::SUCCESS);
@@ -877,7 +877,7 @@ pub(crate) unsafe extern "system" fn get_physical_device_properties(
     guard_void("vkGetPhysicalDeviceProperties", || {
         physical(pd)?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pProperties is NULL"))?;
+        let out = unsafe { out_ptr(out, "pProperties") }?;
         *out = properties();
         Ok(())
     })
@@ -890,7 +890,7 @@ pub(crate) unsafe extern "system" fn get_physical_device_properties2(
     guard_void("vkGetPhysicalDeviceProperties2", || {
         physical(pd)?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pProperties is NULL"))?;
+        let out = unsafe { out_ptr(out, "pProperties") }?;
         out.properties = properties();
         // SAFETY: the application's pNext chain.
         unsafe { answer_properties(out.next as *mut vk::BaseOutStructure) };
@@ -905,7 +905,7 @@ pub(crate) unsafe extern "system" fn get_physical_device_features(
     guard_void("vkGetPhysicalDeviceFeatures", || {
         physical(pd)?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pFeatures is NULL"))?;
+        let out = unsafe { out_ptr(out, "pFeatures") }?;
         *out = features();
         Ok(())
     })
@@ -918,7 +918,7 @@ pub(crate) unsafe extern "system" fn get_physical_device_features2(
     guard_void("vkGetPhysicalDeviceFeatures2", || {
         physical(pd)?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pFeatures is NULL"))?;
+        let out = unsafe { out_ptr(out, "pFeatures") }?;
         out.features = features();
         // SAFETY: the application's pNext chain.
         unsafe { answer_features(out.next as *mut vk::BaseOutStructure) };
@@ -959,7 +959,7 @@ pub(crate) unsafe extern "system" fn get_physical_device_queue_family_properties
     guard_void("vkGetPhysicalDeviceQueueFamilyProperties2", || {
         physical(pd)?;
         // SAFETY: the count pointer from the application.
-        let n = unsafe { count.as_mut() }.ok_or_else(|| Fail::usage("pCount is NULL"))?;
+        let n = unsafe { out_ptr(count, "pCount") }?;
         if out.is_null() {
             *n = 1;
         } else if *n >= 1 {
@@ -998,8 +998,7 @@ pub(crate) unsafe extern "system" fn get_physical_device_memory_properties(
     guard_void("vkGetPhysicalDeviceMemoryProperties", || {
         physical(pd)?;
         // SAFETY: output pointer from the application.
-        let out =
-            unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pMemoryProperties is NULL"))?;
+        let out = unsafe { out_ptr(out, "pMemoryProperties") }?;
         *out = memory_properties();
         Ok(())
     })
@@ -1012,8 +1011,7 @@ pub(crate) unsafe extern "system" fn get_physical_device_memory_properties2(
     guard_void("vkGetPhysicalDeviceMemoryProperties2", || {
         physical(pd)?;
         // SAFETY: output pointer from the application.
-        let out =
-            unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pMemoryProperties is NULL"))?;
+        let out = unsafe { out_ptr(out, "pMemoryProperties") }?;
         out.memory_properties = memory_properties();
         let mut next = out.next as *mut vk::BaseOutStructure;
         while !next.is_null() {
@@ -1043,8 +1041,7 @@ pub(crate) unsafe extern "system" fn get_physical_device_format_properties(
     guard_void("vkGetPhysicalDeviceFormatProperties", || {
         physical(pd)?;
         // SAFETY: output pointer from the application.
-        let out =
-            unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pFormatProperties is NULL"))?;
+        let out = unsafe { out_ptr(out, "pFormatProperties") }?;
         // A compute-only driver without images or texel buffers: no format has features.
         *out = vk::FormatProperties::default();
         Ok(())
@@ -1059,8 +1056,7 @@ pub(crate) unsafe extern "system" fn get_physical_device_format_properties2(
     guard_void("vkGetPhysicalDeviceFormatProperties2", || {
         physical(pd)?;
         // SAFETY: output pointer from the application.
-        let out =
-            unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pFormatProperties is NULL"))?;
+        let out = unsafe { out_ptr(out, "pFormatProperties") }?;
         out.format_properties = vk::FormatProperties::default();
         Ok(())
     })
@@ -1312,29 +1308,18 @@ pub(crate) unsafe extern "system" fn get_cooperative_vector_properties_nv(
     })
 }
 
-/// [`write_list`] for output structures that carry the application's sType and pNext.
+/// [`crate::entry::write_list`] for output structures that carry the application's sType and
+/// pNext.
 ///
 /// # Safety
-/// As [`write_list`]; each element of `out` starts like VkBaseOutStructure.
+/// As `write_list`; each element of `out` starts like VkBaseOutStructure.
 unsafe fn write_structs<T>(items: &[T], count: *mut u32, out: *mut T) -> Result<vk::Result, Fail> {
-    // SAFETY: the caller's contract.
-    let count =
-        unsafe { count.as_mut() }.ok_or_else(|| Fail::usage("the count pointer is NULL"))?;
-    if out.is_null() {
-        *count = items.len() as u32;
-        return Ok(vk::Result::SUCCESS);
+    // SAFETY: the caller's contract; `answer` keeps sType and pNext; `T` is plain data.
+    unsafe {
+        crate::entry::write_each(items, count, out, |dst, it| {
+            answer(dst as *mut vk::BaseOutStructure, std::ptr::read(it))
+        })
     }
-    let n = (*count as usize).min(items.len());
-    for (i, it) in items.iter().take(n).enumerate() {
-        // SAFETY: `i < *count`; `answer` keeps sType and pNext. `T` is plain data (no drop).
-        unsafe { answer(out.add(i) as *mut vk::BaseOutStructure, std::ptr::read(it)) };
-    }
-    *count = n as u32;
-    Ok(if n < items.len() {
-        vk::Result::INCOMPLETE
-    } else {
-        vk::Result::SUCCESS
-    })
 }
 
 pub(crate) unsafe extern "system" fn create_debug_utils_messenger(
@@ -1348,7 +1333,7 @@ pub(crate) unsafe extern "system" fn create_debug_utils_messenger(
         // SAFETY: the application's create info.
         let info = unsafe { arg(info, "pCreateInfo") }?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pMessenger is NULL"))?;
+        let out = unsafe { out_ptr(out, "pMessenger") }?;
         let h = objects::insert(crate::sync::DebugMessenger);
         MESSENGERS
             .lock()

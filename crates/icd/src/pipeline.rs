@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 use vulkanalia_sys::{self as vk, Handle};
 
 use crate::device::Device;
-use crate::entry::{Fail, arg, guard, guard_void, name_bytes, slice};
+use crate::entry::{Fail, arg, guard, guard_void, name_bytes, out_ptr, slice};
 use crate::instance::{SUBGROUP_SIZE, VENDOR_ID, properties};
 use crate::objects;
 
@@ -145,7 +145,7 @@ pub(crate) unsafe extern "system" fn create_shader_module(
             }
         }
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pShaderModule is NULL"))?;
+        let out = unsafe { out_ptr(out, "pShaderModule") }?;
         *out = vk::ShaderModule::from_raw(objects::insert(ShaderModule {
             module: Arc::new(module),
         }));
@@ -158,11 +158,7 @@ pub(crate) unsafe extern "system" fn destroy_shader_module(
     m: vk::ShaderModule,
     _alloc: *const vk::AllocationCallbacks,
 ) {
-    guard_void("vkDestroyShaderModule", || {
-        device(dev)?;
-        objects::remove::<ShaderModule>(m.as_raw())?;
-        Ok(())
-    })
+    crate::device::destroy::<ShaderModule>("vkDestroyShaderModule", dev, m.as_raw())
 }
 
 /// Specialization constants from a VkSpecializationInfo (each entry's bytes, zero-extended).
@@ -275,11 +271,7 @@ pub(crate) unsafe extern "system" fn destroy_pipeline(
     p: vk::Pipeline,
     _alloc: *const vk::AllocationCallbacks,
 ) {
-    guard_void("vkDestroyPipeline", || {
-        device(dev)?;
-        objects::remove::<ComputePipeline>(p.as_raw())?;
-        Ok(())
-    })
+    crate::device::destroy::<ComputePipeline>("vkDestroyPipeline", dev, p.as_raw())
 }
 
 pub(crate) unsafe extern "system" fn create_pipeline_cache(
@@ -291,7 +283,7 @@ pub(crate) unsafe extern "system" fn create_pipeline_cache(
     guard("vkCreatePipelineCache", || {
         device(dev)?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pPipelineCache is NULL"))?;
+        let out = unsafe { out_ptr(out, "pPipelineCache") }?;
         *out = vk::PipelineCache::from_raw(objects::insert(PipelineCache));
         Ok(vk::Result::SUCCESS)
     })
@@ -302,11 +294,7 @@ pub(crate) unsafe extern "system" fn destroy_pipeline_cache(
     c: vk::PipelineCache,
     _alloc: *const vk::AllocationCallbacks,
 ) {
-    guard_void("vkDestroyPipelineCache", || {
-        device(dev)?;
-        objects::remove::<PipelineCache>(c.as_raw())?;
-        Ok(())
-    })
+    crate::device::destroy::<PipelineCache>("vkDestroyPipelineCache", dev, c.as_raw())
 }
 
 pub(crate) unsafe extern "system" fn get_pipeline_cache_data(
@@ -326,7 +314,7 @@ pub(crate) unsafe extern "system" fn get_pipeline_cache_data(
         header.extend_from_slice(&properties().device_id.to_le_bytes());
         header.extend_from_slice(&properties().pipeline_cache_uuid.0);
         // SAFETY: the size pointer from the application.
-        let size = unsafe { size.as_mut() }.ok_or_else(|| Fail::usage("pDataSize is NULL"))?;
+        let size = unsafe { out_ptr(size, "pDataSize") }?;
         if data.is_null() {
             *size = header.len();
             return Ok(vk::Result::SUCCESS);
@@ -375,7 +363,7 @@ pub(crate) unsafe extern "system" fn create_descriptor_set_layout(
             .collect();
         list.sort_by_key(|b| b.binding);
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pSetLayout is NULL"))?;
+        let out = unsafe { out_ptr(out, "pSetLayout") }?;
         *out = vk::DescriptorSetLayout::from_raw(objects::insert(DescriptorSetLayout {
             bindings: list,
         }));
@@ -388,11 +376,7 @@ pub(crate) unsafe extern "system" fn destroy_descriptor_set_layout(
     l: vk::DescriptorSetLayout,
     _alloc: *const vk::AllocationCallbacks,
 ) {
-    guard_void("vkDestroyDescriptorSetLayout", || {
-        device(dev)?;
-        objects::remove::<DescriptorSetLayout>(l.as_raw())?;
-        Ok(())
-    })
+    crate::device::destroy::<DescriptorSetLayout>("vkDestroyDescriptorSetLayout", dev, l.as_raw())
 }
 
 pub(crate) unsafe extern "system" fn create_pipeline_layout(
@@ -429,7 +413,7 @@ pub(crate) unsafe extern "system" fn create_pipeline_layout(
             .map(|l| objects::get::<DescriptorSetLayout>(l.as_raw()))
             .collect::<Result<Vec<_>, _>>()?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pPipelineLayout is NULL"))?;
+        let out = unsafe { out_ptr(out, "pPipelineLayout") }?;
         *out = vk::PipelineLayout::from_raw(objects::insert(PipelineLayout { sets }));
         Ok(vk::Result::SUCCESS)
     })
@@ -440,11 +424,7 @@ pub(crate) unsafe extern "system" fn destroy_pipeline_layout(
     l: vk::PipelineLayout,
     _alloc: *const vk::AllocationCallbacks,
 ) {
-    guard_void("vkDestroyPipelineLayout", || {
-        device(dev)?;
-        objects::remove::<PipelineLayout>(l.as_raw())?;
-        Ok(())
-    })
+    crate::device::destroy::<PipelineLayout>("vkDestroyPipelineLayout", dev, l.as_raw())
 }
 
 pub(crate) unsafe extern "system" fn create_descriptor_pool(
@@ -458,7 +438,7 @@ pub(crate) unsafe extern "system" fn create_descriptor_pool(
         // SAFETY: the application's create info.
         unsafe { arg(info, "pCreateInfo") }?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pDescriptorPool is NULL"))?;
+        let out = unsafe { out_ptr(out, "pDescriptorPool") }?;
         *out = vk::DescriptorPool::from_raw(objects::insert(DescriptorPool {
             sets: Mutex::new(Vec::new()),
         }));
@@ -662,7 +642,7 @@ pub(crate) unsafe extern "system" fn create_sampler(
     guard("vkCreateSampler", || {
         device(dev)?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pSampler is NULL"))?;
+        let out = unsafe { out_ptr(out, "pSampler") }?;
         *out = vk::Sampler::from_raw(objects::insert(Sampler));
         Ok(vk::Result::SUCCESS)
     })
@@ -673,9 +653,5 @@ pub(crate) unsafe extern "system" fn destroy_sampler(
     s: vk::Sampler,
     _alloc: *const vk::AllocationCallbacks,
 ) {
-    guard_void("vkDestroySampler", || {
-        device(dev)?;
-        objects::remove::<Sampler>(s.as_raw())?;
-        Ok(())
-    })
+    crate::device::destroy::<Sampler>("vkDestroySampler", dev, s.as_raw())
 }

@@ -16,7 +16,7 @@ use vulkanalia_sys::{self as vk, Handle};
 
 use crate::commands::{BoundSet, Cmd, CommandBuffer};
 use crate::device::{Buffer, Device, Memory, Queue};
-use crate::entry::{Fail, arg, guard, guard_void, slice};
+use crate::entry::{Fail, arg, guard, guard_void, out_ptr, slice};
 use crate::objects;
 use crate::pipeline::ComputePipeline;
 
@@ -544,7 +544,7 @@ pub(crate) unsafe extern "system" fn create_fence(
         // SAFETY: the application's create info.
         let info = unsafe { arg(info, "pCreateInfo") }?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pFence is NULL"))?;
+        let out = unsafe { out_ptr(out, "pFence") }?;
         *out = vk::Fence::from_raw(objects::insert(Fence {
             signaled: AtomicBool::new(info.flags.contains(vk::FenceCreateFlags::SIGNALED)),
         }));
@@ -557,11 +557,7 @@ pub(crate) unsafe extern "system" fn destroy_fence(
     f: vk::Fence,
     _alloc: *const vk::AllocationCallbacks,
 ) {
-    guard_void("vkDestroyFence", || {
-        device(dev)?;
-        objects::remove::<Fence>(f.as_raw())?;
-        Ok(())
-    })
+    crate::device::destroy::<Fence>("vkDestroyFence", dev, f.as_raw())
 }
 
 pub(crate) unsafe extern "system" fn reset_fences(
@@ -654,7 +650,7 @@ pub(crate) unsafe extern "system" fn create_semaphore(
             }
         }
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pSemaphore is NULL"))?;
+        let out = unsafe { out_ptr(out, "pSemaphore") }?;
         *out = vk::Semaphore::from_raw(objects::insert(Semaphore {
             timeline,
             value: AtomicU64::new(initial),
@@ -668,11 +664,7 @@ pub(crate) unsafe extern "system" fn destroy_semaphore(
     s: vk::Semaphore,
     _alloc: *const vk::AllocationCallbacks,
 ) {
-    guard_void("vkDestroySemaphore", || {
-        device(dev)?;
-        objects::remove::<Semaphore>(s.as_raw())?;
-        Ok(())
-    })
+    crate::device::destroy::<Semaphore>("vkDestroySemaphore", dev, s.as_raw())
 }
 
 pub(crate) unsafe extern "system" fn get_semaphore_counter_value(
@@ -684,7 +676,7 @@ pub(crate) unsafe extern "system" fn get_semaphore_counter_value(
         device(dev)?;
         let s = objects::get::<Semaphore>(s.as_raw())?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pValue is NULL"))?;
+        let out = unsafe { out_ptr(out, "pValue") }?;
         *out = s.value.load(Ordering::SeqCst);
         Ok(vk::Result::SUCCESS)
     })
@@ -748,7 +740,7 @@ pub(crate) unsafe extern "system" fn create_event(
     guard("vkCreateEvent", || {
         device(dev)?;
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pEvent is NULL"))?;
+        let out = unsafe { out_ptr(out, "pEvent") }?;
         *out = vk::Event::from_raw(objects::insert(Event {
             set: AtomicBool::new(false),
         }));
@@ -761,11 +753,7 @@ pub(crate) unsafe extern "system" fn destroy_event(
     e: vk::Event,
     _alloc: *const vk::AllocationCallbacks,
 ) {
-    guard_void("vkDestroyEvent", || {
-        device(dev)?;
-        objects::remove::<Event>(e.as_raw())?;
-        Ok(())
-    })
+    crate::device::destroy::<Event>("vkDestroyEvent", dev, e.as_raw())
 }
 
 pub(crate) unsafe extern "system" fn get_event_status(dev: vk::Device, e: vk::Event) -> vk::Result {
@@ -833,7 +821,7 @@ pub(crate) unsafe extern "system" fn create_query_pool(
             ));
         }
         // SAFETY: output pointer from the application.
-        let out = unsafe { out.as_mut() }.ok_or_else(|| Fail::usage("pQueryPool is NULL"))?;
+        let out = unsafe { out_ptr(out, "pQueryPool") }?;
         *out = vk::QueryPool::from_raw(objects::insert(QueryPool {
             results: Mutex::new(vec![None; info.query_count as usize]),
         }));
@@ -846,11 +834,7 @@ pub(crate) unsafe extern "system" fn destroy_query_pool(
     p: vk::QueryPool,
     _alloc: *const vk::AllocationCallbacks,
 ) {
-    guard_void("vkDestroyQueryPool", || {
-        device(dev)?;
-        objects::remove::<QueryPool>(p.as_raw())?;
-        Ok(())
-    })
+    crate::device::destroy::<QueryPool>("vkDestroyQueryPool", dev, p.as_raw())
 }
 
 pub(crate) unsafe extern "system" fn reset_query_pool(

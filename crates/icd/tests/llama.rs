@@ -1,8 +1,8 @@
 //! llama.cpp's own test programs judge the driver (the CI subset of `scripts/icd-llama.sh`):
 //! ggml-vulkan must take its cm2 path with decode vectors (`matrix cores: NV_coopmat2v`), and
-//! `test-backend-ops` (ADD; MUL_MAT with q4_0 weights, whose n > 8 cases run
+//! `test-backend-ops` (ADD; MUL_MAT with q4_0 weights at m=16, n=9, k=256, which runs
 //! `matmul_q4_0_f16_cm2`) and `test-llama-archs -a llama` (whole tiny models against ggml's CPU
-//! backend) must pass. Needs `install-peers.sh --with-llama` (Debian sid's b11669 in the chroot
+//! backend) must pass. About 100 s on 2 cores. Needs `install-peers.sh --with-llama` (Debian sid's b11669 in the chroot
 //! /opt/coopmat-peers/root) and root (chroot); skipped with a notice otherwise.
 
 use std::path::{Path, PathBuf};
@@ -98,7 +98,7 @@ fn llama_cpp_test_programs_pass_on_the_driver() {
     let tbo = format!("{TESTS}/test-backend-ops");
     for args in [
         &["-b", "Vulkan0", "-o", "ADD"][..],
-        &["-b", "Vulkan0", "-o", "MUL_MAT", "-p", "type_a=q4_0"][..],
+        &["-b", "Vulkan0", "-o", "MUL_MAT", "-p", "type_a=q4_0,type_b=f32,m=16,n=9,k=256"][..],
     ] {
         let (ok, text) = in_root(&manifest, &tbo, args);
         assert!(
