@@ -35,7 +35,7 @@ ops)
 archs)
   driver $T/test-llama-archs -s 1 ;;
 bench)
-  in_root rm -rf /tmp/coopmat-models
+  in_root rm -rf /tmp/coopmat-models; in_root mkdir -p /tmp/coopmat-models
   driver $T/test-llama-archs -a llama -s 1 -o /tmp/coopmat-models >/dev/null
   in_root llama-quantize /tmp/coopmat-models/llama-dense.gguf /tmp/coopmat-models/llama-q4_0.gguf q4_0 >/dev/null
   m=/tmp/coopmat-models/llama-q4_0.gguf
