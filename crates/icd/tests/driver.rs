@@ -515,24 +515,53 @@ fn misuse_gets_errors_not_crashes() {
 
 #[test]
 fn create_destroy_cycles_leave_nothing_behind() {
+    // Every cycle creates and destroys three buffers with their memory and, through `run_gemm`, a
+    // shader module, descriptor set layout, pipeline layout, pipeline, descriptor pool and set,
+    // command pool and buffer and a fence, and runs the GEMM: the object tables and the resident
+    // memory must not grow with the number of cycles.
     let s = setup();
-    // Other tests run in parallel in this process: count only what this loop leaves.
-    let (ba, ma, _) = buffer(s.device, 512);
-    free(s.device, ba, ma);
-    let before = objects::live_objects();
-    for i in 0..1000u64 {
-        let (b, m, p) = buffer(s.device, 256 + i);
-        // SAFETY: mapped memory of at least 256 bytes.
-        unsafe { p.write_bytes(0xab, 256) };
-        free(s.device, b, m);
-    }
-    let after = objects::live_objects();
-    // Parallel tests may hold objects at either moment; a leak would be ≥ 2000 objects.
+    let cycle = |i: u64| {
+        let (ba, ma, pa) = buffer(s.device, 512 + i);
+        let (bb, mb, pb) = buffer(s.device, 512);
+        let (bc, mc, _) = buffer(s.device, 1024);
+        // SAFETY: mapped memory of at least 512 bytes each.
+        unsafe {
+            pa.write_bytes(0x3c, 512);
+            pb.write_bytes(0x3c, 512);
+        }
+        assert_eq!(run_gemm(&s, [ba, bb, bc]), vk::Result::SUCCESS);
+        free(s.device, ba, ma);
+        free(s.device, bb, mb);
+        free(s.device, bc, mc);
+    };
+    // Warm up allocator pools and thread-local caches before measuring.
+    (0..50).for_each(cycle);
+    let (objects_before, rss_before) = (objects::live_objects(), resident_bytes());
+    (0..1000).for_each(cycle);
+    let (objects_after, rss_after) = (objects::live_objects(), resident_bytes());
+    // Parallel tests may hold a few objects at either moment; a leak would be ≥ 12 000 objects.
     assert!(
-        after < before + 100,
-        "{before} objects before, {after} after 1000 cycles"
+        objects_after < objects_before + 100,
+        "{objects_before} objects before, {objects_after} after 1000 cycles"
+    );
+    // A leaked pipeline or buffer per cycle would add well over 1000 × 32 KiB.
+    let growth = rss_after.saturating_sub(rss_before);
+    assert!(
+        growth < 32 << 20,
+        "resident memory grew by {growth} bytes over 1000 cycles ({rss_before} → {rss_after})"
     );
     teardown(s);
+}
+
+/// The process's resident set in bytes (Linux `/proc/self/statm`, pages of 4 KiB).
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
 }
 
 #[test]

@@ -2,8 +2,10 @@
 //! ggml-vulkan must take its cm2 path with decode vectors (`matrix cores: NV_coopmat2v`), and
 //! `test-backend-ops` (ADD; MUL_MAT with q4_0 weights at m=16, n=9, k=256, which runs
 //! `matmul_q4_0_f16_cm2`) and `test-llama-archs -a llama` (whole tiny models against ggml's CPU
-//! backend) must pass. About 100 s on 2 cores. Needs `install-peers.sh --with-llama` (Debian sid's b11669 in the chroot
-//! /opt/coopmat-peers/root) and root (chroot); skipped with a notice otherwise.
+//! backend) must pass; the q4_0 MUL_MAT also with `GGML_VK_DISABLE_COOPMAT2_DECODE_VECTOR=1`
+//! (`matrix cores: NV_coopmat2`). About 110 s on 2 cores. Needs `install-peers.sh --with-llama`
+//! (Debian sid's b11669 in the chroot /opt/coopmat-peers/root) and root (chroot); skipped with a
+//! notice otherwise.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -49,8 +51,9 @@ fn install_driver() -> Option<String> {
     Some("/opt/coopmat-icd-test/coopmat_icd.json".into())
 }
 
-/// Runs `program args` inside the chroot with the driver selected; returns stdout + stderr.
-fn in_root(manifest: &str, program: &str, args: &[&str]) -> (bool, String) {
+/// Runs `program args` inside the chroot with the driver selected and `env` (NAME=value)
+/// added; returns whether it succeeded and its stdout + stderr.
+fn in_root(manifest: &str, env: &[&str], program: &str, args: &[&str]) -> (bool, String) {
     for (what, m) in [("proc", "proc"), ("dev", "dev")] {
         let target = Path::new(ROOT).join(m);
         let mounted = Command::new("mountpoint")
@@ -81,6 +84,7 @@ fn in_root(manifest: &str, program: &str, args: &[&str]) -> (bool, String) {
         .arg(ROOT)
         .args(["env", "GGML_VK_VISIBLE_DEVICES=0"])
         .arg(format!("VK_DRIVER_FILES={manifest}"))
+        .args(env)
         .arg(program)
         .args(args)
         .output()
@@ -96,23 +100,37 @@ fn llama_cpp_test_programs_pass_on_the_driver() {
         return;
     };
     let tbo = format!("{TESTS}/test-backend-ops");
-    for args in [
-        &["-b", "Vulkan0", "-o", "ADD"][..],
-        &["-b", "Vulkan0", "-o", "MUL_MAT", "-p", "type_a=q4_0,type_b=f32,m=16,n=9,k=256"][..],
+    let add = &["-b", "Vulkan0", "-o", "ADD"][..];
+    let q4_0 = &[
+        "-b",
+        "Vulkan0",
+        "-o",
+        "MUL_MAT",
+        "-p",
+        "type_a=q4_0,type_b=f32,m=16,n=9,k=256",
+    ][..];
+    // Both cm2 paths: with decode vectors, and without (ggml's switch).
+    let no_decode_vector = &["GGML_VK_DISABLE_COOPMAT2_DECODE_VECTOR=1"][..];
+    for (env, cores, args) in [
+        (&[][..], "NV_coopmat2v\n", add),
+        (&[][..], "NV_coopmat2v\n", q4_0),
+        (no_decode_vector, "NV_coopmat2\n", q4_0),
     ] {
-        let (ok, text) = in_root(&manifest, &tbo, args);
+        let (ok, text) = in_root(&manifest, env, &tbo, args);
         assert!(
-            text.contains("matrix cores: NV_coopmat2v"),
-            "ggml did not take the cm2 path:\n{text}"
+            text.contains(&format!("matrix cores: {cores}")),
+            "ggml did not take the {} path ({env:?}):\n{text}",
+            cores.trim()
         );
         assert!(
-            ok && text.contains("Backend Vulkan0: \x1b[1;32mOK"),
-            "test-backend-ops {args:?}:\n{text}"
+            ok && text.contains("Backend Vulkan0: \x1b[1;32mOK") && ran_some_tests(&text),
+            "test-backend-ops {args:?} ({env:?}):\n{text}"
         );
         assert!(!text.contains("FAIL"), "{text}");
     }
     let (ok, text) = in_root(
         &manifest,
+        &[],
         &format!("{TESTS}/test-llama-archs"),
         &["-a", "llama", "-s", "1"],
     );
@@ -120,4 +138,18 @@ fn llama_cpp_test_programs_pass_on_the_driver() {
         ok && text.contains("all 6 test(s) passed"),
         "test-llama-archs:\n{text}"
     );
+}
+
+/// Whether test-backend-ops reports "N/N tests passed" with N > 0 (a filter that matches no
+/// case passes vacuously).
+fn ran_some_tests(text: &str) -> bool {
+    text.lines().any(|line| {
+        let Some(counts) = line.trim().strip_suffix(" tests passed") else {
+            return false;
+        };
+        let mut parts = counts.split('/');
+        let passed = parts.next().and_then(|n| n.parse::<u32>().ok());
+        let total = parts.next().and_then(|n| n.parse::<u32>().ok());
+        matches!((passed, total), (Some(p), Some(t)) if p == t && t > 0)
+    })
 }
