@@ -900,6 +900,19 @@ fn parse_pipeline(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseErr
     })
 }
 
+/// A tolerance must be a finite, non-negative number: every comparison with NaN is false, so a
+/// NaN tolerance would make `EXPECT` pass or fail regardless of the data.
+fn check_tolerance(line: usize, value: f64) -> Result<(), ParseError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(err(
+            line,
+            format!("TOLERANCE {value} is not a finite, non-negative number"),
+        ))
+    }
+}
+
 fn parse_expect(t: &mut Toks) -> Result<StmtKind, ParseError> {
     let buffer = t.next("buffer name")?;
     let what = t.next("IDX, EQ_BUFFER or RMSE_BUFFER")?;
@@ -909,6 +922,7 @@ fn parse_expect(t: &mut Toks) -> Result<StmtKind, ParseError> {
             let other = t.next("buffer name")?;
             t.expect("TOLERANCE")?;
             let tolerance = t.value("tolerance")?.as_f64();
+            check_tolerance(t.line, tolerance)?;
             ExpectKind::RmseBuffer { other, tolerance }
         }
         "EQ_HISTOGRAM_EMD_BUFFER" => {
@@ -937,6 +951,7 @@ fn parse_expect(t: &mut Toks) -> Result<StmtKind, ParseError> {
                         let Some(v) = Value::parse(num) else { break };
                         t.i += 1;
                         let percent = percent || t.eat("%");
+                        check_tolerance(t.line, v.as_f64())?;
                         tolerance.push(Tolerance {
                             value: v.as_f64(),
                             percent,
@@ -1118,6 +1133,22 @@ mod tests {
         assert!(matches!(e.kind, ExpectKind::Rgba { .. }));
         assert!(parse("EXPECT b IDX 0 TOLERANCE 1 LT 3").is_err());
         assert!(parse("EXPECT b IDX 0 EQ").is_err());
+    }
+
+    #[test]
+    fn nan_infinite_and_negative_tolerances_are_refused() {
+        for line in [
+            "EXPECT b IDX 0 TOLERANCE nan EQ 1",
+            "EXPECT b IDX 0 TOLERANCE 0.1 -nan% EQ 1",
+            "EXPECT b IDX 0 TOLERANCE inf EQ 1",
+            "EXPECT b IDX 0 TOLERANCE -0.5 EQ 1",
+            "EXPECT a RMSE_BUFFER b TOLERANCE nan",
+            "EXPECT a RMSE_BUFFER b TOLERANCE -1",
+        ] {
+            let e = parse(line).expect_err(line);
+            assert!(e.msg.contains("finite, non-negative"), "{line}: {e:?}");
+        }
+        assert!(parse("EXPECT b IDX 0 TOLERANCE 0 EQ 1").is_ok());
     }
 
     #[test]

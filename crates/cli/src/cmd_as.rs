@@ -26,7 +26,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let (name, text) = match &args.file {
         Some(p) if p.as_os_str() != "-" => {
-            let bytes = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+            let bytes = crate::inputs::read_file(p)?;
             (p.display().to_string(), bytes)
         }
         _ => {

@@ -62,7 +62,7 @@ pub struct Args {
 
 /// A 2-D `.npy` matrix: rows, columns, its side (type and layout) and its data bytes.
 fn read_npy(path: &PathBuf) -> Result<(u32, u32, MatrixSide, Vec<u8>)> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = crate::inputs::read_file(path)?;
     let mut cur = std::io::Cursor::new(&bytes[..]);
     let header = npyz::NpyHeader::from_reader(&mut cur)
         .with_context(|| format!("{}: not a .npy file", path.display()))?;
@@ -144,7 +144,7 @@ pub fn run(a: Args) -> Result<u8> {
     let (rows, cols, src, data) = if input.extension().is_some_and(|e| e == "npy") {
         read_npy(input)?
     } else {
-        let data = std::fs::read(input).with_context(|| format!("reading {}", input.display()))?;
+        let data = crate::inputs::read_file(input)?;
         let src = MatrixSide {
             ty: a
                 .src_type

@@ -80,10 +80,7 @@ pub fn run(args: Args) -> Result<u8> {
     let (name, bytes) = match args.file.as_deref() {
         None => ("<stdin>".to_string(), read_stdin()?),
         Some(p) if p == Path::new("-") => ("<stdin>".to_string(), read_stdin()?),
-        Some(p) => (
-            p.display().to_string(),
-            std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
-        ),
+        Some(p) => (p.display().to_string(), crate::inputs::read_file(p)?),
     };
     let bytes = hex_to_bytes(&bytes).unwrap_or(bytes);
     let parsed = match binary::parse_bytes(&bytes) {
@@ -185,7 +182,7 @@ fn batch(dir: &Path, out_dir: Option<&Path>, opts: &Options) -> Result<u8> {
     let (mut parse_time, mut dis_time) = (0f64, 0f64);
     let mut text = Vec::new();
     for f in &files {
-        let bytes = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
+        let bytes = crate::inputs::read_file(f)?;
         in_bytes += bytes.len();
         let t0 = Instant::now();
         let parsed = match binary::parse_bytes(&bytes) {

@@ -78,7 +78,7 @@ pub fn run(a: Args) -> Result<u8> {
         .and_then(|s| s.to_str())
         .ok_or_else(|| anyhow!("bad shader path {}", path.display()))?
         .to_string();
-    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = crate::inputs::read_file(&path)?;
     let module = coopmat_spirv::Module::from_bytes(&bytes)
         .with_context(|| format!("parsing {}", path.display()))?;
     let policy: DecodePolicy = a.engine.decode_policy;

@@ -176,7 +176,7 @@ pub struct RunArgs {
 /// Runs `coopmat gpu run`.
 fn run(args: RunArgs) -> Result<u8> {
     let a = &args.dispatch;
-    let bytes = std::fs::read(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
+    let bytes = crate::inputs::read_file(&a.file)?;
     let spec: BTreeMap<u32, u64> = parse_spec(&a.spec)?.into_iter().collect();
     let groups = parse_groups(&a.groups)?;
     let mut buffers = a.buffers()?;
@@ -332,7 +332,7 @@ type Compare = ((u32, u32), Elem, Option<usize>, String);
 /// 1 otherwise.
 pub fn diff(a: DiffArgs) -> Result<u8> {
     let d = &a.dispatch;
-    let bytes = std::fs::read(&d.file).with_context(|| format!("reading {}", d.file.display()))?;
+    let bytes = crate::inputs::read_file(&d.file)?;
     let module = coopmat_spirv::Module::from_bytes(&bytes)
         .with_context(|| format!("parsing {}", d.file.display()))?;
     let spec = parse_spec(&d.spec)?;

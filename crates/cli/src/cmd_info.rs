@@ -24,8 +24,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let mut json_out = Vec::new();
     let mut text = String::new();
     for path in &paths {
-        let result = std::fs::read(path)
-            .map_err(anyhow::Error::from)
+        let result = crate::inputs::read_file(path)
             .and_then(|b| info::module_info_from_bytes(&b).map_err(anyhow::Error::from));
         match result {
             Ok(m) if args.json => json_out.push(to_json(path, &m)),

@@ -104,8 +104,7 @@ fn find_config(start: &Path) -> Option<PathBuf> {
 
 /// Reads the `[rules]` table of a configuration file.
 fn read_config(path: &Path, config: &mut Config) -> anyhow::Result<()> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = crate::inputs::read_text_file(path)?;
     let table: toml::Table =
         toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
     for (key, value) in &table {
@@ -158,7 +157,7 @@ fn run_into(args: Args, out: &mut String) -> anyhow::Result<u8> {
         config.profile = Some(match coopmat_val::Profile::builtin(p) {
             Some(b) => b,
             None => {
-                let text = std::fs::read_to_string(p).map_err(|e| {
+                let text = crate::inputs::read_text_file(p).map_err(|e| {
                     anyhow::anyhow!(
                         "reading profile {p} (built-ins: {}): {e}",
                         coopmat_val::Profile::builtin_names().join(", ")

@@ -27,8 +27,7 @@ pub struct Args {
 
 /// Runs `coopmat lower`; returns the exit status.
 pub fn run(args: Args) -> Result<u8> {
-    let bytes =
-        std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let bytes = crate::inputs::read_file(&args.input)?;
     let mut module = coopmat_spirv::Module::from_bytes(&bytes)
         .with_context(|| format!("{}", args.input.display()))?;
     for pass in &args.passes {

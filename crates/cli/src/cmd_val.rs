@@ -87,7 +87,7 @@ fn run_into(args: Args, out: &mut String) -> anyhow::Result<u8> {
         Some(p) => Some(match Profile::builtin(p) {
             Some(b) => b,
             None => {
-                let text = std::fs::read_to_string(p).with_context(|| {
+                let text = crate::inputs::read_text_file(p).with_context(|| {
                     format!(
                         "reading profile {p} (built-ins: {})",
                         Profile::builtin_names().join(", ")

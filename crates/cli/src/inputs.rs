@@ -58,17 +58,73 @@ fn walk(
     Ok(())
 }
 
+/// The largest input read from a file or a pipe: 4 GiB, or half the memory available when that
+/// is less, so that an endless source (a pipe from `yes`) ends in an error, not in exhausted memory.
+pub fn max_input_bytes() -> u64 {
+    const CAP: u64 = 4 << 30;
+    available_memory().map_or(CAP, |avail| CAP.min(avail / 2))
+}
+
+/// MemAvailable from /proc/meminfo, in bytes (None where there is no such file).
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Reads a whole input file. Devices (`/dev/zero`, `/dev/urandom`) are refused, and nothing
+/// longer than [`max_input_bytes`] is read: every error names the path.
+pub fn read_file(path: impl AsRef<Path>) -> anyhow::Result<Vec<u8>> {
+    use std::os::unix::fs::FileTypeExt;
+    let path = path.as_ref();
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let kind = file
+        .metadata()
+        .with_context(|| format!("reading {}", path.display()))?
+        .file_type();
+    anyhow::ensure!(
+        !(kind.is_char_device() || kind.is_block_device() || kind.is_socket()),
+        "{}: a device or socket, not a file",
+        path.display()
+    );
+    anyhow::ensure!(
+        !kind.is_dir(),
+        "{}: a directory, not a file",
+        path.display()
+    );
+    read_bounded(file, &path.display().to_string())
+}
+
+/// [`read_file`] for UTF-8 text (configuration files, profiles).
+pub fn read_text_file(path: impl AsRef<Path>) -> anyhow::Result<String> {
+    let path = path.as_ref();
+    String::from_utf8(read_file(path)?)
+        .map_err(|e| anyhow::anyhow!("{}: not UTF-8 text ({e})", path.display()))
+}
+
+/// Reads `source` to its end, failing once it exceeds [`max_input_bytes`].
+fn read_bounded(source: impl Read, label: &str) -> anyhow::Result<Vec<u8>> {
+    let limit = max_input_bytes();
+    let mut b = Vec::new();
+    source
+        .take(limit + 1)
+        .read_to_end(&mut b)
+        .with_context(|| format!("reading {label}"))?;
+    anyhow::ensure!(
+        b.len() as u64 <= limit,
+        "{label}: longer than the input limit of {limit} bytes"
+    );
+    Ok(b)
+}
+
 /// The label and bytes of an input (`-`: standard input).
 pub fn read(path: &Path) -> anyhow::Result<(String, Vec<u8>)> {
     if path.as_os_str() == "-" {
-        let mut b = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut b)
-            .context("reading standard input")?;
+        let b = read_bounded(std::io::stdin(), "standard input")?;
         Ok(("<stdin>".to_string(), b))
     } else {
-        let b = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        Ok((path.display().to_string(), b))
+        Ok((path.display().to_string(), read_file(path)?))
     }
 }
 
