@@ -35,6 +35,7 @@ pub struct DispatchArgs {
 impl DispatchArgs {
     /// The buffers the options name, by (set, binding).
     pub fn buffers(&self) -> Result<std::collections::BTreeMap<(u32, u32), Vec<u8>>> {
+        self.check_unique_bindings()?;
         let mut out = std::collections::BTreeMap::new();
         for b in &self.buffers {
             let (key, src) = parse_binding(b)?;
@@ -43,6 +44,24 @@ impl DispatchArgs {
             }
         }
         Ok(out)
+    }
+
+    /// Refuses a binding (or array element) given by two `--buffer` options: the later one would
+    /// silently replace the earlier.
+    fn check_unique_bindings(&self) -> Result<()> {
+        let mut seen = std::collections::BTreeSet::new();
+        for b in &self.buffers {
+            let (key, _) = parse_binding(b)?;
+            if !seen.insert(key) {
+                let element = key.2.map(|i| format!("[{i}]")).unwrap_or_default();
+                bail!(
+                    "--buffer {b:?}: binding {}:{}{element} is given twice",
+                    key.0,
+                    key.1
+                );
+            }
+        }
+        Ok(())
     }
 
     /// The descriptor arrays the options name (`SET:BINDING[I]=SOURCE`), every index from 0
@@ -359,30 +378,28 @@ pub(crate) fn parse_spec(specs: &[String]) -> Result<SpecConstants> {
     Ok(spec)
 }
 
-/// `--groups X,Y,Z` (missing counts are 1).
+/// `--groups X,Y,Z`: exactly three counts, as vkCmdDispatch takes.
 pub(crate) fn parse_groups(s: &str) -> Result<[u32; 3]> {
     let g: Vec<u32> = s
         .split(',')
         .map(|x| x.trim().parse())
         .collect::<Result<_, _>>()
-        .context("--groups X,Y,Z")?;
-    Ok([
-        g.first().copied().unwrap_or(1),
-        g.get(1).copied().unwrap_or(1),
-        g.get(2).copied().unwrap_or(1),
-    ])
+        .with_context(|| format!("--groups {s:?}: expected X,Y,Z"))?;
+    <[u32; 3]>::try_from(g).map_err(|g| {
+        anyhow!(
+            "--groups {s:?}: expected X,Y,Z (three counts), got {}",
+            g.len()
+        )
+    })
 }
 
-/// `--push`: a file, or hex bytes.
+/// `--push`: hex bytes after `0x`, otherwise a file.
 fn parse_push(p: &str) -> Result<Vec<u8>> {
-    if std::path::Path::new(p).exists() {
-        return crate::inputs::read_file(p);
-    }
-    let h: String = p
-        .trim_start_matches("0x")
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
+    let Some(hex) = p.strip_prefix("0x") else {
+        return crate::inputs::read_file(p)
+            .with_context(|| format!("--push {p:?} (a file; hex bytes start with 0x)"));
+    };
+    let h: String = hex.chars().filter(|c| !c.is_whitespace()).collect();
     if !h.len().is_multiple_of(2) {
         bail!("--push hex has an odd number of digits");
     }

@@ -48,7 +48,7 @@ fn bad_arguments_are_errors_naming_them() {
         String::from_utf8_lossy(&st.stderr)
     );
     let spv = spv.to_str().unwrap();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 12] = [
         (
             &["--buffer", "0:0=zeros:99999999999999"],
             "more than the engine's buffer limit",
@@ -72,7 +72,27 @@ fn bad_arguments_are_errors_naming_them() {
         ),
         (
             &["--buffer", "0:0=zeros:16", "--groups", "1,x"],
-            "--groups X,Y,Z",
+            "expected X,Y,Z",
+        ),
+        (
+            &["--buffer", "0:0=zeros:16", "--groups", "1,1"],
+            "expected X,Y,Z (three counts), got 2",
+        ),
+        (
+            &["--buffer", "0:0=zeros:16", "--groups", "1,1,1,1"],
+            "got 4",
+        ),
+        (
+            &["--buffer", "0:0=zeros:16", "--buffer", "0:0=zeros:32"],
+            "binding 0:0 is given twice",
+        ),
+        (
+            &["--buffer", "0:0=zeros:16", "--push", "no-such-file"],
+            "--push \"no-such-file\" (a file; hex bytes start with 0x)",
+        ),
+        (
+            &["--buffer", "0:0=zeros:16", "--spec", "1=0x100000000"],
+            "the value 0x100000000 does not fit",
         ),
     ];
     for (args, want) in cases {

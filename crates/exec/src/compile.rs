@@ -664,12 +664,25 @@ impl<'m> Cx<'m> {
                 let ty = w(0);
                 let words = inst.operand_words(2);
                 let mut v = words.iter().rev().fold(0u64, |a, &x| (a << 32) | x as u64);
+                let num = self.t.num(ty)?;
                 if inst.opcode == op::SpecConstant
-                    && let Some(&s) = m.spec_id(rid).and_then(|sid| self.spec.get(&sid))
+                    && let Some(sid) = m.spec_id(rid)
+                    && let Some(&s) = self.spec.get(&sid)
                 {
+                    // A value wider than the constant would be cut silently: only the
+                    // constant's bits, or a negative number that sign-extends from them, fit.
+                    let bits = num.bits();
+                    let fits = bits >= 64
+                        || s >> bits == 0
+                        || ((s as i64) < 0 && (s as i64) >> (bits - 1) == -1);
+                    if !fits {
+                        return bad(format!(
+                            "specialization constant SpecId {sid} (%{rid}) is {bits} bits wide; \
+                             the value {s:#x} does not fit"
+                        ));
+                    }
                     v = s;
                 }
-                let num = self.t.num(ty)?;
                 self.set_const(rid, ty, &[floats::trunc(v, num.bits())], &[])?;
             }
             op::ConstantTrue | op::ConstantFalse | op::SpecConstantTrue | op::SpecConstantFalse => {
