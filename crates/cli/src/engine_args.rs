@@ -33,6 +33,10 @@ pub struct EngineArgs {
     /// Run DecodeFunc and DecodeVectorFunc for every group and fail on a disagreement.
     #[arg(long)]
     pub check_decode: bool,
+    /// Bytes the variables of concurrently running workgroups may take (0 = half the memory
+    /// available); a dispatch that needs more fails before allocating.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub max_memory: u64,
 }
 
 impl EngineArgs {
@@ -47,6 +51,7 @@ impl EngineArgs {
             decode_policy: self.decode_policy,
             check_decode: self.check_decode,
             observe_uniformity: false,
+            max_memory: self.max_memory,
         }
     }
 }

@@ -933,6 +933,7 @@ impl<'m> Cx<'m> {
                 }
                 let li = self.locals.len() as u32;
                 self.locals.push(LocalDef {
+                    var: inst.result_id.unwrap_or(0),
                     bytes,
                     per_lane: sc != storage_class::Workgroup,
                     private: sc == storage_class::Private,

@@ -27,6 +27,8 @@ pub enum ErrorKind {
     /// An operation whose operand values the specification does not allow (a tensor layout or
     /// view out of its limits, a decode function's result of the wrong shape, ...).
     InvalidOperand,
+    /// The dispatch would need more memory than [`crate::EngineOptions::max_memory`] allows.
+    ResourceLimit,
     /// Behaviour the specification leaves undefined, which the engine detects and refuses
     /// (OpUnreachable reached, a store outside the tensor with clamp mode Undefined, a misaligned
     /// atomic).

@@ -1362,6 +1362,40 @@ pub(crate) fn format_printf(fmt: &str, args: &[(Num, Vec<u64>)]) -> String {
 
 /// The object table of a dispatch: null, the buffers in (set, binding) order, the elements of
 /// descriptor arrays, push constants, then the program's own objects.
+/// Fails before anything is allocated when the variables of `at_once` concurrently running
+/// workgroups would need more than the memory limit (a Private array of 2^24 words in a
+/// workgroup of 1024 invocations is 64 GiB: an error, not an abort).
+fn check_memory(p: &Program, at_once: u64) -> Result<(), ExecError> {
+    let lanes = p.lanes as u128;
+    let need = |l: &LocalDef| -> u128 {
+        let per = l.bytes.next_multiple_of(8) as u128;
+        if l.per_lane { per * lanes } else { per }
+    };
+    let per_workgroup: u128 = p.locals.iter().map(need).sum();
+    let total = per_workgroup * at_once as u128;
+    let limit = p.options.memory_limit();
+    if total <= limit as u128 {
+        return Ok(());
+    }
+    let largest = p.locals.iter().max_by_key(|l| need(l));
+    let detail = largest.map_or(String::new(), |l| {
+        format!(
+            "; the largest is %{} with {} bytes{}",
+            l.var,
+            l.bytes,
+            if l.per_lane { " per invocation" } else { "" }
+        )
+    });
+    fail(
+        ErrorKind::ResourceLimit,
+        format!(
+            "the dispatch needs {total} bytes for the variables of {at_once} workgroup(s) running \
+             at once ({per_workgroup} bytes each{detail}), more than the memory limit of {limit} \
+             bytes (EngineOptions::max_memory, --max-memory; fewer threads need less)"
+        ),
+    )
+}
+
 fn shared<'a>(
     p: &Program,
     views: &BoundResources<'a>,
@@ -1791,6 +1825,12 @@ impl Pipeline {
         } else {
             p.options.threads
         };
+        let at_once = if threads <= 1 || total <= 1 {
+            1
+        } else {
+            (threads as u64).min(total)
+        };
+        check_memory(p, at_once)?;
         let mut stats = DispatchStats::default();
         if threads <= 1 || total <= 1 {
             let mut b = Batch::new(p, &sh, p.lanes as usize);

@@ -566,3 +566,43 @@ void main() {
     assert_eq!(e.kind, coopmat_exec::ErrorKind::Budget, "{e}");
     assert!(e.place.contains("workgroup (0, 0, 0)"), "{e}");
 }
+
+#[test]
+fn variables_beyond_the_memory_limit_are_an_error_before_allocation() {
+    // 64 MiB of Private memory per invocation × 1024 invocations = 64 GiB for one workgroup:
+    // refused with the variable named, not an abort in the allocator.
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 1024) in;
+layout(std430, binding = 0) buffer B { uint d[]; };
+uint big[1 << 24];
+void main() {
+    big[gl_LocalInvocationIndex] = 1u;
+    d[gl_LocalInvocationIndex] = big[gl_LocalInvocationIndex ^ 1u];
+}"#,
+    ) else {
+        return;
+    };
+    let run_with = |max_memory: u64, threads: usize, groups: u32| {
+        let p = coopmat_exec::Pipeline::compile(
+            &m,
+            "main",
+            &Default::default(),
+            &EngineOptions {
+                max_memory,
+                threads,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), vec![0; 4096]);
+        p.dispatch(&mut res, [groups, 1, 1])
+    };
+    let e = run_with(0, 1, 1).unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::ResourceLimit, "{e}");
+    assert!(e.what.contains("67108864 bytes per invocation"), "{e}");
+    // The limit counts the workgroups that run at once: one fits 65 GiB, two threads do not.
+    let e = run_with(65 << 30, 2, 2).unwrap_err();
+    assert!(e.what.contains("2 workgroup(s) running at once"), "{e}");
+}

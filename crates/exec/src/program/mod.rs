@@ -122,6 +122,29 @@ pub struct EngineOptions {
     /// values ([`Pipeline::observed_uniformity`]): the ground truth a divergence analysis is
     /// checked against. Slower; off by default.
     pub observe_uniformity: bool,
+    /// Bytes a dispatch may allocate for the variables of the workgroups it runs at once
+    /// (Private and Function per invocation, Workgroup per workgroup); a dispatch that would
+    /// need more fails with [`crate::ErrorKind::ResourceLimit`] before allocating. 0: half the
+    /// memory the system reports available (16 GiB where it reports none).
+    pub max_memory: u64,
+}
+
+impl EngineOptions {
+    /// The memory limit in effect: [`EngineOptions::max_memory`], or its default.
+    pub fn memory_limit(&self) -> u64 {
+        if self.max_memory != 0 {
+            return self.max_memory;
+        }
+        available_memory().map_or(16 << 30, |avail| avail / 2)
+    }
+}
+
+/// MemAvailable from /proc/meminfo, in bytes (None where there is no such file).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 impl Default for EngineOptions {
@@ -135,6 +158,7 @@ impl Default for EngineOptions {
             decode_policy: DecodePolicy::Scalar,
             check_decode: false,
             observe_uniformity: false,
+            max_memory: 0,
         }
     }
 }
@@ -184,6 +208,8 @@ pub(crate) enum VarAddr {
 /// An engine-owned memory object.
 #[derive(Clone, Debug)]
 pub(crate) struct LocalDef {
+    /// The OpVariable's result id (for messages).
+    pub var: u32,
     /// Bytes (per lane when `per_lane`).
     pub bytes: u64,
     /// One copy per lane (Function, Private, Input) or per batch (Workgroup).
