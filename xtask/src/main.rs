@@ -63,19 +63,28 @@ fn main() -> Result<()> {
 }
 
 /// The project's test command: fetch the real-shader corpus (best effort; corpus tests skip
-/// without it), check the generated tables, then run every test of the workspace in release mode
-/// (the engine's kernels are too slow unoptimized).
+/// without it), check the generated tables, build the Vulkan driver's library, then run every
+/// test of the workspace in release mode (the engine's kernels are too slow unoptimized).
 fn test(repo: &std::path::Path, extra: &[String]) -> Result<()> {
     match corpus::run(repo) {
         Ok((dir, n)) => println!("corpus: {n} modules in {}", dir.display()),
         Err(e) => println!("corpus unavailable ({e:#}); corpus tests will be skipped"),
     }
-    let status =
-        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .current_dir(repo)
-            .args(["test", "--workspace", "--release"])
-            .args(extra)
-            .status()?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // `cargo test` builds the driver crate as an rlib only; its tests that go through the Vulkan
+    // loader and llama.cpp load the cdylib from target/release.
+    let status = std::process::Command::new(&cargo)
+        .current_dir(repo)
+        .args(["build", "--release", "-p", "coopmat-icd", "--lib"])
+        .status()?;
+    if !status.success() {
+        bail!("building coopmat-icd failed ({status})");
+    }
+    let status = std::process::Command::new(&cargo)
+        .current_dir(repo)
+        .args(["test", "--workspace", "--release"])
+        .args(extra)
+        .status()?;
     if !status.success() {
         bail!("cargo test failed ({status})");
     }
