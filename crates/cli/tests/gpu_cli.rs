@@ -32,7 +32,7 @@ fn gpu_run_on_lavapipe_matches_the_engine() {
         vec![
             spv.to_str().unwrap().to_string(),
             "--groups".into(),
-            "2".into(),
+            "2,1,1".into(),
             "--buffer".into(),
             "0:0=zeros:2048".into(),
             "--out".into(),
@@ -77,7 +77,7 @@ fn gpu_run_on_lavapipe_matches_the_engine() {
             "diff",
             spv.to_str().unwrap(),
             "--groups",
-            "2",
+            "2,1,1",
             "--buffer",
             "0:0=zeros:2048",
             "--compare",
