@@ -112,7 +112,7 @@ fn gpu_run_through_the_driver_gives_the_engines_bytes() {
             "--spec",
             "0=256",
             "--groups",
-            "2,2",
+            "2,2,1",
             "--buffer",
             "0:0=random:131072:1",
             "--buffer",
