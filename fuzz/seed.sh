@@ -4,6 +4,9 @@
 #   validate:    the same binaries as read_binary.
 #   assemble:    spirv-dis text (friendly names, and --raw-id with the preserve-ids flag byte)
 #                of the 80 smallest modules and 20 smallest cooperative ones, under 60 KB each.
+#   engine:      the read_binary binaries plus the repository's test shaders (.spv under crates/).
+#   amber:       the compute scripts of ../shared/amber under 16 KiB and the repository's examples.
+#   npy:         small arrays of every dtype, both orders, version 1 and 2 headers (made here).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 spv=${COOPMAT_CORPUS_DIR:-$here/../corpus-cache/cyllama-vulkan-0.7.0/spv}
@@ -26,4 +29,34 @@ rm -f /tmp/coopmat-seed.txt
 # validate: the same binaries as read_binary.
 mkdir -p "$here/corpus/validate"
 cp "$here"/corpus/read_binary/* "$here/corpus/validate/"
-echo "seeds: $(ls "$here/corpus/read_binary" | wc -l) binaries, $(ls "$here/corpus/assemble" | wc -l) texts"
+# engine: the same binaries and the repository's compiled test shaders.
+mkdir -p "$here/corpus/engine"
+cp "$here"/corpus/read_binary/* "$here/corpus/engine/"
+find "$here/../crates" -name '*.spv' -size -64k -exec cp {} "$here/corpus/engine/" \;
+# amber: the shared CTS/Amber compute scripts and the examples.
+mkdir -p "$here/corpus/amber"
+amber=${COOPMAT_AMBER_DIR:-$here/../../shared/amber}
+[ -d "$amber" ] && find "$amber" -name '*.amber' -size -16k -exec cp {} "$here/corpus/amber/" \;
+cp "$here"/../examples/*.amber "$here/corpus/amber/"
+# npy: every dtype numpy writes for numbers, C and Fortran order, header versions 1 and 2.
+mkdir -p "$here/corpus/npy"
+python3 - "$here/corpus/npy" <<'PY'
+import struct, sys
+out = sys.argv[1]
+for descr, size in [("|u1", 1), ("|i1", 1), ("<u2", 2), (">i2", 2), ("<f2", 2), ("<u4", 4), ("<i4", 4),
+                    ("<f4", 4), (">f4", 4), ("<u8", 8), ("<i8", 8), ("<f8", 8), ("|b1", 1), ("<c8", 8)]:
+    for fortran in (False, True):
+        for version in (1, 2):
+            shape = (2, 3) if descr != "<f8" else (2, 1, 3)
+            n = 1
+            for d in shape:
+                n *= d
+            header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape)
+            fixed = 10 if version == 1 else 12
+            header += " " * (-(fixed + len(header) + 1) % 64) + "\n"
+            length = struct.pack("<H" if version == 1 else "<I", len(header))
+            data = bytes((i * 7 + 1) & 0xFF for i in range(n * size))
+            name = "%s_%s_v%d.npy" % (descr.replace("<", "le").replace(">", "be").replace("|", ""), "F" if fortran else "C", version)
+            open("%s/%s" % (out, name), "wb").write(b"\x93NUMPY" + bytes([version, 0]) + length + header.encode() + data)
+PY
+echo "seeds: $(ls "$here/corpus/read_binary" | wc -l) binaries, $(ls "$here/corpus/assemble" | wc -l) texts, $(ls "$here/corpus/engine" | wc -l) engine modules, $(ls "$here/corpus/amber" | wc -l) scripts, $(ls "$here/corpus/npy" | wc -l) arrays"
