@@ -139,7 +139,7 @@ fn llama_cpp_test_programs_pass_on_the_driver() {
         &[],
         &format!("{TESTS}/test-llama-archs"),
         // Only this driver's device: the "Meta" rows (ggml splitting one model over the driver
-        // and the CPU) end early now and then with exit status 0 and no summary (2 of 14 runs,
+        // and the CPU) end early now and then with exit status 0 and no summary (3 of 11 runs,
         // not yet explained; crates/icd/README.md, "Known problems").
         &["-a", "llama", "-s", "1", "-b", "Vulkan0"],
     );
