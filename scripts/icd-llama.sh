@@ -5,7 +5,7 @@
 # b11669 test-backend-ops, test-llama-archs, llama-bench, llama-quantize in the chroot /opt/coopmat-peers/root).
 # The driver and its manifest are built and copied into the chroot (the programs load it from there).
 #
-# Usage: scripts/icd-llama.sh quick            ADD, MUL_MAT q4_0, test-llama-archs -a llama (the CI subset)
+# Usage: scripts/icd-llama.sh quick            ADD, MUL_MAT q4_0 (both cm2 modes in CI), test-llama-archs -a llama -b Vulkan0 (the CI subset)
 #        scripts/icd-llama.sh ops [OP...]      test-backend-ops -b Vulkan0 for each OP (default MUL_MAT MUL_MAT_ID FLASH_ATTN_EXT)
 #        scripts/icd-llama.sh archs            test-llama-archs -s 1 (every architecture)
 #        scripts/icd-llama.sh bench            llama-bench on a tiny q4_0 model: the driver, lavapipe, ggml's CPU backend
@@ -28,7 +28,7 @@ case "${1:-quick}" in
 quick)
   driver $T/test-backend-ops -b Vulkan0 -o ADD
   driver $T/test-backend-ops -b Vulkan0 -o MUL_MAT -p type_a=q4_0,type_b=f32,m=16,n=9,k=256
-  driver $T/test-llama-archs -a llama -s 1 ;;
+  driver $T/test-llama-archs -a llama -s 1 -b Vulkan0 ;;
 ops)
   shift; ops=("$@"); [ ${#ops[@]} -gt 0 ] || ops=(MUL_MAT MUL_MAT_ID FLASH_ATTN_EXT)
   for op in "${ops[@]}"; do driver $T/test-backend-ops -b Vulkan0 -o "$op"; done ;;
