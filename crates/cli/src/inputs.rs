@@ -65,13 +65,7 @@ pub fn max_input_bytes() -> u64 {
     available_memory().map_or(CAP, |avail| CAP.min(avail / 2))
 }
 
-/// MemAvailable from /proc/meminfo, in bytes (None where there is no such file).
-pub fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
+pub use coopmat_exec::available_memory;
 
 /// Reads a whole input file. Devices (`/dev/zero`, `/dev/urandom`) are refused, and nothing
 /// longer than [`max_input_bytes`] is read: every error names the path.

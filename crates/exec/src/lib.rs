@@ -22,7 +22,10 @@ use std::time::Duration;
 
 pub use error::{ErrorKind, ExecError};
 pub(crate) use error::{err, fail};
-pub use program::{BindingInfo, BindingKind, DecodePolicy, EngineOptions, Pipeline, SpecConstants};
+pub use program::{
+    BindingInfo, BindingKind, DecodePolicy, EngineOptions, Pipeline, SpecConstants,
+    available_memory,
+};
 
 /// The buffers and push constants a dispatch reads and writes.
 #[derive(Clone, Debug, Default)]

@@ -139,8 +139,9 @@ impl EngineOptions {
     }
 }
 
-/// MemAvailable from /proc/meminfo, in bytes (None where there is no such file).
-fn available_memory() -> Option<u64> {
+/// MemAvailable from /proc/meminfo, in bytes (None where there is no such file): the basis of
+/// the default memory limit, and of the command line's input-size limit.
+pub fn available_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
