@@ -209,7 +209,9 @@ struct State<'a, E: Engine> {
     engine: &'a E,
     dir: &'a Path,
     buffers: HashMap<String, Buffer>,
-    shaders: HashMap<String, ShaderDef>,
+    /// Every shader, compiled where it is defined (as Amber compiles all of a script's shaders
+    /// before running it): one that does not compile fails the script even if no pipeline uses it.
+    shaders: HashMap<String, Vec<u32>>,
     pipelines: HashMap<String, (PipelineDef, Option<E::Pipeline>)>,
 }
 
@@ -235,7 +237,11 @@ impl<E: Engine> State<'_, E> {
             | StmtKind::Clear(_) => {}
             StmtKind::Unsupported(r) => return Err(Outcome::Skip(format!("uses {r}"))),
             StmtKind::Shader(sh) => {
-                if self.shaders.insert(sh.name.clone(), sh.clone()).is_some() {
+                let words = shader::compile(sh, self.dir).map_err(|e| match e {
+                    ShaderError::Unavailable(r) => Outcome::Skip(r),
+                    ShaderError::Failed(r) => fail(line, format!("shader {}: {r}", sh.name)),
+                })?;
+                if self.shaders.insert(sh.name.clone(), words).is_some() {
                     return Err(fail(line, format!("shader {} defined twice", sh.name)));
                 }
             }
@@ -567,11 +573,7 @@ impl<E: Engine> State<'_, E> {
 
     fn compile(&self, def: &PipelineDef) -> Result<E::Pipeline, Outcome> {
         let at = &def.attach[0];
-        let sh = &self.shaders[&at.shader];
-        let words = shader::compile(sh, self.dir).map_err(|e| match e {
-            ShaderError::Unavailable(r) => Outcome::Skip(r),
-            ShaderError::Failed(r) => Outcome::Fail(r),
-        })?;
+        let words = &self.shaders[&at.shader];
         let spec: SpecMap = at
             .specialize
             .iter()
@@ -582,7 +584,7 @@ impl<E: Engine> State<'_, E> {
         }
         let p = self
             .engine
-            .compile(&words, &at.entry_point, &spec, def.subgroup.required_size)
+            .compile(words, &at.entry_point, &spec, def.subgroup.required_size)
             .map_err(|e| {
                 Outcome::Fail(format!(
                     "pipeline {}: engine rejected shader {}: {e}",
@@ -836,6 +838,42 @@ mod tests {
 
     fn run(src: &str) -> Outcome {
         run_text(&NullEngine, src, Path::new(".")).outcome
+    }
+
+    #[test]
+    fn a_shader_that_does_not_assemble_fails_the_script_even_unused() {
+        let script = "SHADER compute used SPIRV-ASM
+OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main \"main\"
+OpExecutionMode %main LocalSize 1 1 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%main = OpFunction %void None %fn
+%l = OpLabel
+OpReturn
+OpFunctionEnd
+END
+SHADER compute unused SPIRV-ASM
+OpNotAnInstruction
+END
+BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0
+PIPELINE compute p
+  ATTACH used
+  BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0
+END
+RUN p 1 1 1
+EXPECT b IDX 0 EQ 7
+";
+        let Outcome::Fail(m) = run(script) else {
+            panic!("{:?}", run(script))
+        };
+        assert!(m.contains("line 13") && m.contains("shader unused"), "{m}");
+        let without_unused = script.replace(
+            "SHADER compute unused SPIRV-ASM\nOpNotAnInstruction\nEND\n",
+            "",
+        );
+        assert_eq!(run(&without_unused), Outcome::Pass);
     }
 
     #[test]
