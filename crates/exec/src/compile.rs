@@ -740,6 +740,13 @@ impl<'m> Cx<'m> {
                 {
                     *wg_builtin = Some(rid);
                     let v = self.val(rid)?;
+                    // Vulkan: the WorkgroupSize built-in is a 3-component vector of 32-bit integers.
+                    if v.ncols != 3 || v.nmats != 0 {
+                        return bad(format!(
+                            "%{rid} is decorated BuiltIn WorkgroupSize but has {} components, not 3",
+                            v.ncols
+                        ));
+                    }
                     self.t.wg_size = (0..3)
                         .map(|k| self.img[v.col.at(k).ix()] as u32)
                         .fold(1u32, |a, b| a.saturating_mul(b));

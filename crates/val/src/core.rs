@@ -835,6 +835,26 @@ fn types_and_constants(cx: &mut Ctx) {
             op::ConstantComposite | op::SpecConstantComposite | op::CompositeConstruct => {
                 let t = inst.result_type.unwrap_or(0);
                 let n = inst.operands.len().saturating_sub(2);
+                // SPIR-V 3.52.7 / 3.52.12: "Result Type must be a composite type". (Types this
+                // table does not model, such as cooperative vectors, decode as None: not judged.)
+                if matches!(
+                    cx.ty(t),
+                    Ty::Void
+                        | Ty::Bool
+                        | Ty::Int { .. }
+                        | Ty::Float { .. }
+                        | Ty::Pointer { .. }
+                        | Ty::OpaquePointer { .. }
+                        | Ty::Function { .. }
+                        | Ty::Layout { .. }
+                        | Ty::View { .. }
+                ) {
+                    cx.err(
+                        &CORE_CONSTANT,
+                        i,
+                        format!("the result type {} is not a composite type", cx.name(t)),
+                    );
+                }
                 let elems: Option<(u32, usize)> = match cx.ty(t) {
                     Ty::Vector { comp, count } => Some((comp, count as usize)),
                     Ty::Array { elem, len } => cx.const_value(len).map(|l| (elem, l as usize)),
