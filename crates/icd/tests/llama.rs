@@ -91,12 +91,18 @@ fn in_root(manifest: &str, env: &[&str], program: &str, args: &[&str]) -> (bool,
         .args(["env", "GGML_VK_VISIBLE_DEVICES=0"])
         .arg(format!("VK_DRIVER_FILES={manifest}"))
         .args(env)
+        // Line-buffered stdout, so that what a program printed before it ended is all there.
+        .args(["stdbuf", "-oL"])
         .arg(program)
         .args(args)
         .output()
         .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text = format!(
+        "{}{}\n(exit status: {})",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        out.status
+    );
     (out.status.success(), text)
 }
 
@@ -138,13 +144,28 @@ fn llama_cpp_test_programs_pass_on_the_driver() {
         &manifest,
         &[],
         &format!("{TESTS}/test-llama-archs"),
-        // Only this driver's device: the "Meta" rows (ggml splitting one model over the driver
-        // and the CPU) end early now and then with exit status 0 and no summary (3 of 11 runs,
-        // not yet explained; crates/icd/README.md, "Known problems").
         &["-a", "llama", "-s", "1", "-b", "Vulkan0"],
     );
+    // The verdict is read from the driver's rows and the exit status, not from the closing
+    // "Summary" line: now and then the program ends after its last row without printing it, with
+    // exit status 0 (5 of 23 runs, line-buffered or not; crates/icd/README.md, "Known problems").
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('|') && l.contains("coopmat engine"))
+        .collect();
+    let row_ok = |config: &str| {
+        rows.iter().any(|r| {
+            let cells: Vec<&str> = r.split('|').map(str::trim).collect();
+            cells.get(3) == Some(&config)
+                && cells[4..]
+                    .iter()
+                    .take(3)
+                    .all(|c| c.contains("OK") || c.contains("SKIP"))
+                && cells.get(4).is_some_and(|c| c.contains("OK"))
+        })
+    };
     assert!(
-        ok && text.contains("all 2 test(s) passed"),
+        ok && row_ok("Dense") && row_ok("MoE") && !text.contains("FAIL"),
         "test-llama-archs:\n{text}"
     );
 }
