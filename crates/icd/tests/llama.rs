@@ -140,34 +140,47 @@ fn llama_cpp_test_programs_pass_on_the_driver() {
         );
         assert!(!text.contains("FAIL"), "{text}");
     }
-    let (ok, text) = in_root(
-        &manifest,
-        &[],
-        &format!("{TESTS}/test-llama-archs"),
-        &["-a", "llama", "-s", "1", "-b", "Vulkan0"],
-    );
-    // The verdict is read from the driver's rows and the exit status, not from the closing
-    // "Summary" line: now and then the program ends after its last row without printing it, with
-    // exit status 0 (5 of 23 runs, line-buffered or not; crates/icd/README.md, "Known problems").
-    let rows: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with('|') && l.contains("coopmat engine"))
-        .collect();
-    let row_ok = |config: &str| {
-        rows.iter().any(|r| {
-            let cells: Vec<&str> = r.split('|').map(str::trim).collect();
-            cells.get(3) == Some(&config)
-                && cells[4..]
-                    .iter()
-                    .take(3)
-                    .all(|c| c.contains("OK") || c.contains("SKIP"))
-                && cells.get(4).is_some_and(|c| c.contains("OK"))
-        })
-    };
-    assert!(
-        ok && row_ok("Dense") && row_ok("MoE") && !text.contains("FAIL"),
-        "test-llama-archs:\n{text}"
-    );
+    // Known problem (crates/icd/README.md): now and then test-llama-archs stops in the middle of a
+    // model's row, silently and with exit status 0 (6 of 27 runs of `-a llama`, with and without
+    // `-b`, never under strace). Such a cut-short run is retried, up to three runs; a failing row,
+    // a FAIL or a non-zero exit status fails at once.
+    for attempt in 1..=3 {
+        let (ok, text) = in_root(
+            &manifest,
+            &[],
+            &format!("{TESTS}/test-llama-archs"),
+            &["-a", "llama", "-s", "1", "-b", "Vulkan0"],
+        );
+        assert!(ok && !text.contains("FAIL"), "test-llama-archs:\n{text}");
+        if text.contains("all 2 test(s) passed") && archs_rows_pass(&text, &["Dense", "MoE"]) {
+            return;
+        }
+        eprintln!(
+            "notice: test-llama-archs run {attempt} ended early with status 0 (known problem)"
+        );
+        assert!(
+            attempt < 3,
+            "test-llama-archs ended early three times:\n{text}"
+        );
+    }
+}
+
+/// Whether test-llama-archs printed a passing row of this driver's device for every config:
+/// NMSE OK, round trip and mixed batch OK or skipped by the program.
+fn archs_rows_pass(text: &str, configs: &[&str]) -> bool {
+    configs.iter().all(|config| {
+        text.lines()
+            .filter(|l| l.starts_with('|') && l.contains("coopmat engine"))
+            .any(|r| {
+                let cells: Vec<&str> = r.split('|').map(str::trim).collect();
+                cells.len() >= 7
+                    && cells[3] == *config
+                    && cells[4].contains("OK")
+                    && cells[5..7]
+                        .iter()
+                        .all(|c| c.contains("OK") || c.contains("SKIP"))
+            })
+    })
 }
 
 /// Whether test-backend-ops reports "N/N tests passed" with N > 0 (a filter that matches no
