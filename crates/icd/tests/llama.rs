@@ -9,16 +9,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 const ROOT: &str = "/opt/coopmat-peers/root";
 const TESTS: &str = "/usr/libexec/x86_64-linux-gnu/llama.cpp-tests";
 
 /// Copies the built driver into the chroot; returns the manifest's path inside it.
 fn install_driver() -> Option<String> {
-    let lib = std::env::current_exe()
-        .unwrap()
-        .parent()?
-        .parent()?
-        .join("libcoopmat_icd.so");
     let root = Path::new(ROOT);
     if !root.join(&TESTS[1..]).join("test-backend-ops").exists() {
         eprintln!(
@@ -26,16 +23,7 @@ fn install_driver() -> Option<String> {
         );
         return None;
     }
-    if !lib.exists() {
-        // `cargo xtask test` builds it; in CI a missing library is a broken setup, not a skip.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{} not built (cargo xtask test builds it)",
-            lib.display()
-        );
-        eprintln!("notice: {} not built; skipping", lib.display());
-        return None;
-    }
+    let lib = common::driver_library()?;
     let dir: PathBuf = root.join("opt/coopmat-icd-test");
     if std::fs::create_dir_all(&dir).is_err() {
         eprintln!(

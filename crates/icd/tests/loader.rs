@@ -6,25 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// target/<profile>, from this test binary's path (target/<profile>/deps/loader-…).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
-}
+mod common;
+use common::{driver_library, profile_dir};
 
 /// A manifest for the built library in a temporary directory (library path absolute).
 fn manifest(dir: &Path) -> Option<PathBuf> {
-    let lib = profile_dir().join("libcoopmat_icd.so");
-    if !lib.exists() {
-        // `cargo xtask test` builds it; in CI a missing library is a broken setup, not a skip.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{} not built (cargo xtask test builds it)",
-            lib.display()
-        );
-        eprintln!("notice: {} not built; skipping", lib.display());
-        return None;
-    }
+    let lib = driver_library()?;
     let m = dir.join("coopmat_icd.json");
     std::fs::write(
         &m,
