@@ -1411,14 +1411,16 @@ fn shared<'a>(
     }];
     let mut words: Vec<&[AtomicU32]> = Vec::new();
     let mut binding_obj = std::collections::HashMap::new();
+    // A buffer's object: shared by every lane, writable, its words at `idx` of `words`.
+    let buffer_object = |idx: usize, v: &BufferView<'a>| ObjInfo {
+        idx: idx as u32,
+        shared: true,
+        per_lane: 0,
+        size: v.bytes,
+        writable: true,
+    };
     let mut add = |objs: &mut Vec<ObjInfo>, v: &BufferView<'a>| {
-        objs.push(ObjInfo {
-            idx: words.len() as u32,
-            shared: true,
-            per_lane: 0,
-            size: v.bytes,
-            writable: true,
-        });
+        objs.push(buffer_object(words.len(), v));
         words.push(v.words);
     };
     for (k, v) in &views.buffers {
@@ -1459,13 +1461,7 @@ fn shared<'a>(
         slots
     ];
     for (&slot, v) in &views.addressable {
-        addressable[slot as usize] = ObjInfo {
-            idx: words.len() as u32,
-            shared: true,
-            per_lane: 0,
-            size: v.bytes,
-            writable: true,
-        };
+        addressable[slot as usize] = buffer_object(words.len(), v);
         words.push(v.words);
     }
     let local_base = objs.len() as u32;
