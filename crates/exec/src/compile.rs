@@ -147,6 +147,9 @@ struct Cx<'m> {
     wg_block: Option<u32>,
     /// Function variables kept in registers (see [`Cx::promotable`]): variable id -> its value.
     promoted: HashMap<u32, Val>,
+    /// Function variables that are never read (only stored to, directly or through access
+    /// chains with constant indices), and those access chains: their stores compile to nothing.
+    write_only: HashSet<u32>,
     /// Variables that are arrays of buffer descriptors: id -> (set, binding).
     descriptor_arrays: HashMap<u32, (u32, u32)>,
     /// Pointer types declared ahead by OpTypeForwardPointer.
@@ -194,6 +197,7 @@ impl<'m> Cx<'m> {
             ptr_lay: HashMap::new(),
             wg_block: None,
             promoted: HashMap::new(),
+            write_only: HashSet::new(),
             descriptor_arrays: HashMap::new(),
             forward_pointers: HashSet::new(),
         })
@@ -481,7 +485,9 @@ impl<'m> Cx<'m> {
                 for i in b.body.clone() {
                     let inst = &m.instructions[i];
                     if let (Some(rt), Some(rid)) = (inst.result_type, inst.result_id) {
-                        if inst.opcode == op::Variable && self.promotable(&du, inst) {
+                        if inst.opcode == op::Variable && self.never_read(&du, inst) {
+                            self.drop_variable(&du, rid);
+                        } else if inst.opcode == op::Variable && self.promotable(&du, inst) {
                             self.promote(inst)?;
                         } else if inst.opcode == op::Variable {
                             self.variable(inst)?;
@@ -582,6 +588,12 @@ impl<'m> Cx<'m> {
             builtins: self.builtins,
             private_init: self.private_init,
             promoted: self.promoted.values().map(|v| (v.col, v.ncols)).collect(),
+            promoted_mats: self
+                .promoted
+                .values()
+                .filter(|v| v.nmats > 0)
+                .map(|v| (v.mat, v.nmats))
+                .collect(),
             descs: self.descs,
             desc_ids: self.desc_ids,
             observed: Default::default(),
@@ -1136,7 +1148,11 @@ impl<'m> Cx<'m> {
         let Ok(Ty::Pointer { sc, pointee }) = self.t.get(pty).cloned() else {
             return false;
         };
-        if sc != storage_class::Function || !matches!(self.t.shape(pointee), Ok((1..=256, 0))) {
+        // Cooperative matrices too: a whole-matrix load or store becomes a slot copy instead of
+        // an element-by-element trip through per-lane memory.
+        if sc != storage_class::Function
+            || !matches!(self.t.shape(pointee), Ok((c, m)) if c <= 256 && m <= 16 && c + m > 0)
+        {
             return false;
         }
         du.uses(id).iter().all(|&(u, n)| {
@@ -1149,6 +1165,63 @@ impl<'m> Cx<'m> {
                 _ => false,
             }
         })
+    }
+
+    /// Whether Function variable `inst` is never read: its uses are stores to it and access
+    /// chains with constant indices whose uses are such stores (glslang's unoptimized output
+    /// keeps a copy of many values in variables nothing loads). What it holds cannot be
+    /// observed, so its stores are dead; constant indices are in bounds by validation, so
+    /// dropping them hides no out-of-bounds error.
+    fn never_read(
+        &self,
+        du: &coopmat_spirv::module::DefUse,
+        inst: &coopmat_spirv::Instruction,
+    ) -> bool {
+        let (Some(id), Some(pty)) = (inst.result_id, inst.result_type) else {
+            return false;
+        };
+        matches!(self.t.get(pty), Ok(Ty::Pointer { sc, .. }) if *sc == storage_class::Function)
+            && self.only_stored(du, id, 0)
+    }
+
+    /// Whether pointer `id` is only stored through (see [`Cx::never_read`]); `depth` bounds the
+    /// recursion through nested access chains.
+    fn only_stored(&self, du: &coopmat_spirv::module::DefUse, id: u32, depth: u32) -> bool {
+        depth < 16
+            && du.uses(id).iter().all(|&(u, n)| {
+                let user = &self.m.instructions[u];
+                match user.opcode {
+                    // Operand 0 of OpStore is its pointer (the stored object is a read of it).
+                    op::Store => n == 0,
+                    op::Name | op::Decorate | op::DecorateId | op::DecorateString => true,
+                    // Operand 2 of an access chain is its base; the rest are indices.
+                    op::AccessChain | op::InBoundsAccessChain => {
+                        n == 2
+                            && user.operands.len() > 3
+                            && (3..user.operands.len())
+                                .all(|k| user.word(k).is_some_and(|i| self.const_ids.contains(&i)))
+                            && user
+                                .result_id
+                                .is_some_and(|r| self.only_stored(du, r, depth + 1))
+                    }
+                    _ => false,
+                }
+            })
+    }
+
+    /// Marks never-read variable `id` and the access chains through it (see [`Cx::never_read`]);
+    /// each gets a null pointer column, since no op reads it.
+    fn drop_variable(&mut self, du: &coopmat_spirv::module::DefUse, id: u32) {
+        self.write_only.insert(id);
+        self.pointer_val(id);
+        for &(u, _) in du.uses(id) {
+            let user = &self.m.instructions[u];
+            if matches!(user.opcode, op::AccessChain | op::InBoundsAccessChain)
+                && let Some(r) = user.result_id
+            {
+                self.drop_variable(du, r);
+            }
+        }
     }
 
     /// Gives Function variable `inst` registers of its pointee type (see [`Cx::promotable`]).
@@ -1190,6 +1263,12 @@ impl<'m> Cx<'m> {
         inst: &coopmat_spirv::Instruction,
         out: &mut Vec<Op>,
     ) -> Result<(), ExecError> {
+        if inst
+            .result_id
+            .is_some_and(|id| self.write_only.contains(&id))
+        {
+            return Ok(());
+        }
         if let Some(&d) = inst.result_id.and_then(|id| self.promoted.get(&id)) {
             if let Some(init) = inst.word(3) {
                 out.push(Op::Copy(CopyArgs {

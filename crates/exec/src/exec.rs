@@ -214,6 +214,11 @@ impl<'p, 'a> Batch<'p, 'a> {
         for &(c, n) in &p.promoted {
             self.cols[c.ix() * self.lanes..(c.ix() + n as usize) * self.lanes].fill(0);
         }
+        for &(m, n) in &p.promoted_mats {
+            for k in 0..n {
+                self.fill_mat(m + k, 0);
+            }
+        }
         for (i, l) in p.locals.iter().enumerate() {
             if !l.per_lane || i < p.locals.len() {
                 for w in self.mem.local[i].iter() {

@@ -8,6 +8,8 @@ impl<'m> Cx<'m> {
         let (opcode, rt, rid, d, a) = (inst.opcode, inst.rt, inst.rid, inst.d, inst.a);
         let arg = |i: usize| operand(a, i);
         match opcode {
+            op::Store | op::AccessChain | op::InBoundsAccessChain
+                if self.write_only.contains(&arg(0)?) => {}
             op::Load if self.promoted.contains_key(&arg(0)?) => {
                 out.push(Op::Copy(CopyArgs {
                     d,

@@ -249,6 +249,8 @@ pub(crate) struct Program {
     /// Registers of Function variables kept in registers: zeroed when a workgroup starts, as
     /// their memory would be.
     pub promoted: Vec<(Col, u32)>,
+    /// Matrix slots of Function variables kept in registers: zeroed like [`Program::promoted`].
+    pub promoted_mats: Vec<(Mat, u32)>,
     pub descs: Vec<String>,
     /// Result id of the instruction of each description (0: none).
     pub desc_ids: Vec<u32>,
