@@ -1,8 +1,9 @@
 //! Native kernels for whole cooperative-matrix tiles: MulAdd and f16 row conversion.
 //!
-//! The f32 kernel keeps one output row (N = 8 or 16 elements, compile-time) in registers and
-//! streams rows of B, so the compiler vectorizes the inner loop over N; it is compiled three
-//! times (baseline, AVX2+FMA, AVX-512) and the best one the CPU supports is picked at run time.
+//! The f32 kernel is register-blocked: with AVX-512, blocks of 12 rows × 32 columns (24 zmm
+//! accumulators), with AVX2+FMA 6 × 16 (12 ymm), for any tile shape (the right edge is masked,
+//! the bottom rows take blocks of 4 and 1); the best level the CPU supports is picked at run
+//! time, and a portable loop is the baseline.
 //! Float MulAdd precision (the Vulkan spec leaves it to the implementation): f16, bf16, fp8
 //! and f32 operands are multiplied and accumulated in f32 (f16·f16, bf16·bf16 and fp8·fp8
 //! products are exact in f32; with FMA available each step is one fused multiply-add), the
@@ -135,88 +136,203 @@ fn mm_body<const FUSED: bool>(
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn mm_avx2(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
-    mm_body::<true>(m, n, k, a, b, c, d)
-}
-
-/// R rows of a 16-column tile with explicit AVX-512: one zmm accumulator per row, B's row
-/// loaded once per k and reused by the R rows, A's element broadcast from memory.
+/// One register block of `d = a·b + c` with AVX-512: rows `i0..i0 + R`, columns `j0..` in `W`
+/// zmm vectors of 16 (`masks` selects the columns of each vector that exist, so a block at the
+/// right edge of any `n` is the same code). The R·W accumulators stay in registers for the
+/// whole k loop; each step loads W vectors of B and broadcasts R elements of A. Every output
+/// element is `c` followed by one fused multiply-add per k in order, as in [`mm_body`].
 ///
 /// # Safety
-/// The CPU must support AVX-512F; `a`, `b`, `c`, `d` must hold rows `i0..i0 + R` (`a`: k
-/// columns, the others 16) and `b` k rows of 16.
+/// The CPU must support AVX-512F; rows `i0..i0 + R` must exist (`a`: m×k, `b`: k×n, `c` and
+/// `d`: m×n, row-major, checked by [`matmul_f32`]) and the columns `masks` selects must lie
+/// below n. Masked-out elements are neither read nor written (AVX-512 masked loads and
+/// stores do not touch them).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn block16_avx512<const R: usize>(
-    i0: usize,
-    k: usize,
+#[allow(clippy::too_many_arguments)]
+unsafe fn block_avx512<const R: usize, const W: usize>(
+    (i0, j0): (usize, usize),
+    (n, k): (usize, usize),
+    masks: [u16; W],
     a: &[f32],
     b: &[f32],
     c: &[f32],
     d: &mut [f32],
 ) {
     use std::arch::x86_64::*;
-    debug_assert!(
-        a.len() >= (i0 + R) * k
-            && b.len() >= k * 16
-            && c.len() >= (i0 + R) * 16
-            && d.len() >= (i0 + R) * 16
-    );
-    // SAFETY: the caller guarantees the slice extents above, so every pointer stays in bounds;
-    // unaligned loads/stores are used throughout.
+    // SAFETY: by the caller's contract every unmasked element addressed below is inside its
+    // slice; masked-out lanes are not accessed.
     unsafe {
-        let mut acc = [_mm512_setzero_ps(); R];
-        for (r, x) in acc.iter_mut().enumerate() {
-            *x = _mm512_loadu_ps(c.as_ptr().add((i0 + r) * 16));
-        }
-        for kk in 0..k {
-            let bv = _mm512_loadu_ps(b.as_ptr().add(kk * 16));
-            for (r, x) in acc.iter_mut().enumerate() {
-                let av = _mm512_set1_ps(*a.get_unchecked((i0 + r) * k + kk));
-                *x = _mm512_fmadd_ps(av, bv, *x);
+        let mut acc = [[_mm512_setzero_ps(); W]; R];
+        for (r, row) in acc.iter_mut().enumerate() {
+            for (w, x) in row.iter_mut().enumerate() {
+                let at = (i0 + r) * n + j0 + 16 * w;
+                *x = _mm512_maskz_loadu_ps(masks[w], c.as_ptr().add(at));
             }
         }
-        for (r, x) in acc.iter().enumerate() {
-            _mm512_storeu_ps(d.as_mut_ptr().add((i0 + r) * 16), *x);
+        for kk in 0..k {
+            let mut bv = [_mm512_setzero_ps(); W];
+            for (w, x) in bv.iter_mut().enumerate() {
+                *x = _mm512_maskz_loadu_ps(masks[w], b.as_ptr().add(kk * n + j0 + 16 * w));
+            }
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av = _mm512_set1_ps(*a.get_unchecked((i0 + r) * k + kk));
+                for (w, x) in row.iter_mut().enumerate() {
+                    *x = _mm512_fmadd_ps(av, bv[w], *x);
+                }
+            }
+        }
+        for (r, row) in acc.iter().enumerate() {
+            for (w, x) in row.iter().enumerate() {
+                let at = (i0 + r) * n + j0 + 16 * w;
+                _mm512_mask_storeu_ps(d.as_mut_ptr().add(at), masks[w], *x);
+            }
         }
     }
 }
 
+/// The AVX2 form of [`block_avx512`]: `W` ymm vectors of 8 columns, `masks[w]` the number of
+/// columns of vector w that exist (1..=8), loaded and stored with vmaskmov, which does not
+/// touch the masked-out elements.
+///
+/// # Safety
+/// As for [`block_avx512`], with AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-fn mm_avx512(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
-    if n == 16 {
-        let mut i = 0;
-        // SAFETY (all three): matmul_f32 asserted a: m×k, b: k×16, c and d: m×16, and we only
-        // pass row ranges below m; AVX-512F is enabled on this function.
-        while i + 16 <= m {
-            unsafe { block16_avx512::<16>(i, k, a, b, c, d) };
-            i += 16;
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn block_avx2<const R: usize, const W: usize>(
+    (i0, j0): (usize, usize),
+    (n, k): (usize, usize),
+    masks: [u16; W],
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    d: &mut [f32],
+) {
+    use std::arch::x86_64::*;
+    // SAFETY: by the caller's contract every unmasked element addressed below is inside its
+    // slice; vmaskmov does not access masked-out elements.
+    unsafe {
+        let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let mut mv = [_mm256_setzero_si256(); W];
+        for (w, x) in mv.iter_mut().enumerate() {
+            *x = _mm256_cmpgt_epi32(_mm256_set1_epi32(masks[w] as i32), lanes);
         }
-        while i + 4 <= m {
-            unsafe { block16_avx512::<4>(i, k, a, b, c, d) };
-            i += 4;
+        let mut acc = [[_mm256_setzero_ps(); W]; R];
+        for (r, row) in acc.iter_mut().enumerate() {
+            for (w, x) in row.iter_mut().enumerate() {
+                let at = (i0 + r) * n + j0 + 8 * w;
+                *x = _mm256_maskload_ps(c.as_ptr().add(at), mv[w]);
+            }
         }
-        while i < m {
-            unsafe { block16_avx512::<1>(i, k, a, b, c, d) };
-            i += 1;
+        for kk in 0..k {
+            let mut bv = [_mm256_setzero_ps(); W];
+            for (w, x) in bv.iter_mut().enumerate() {
+                *x = _mm256_maskload_ps(b.as_ptr().add(kk * n + j0 + 8 * w), mv[w]);
+            }
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av = _mm256_broadcast_ss(a.get_unchecked((i0 + r) * k + kk));
+                for (w, x) in row.iter_mut().enumerate() {
+                    *x = _mm256_fmadd_ps(av, bv[w], *x);
+                }
+            }
         }
-        return;
+        for (r, row) in acc.iter().enumerate() {
+            for (w, x) in row.iter().enumerate() {
+                let at = (i0 + r) * n + j0 + 8 * w;
+                _mm256_maskstore_ps(d.as_mut_ptr().add(at), mv[w], *x);
+            }
+        }
     }
-    mm_body::<true>(m, n, k, a, b, c, d)
+}
+
+/// Walks the output in register blocks: column panels of two vectors (the last one narrower,
+/// masked), and in each panel rows in blocks of `R`, then 4, then 1. `block` runs one block.
+macro_rules! walk_blocks {
+    ($block:ident, $vec:expr, $full:expr, $tail:expr, $r:expr, $m:expr, $n:expr, $k:expr,
+     $a:expr, $b:expr, $c:expr, $d:expr) => {{
+        let (m, n, k) = ($m, $n, $k);
+        let mut j0 = 0;
+        while j0 < n {
+            let width = (n - j0).min(2 * $vec);
+            let mut i = 0;
+            // SAFETY (every call): matmul_f32 asserted a: m×k, b: k×n, c and d: m×n; the row
+            // ranges stay below m and the masks select columns j0..j0 + width <= n.
+            if width > $vec {
+                let masks = [$full, $tail(width - $vec)];
+                while i + $r <= m {
+                    unsafe { $block::<$r, 2>((i, j0), (n, k), masks, $a, $b, $c, $d) };
+                    i += $r;
+                }
+                while i + 4 <= m {
+                    unsafe { $block::<4, 2>((i, j0), (n, k), masks, $a, $b, $c, $d) };
+                    i += 4;
+                }
+                while i < m {
+                    unsafe { $block::<1, 2>((i, j0), (n, k), masks, $a, $b, $c, $d) };
+                    i += 1;
+                }
+            } else {
+                let masks = [$tail(width)];
+                while i + $r <= m {
+                    unsafe { $block::<$r, 1>((i, j0), (n, k), masks, $a, $b, $c, $d) };
+                    i += $r;
+                }
+                while i + 4 <= m {
+                    unsafe { $block::<4, 1>((i, j0), (n, k), masks, $a, $b, $c, $d) };
+                    i += 4;
+                }
+                while i < m {
+                    unsafe { $block::<1, 1>((i, j0), (n, k), masks, $a, $b, $c, $d) };
+                    i += 1;
+                }
+            }
+            j0 += width;
+        }
+    }};
+}
+
+/// AVX-512 `d = a·b + c`: 12×32 register blocks (24 zmm accumulators, 2 for B, 1 broadcast).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn mm_avx512(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+    let tail = |w: usize| ((1u32 << w) - 1) as u16;
+    walk_blocks!(block_avx512, 16, 0xffff_u16, tail, 12, m, n, k, a, b, c, d)
+}
+
+/// AVX2 `d = a·b + c`: 6×16 register blocks (12 ymm accumulators, 2 for B, 1 broadcast).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn mm_avx2_blocked(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+    let tail = |w: usize| w as u16;
+    walk_blocks!(block_avx2, 8, 8_u16, tail, 6, m, n, k, a, b, c, d)
 }
 
 /// `d = a·b + c` for row-major f32 tiles (a: m×k, b: k×n, c and d: m×n).
 pub fn matmul_f32(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+    matmul_f32_at(level(), m, n, k, a, b, c, d)
+}
+
+/// [`matmul_f32`] at a chosen level (the tests run every level the CPU has).
+#[allow(clippy::too_many_arguments)]
+fn matmul_f32_at(
+    level: Level,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    d: &mut [f32],
+) {
     assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n && d.len() >= m * n);
-    match level() {
+    match level {
         Level::Base => mm_body::<false>(m, n, k, a, b, c, d),
         // SAFETY: level() verified at run time that the CPU supports AVX2 and FMA.
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => unsafe { mm_avx2(m, n, k, a, b, c, d) },
+        Level::Avx2 => unsafe { mm_avx2_blocked(m, n, k, a, b, c, d) },
         // SAFETY: level() verified at run time that the CPU supports AVX-512F and FMA.
         #[cfg(target_arch = "x86_64")]
         Level::Avx512 => unsafe { mm_avx512(m, n, k, a, b, c, d) },
@@ -343,22 +459,66 @@ mod tests {
         }
     }
 
+    /// Every level this CPU has against a scalar loop with the same rounding (one fused
+    /// multiply-add per k in order for the FMA levels, multiply then add for the baseline),
+    /// bit for bit, over shapes that hit every block size and every masked column tail.
     #[test]
-    fn matmul_matches_naive() {
-        for (m, n, k) in [(16, 16, 16), (8, 8, 8), (16, 8, 32), (3, 5, 7)] {
-            let a: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32 - 3.0).collect();
-            let b: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32 * 0.5).collect();
-            let c: Vec<f32> = (0..m * n).map(|i| i as f32).collect();
-            let mut d = vec![0f32; m * n];
-            matmul_f32(m, n, k, &a, &b, &c, &mut d);
-            for i in 0..m {
-                for j in 0..n {
-                    let mut s = c[i * n + j];
-                    for kk in 0..k {
-                        s += a[i * k + kk] * b[kk * n + j];
+    fn matmul_matches_naive_at_every_level() {
+        let mut levels = vec![Level::Base];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                levels.push(Level::Avx2);
+            }
+            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+                levels.push(Level::Avx512);
+            }
+        }
+        let shapes = [
+            (16, 16, 16),
+            (8, 8, 8),
+            (16, 8, 32),
+            (3, 5, 7),
+            (128, 256, 64),
+            (13, 37, 9),
+            (12, 32, 5),
+            (1, 1, 1),
+            (7, 17, 3),
+            (25, 48, 16),
+            (6, 24, 2),
+            (30, 31, 4),
+        ];
+        for level in levels {
+            for (m, n, k) in shapes {
+                let a: Vec<f32> = (0..m * k)
+                    .map(|i| ((i * 37) % 11) as f32 * 0.3 - 1.7)
+                    .collect();
+                let b: Vec<f32> = (0..k * n)
+                    .map(|i| ((i * 13) % 7) as f32 * 0.11 + 0.01)
+                    .collect();
+                let c: Vec<f32> = (0..m * n).map(|i| i as f32 * 0.5).collect();
+                // A guard element after d catches a write past the tile.
+                let mut d = vec![f32::NAN; m * n + 1];
+                matmul_f32_at(level, m, n, k, &a, &b, &c, &mut d);
+                for i in 0..m {
+                    for j in 0..n {
+                        let mut s = c[i * n + j];
+                        for kk in 0..k {
+                            let (x, y) = (a[i * k + kk], b[kk * n + j]);
+                            s = if level == Level::Base {
+                                s + x * y
+                            } else {
+                                x.mul_add(y, s)
+                            };
+                        }
+                        assert_eq!(
+                            d[i * n + j].to_bits(),
+                            s.to_bits(),
+                            "{level:?} {m}x{n}x{k} at ({i}, {j})"
+                        );
                     }
-                    assert_eq!(d[i * n + j], s);
                 }
+                assert!(d[m * n].is_nan(), "{level:?} {m}x{n}x{k} wrote past d");
             }
         }
     }
