@@ -1,7 +1,8 @@
 //! Native kernels for whole cooperative-matrix tiles: MulAdd and f16 row conversion.
 //!
 //! The f32 kernel is register-blocked: with AVX-512, blocks of 12 rows × 32 columns (24 zmm
-//! accumulators), with AVX2+FMA 6 × 16 (12 ymm), for any tile shape (the right edge is masked,
+//! accumulators; 16 × 16 for a 16-wide panel), with AVX2+FMA 6 × 16 (12 ymm; 12 × 8), for any
+//! tile shape (the right edge is masked,
 //! the bottom rows take blocks of 4 and 1); the best level the CPU supports is picked at run
 //! time, and a portable loop is the baseline.
 //! Float MulAdd precision (the Vulkan spec leaves it to the implementation): f16, bf16, fp8
@@ -249,65 +250,75 @@ unsafe fn block_avx2<const R: usize, const W: usize>(
 }
 
 /// Walks the output in register blocks: column panels of two vectors (the last one narrower,
-/// masked), and in each panel rows in blocks of `R`, then 4, then 1. `block` runs one block.
+/// masked; a panel of one vector when that is all that is left), and in each panel rows in
+/// blocks of `r2` (two-vector panels) or `r1` (one-vector panels, which have room for more
+/// rows), then 4, then 1. `block` runs one block.
 macro_rules! walk_blocks {
-    ($block:ident, $vec:expr, $full:expr, $tail:expr, $r:expr, $m:expr, $n:expr, $k:expr,
-     $a:expr, $b:expr, $c:expr, $d:expr) => {{
+    ($block:ident, $vec:expr, $full:expr, $tail:expr, ($r2:expr, $r1:expr), $m:expr, $n:expr,
+     $k:expr, $a:expr, $b:expr, $c:expr, $d:expr) => {{
         let (m, n, k) = ($m, $n, $k);
+        // Rows of one panel: blocks of R, then 4, then 1.
+        macro_rules! rows {
+            ($w:literal, $r:expr, $masks:expr, $j0:expr) => {{
+                let mut i = 0;
+                // SAFETY (every call): matmul_f32 asserted a: m×k, b: k×n, c and d: m×n; the
+                // row ranges stay below m and the masks select columns below n.
+                while i + $r <= m {
+                    unsafe { $block::<$r, $w>((i, $j0), (n, k), $masks, $a, $b, $c, $d) };
+                    i += $r;
+                }
+                while i + 4 <= m {
+                    unsafe { $block::<4, $w>((i, $j0), (n, k), $masks, $a, $b, $c, $d) };
+                    i += 4;
+                }
+                while i < m {
+                    unsafe { $block::<1, $w>((i, $j0), (n, k), $masks, $a, $b, $c, $d) };
+                    i += 1;
+                }
+            }};
+        }
         let mut j0 = 0;
         while j0 < n {
             let width = (n - j0).min(2 * $vec);
-            let mut i = 0;
-            // SAFETY (every call): matmul_f32 asserted a: m×k, b: k×n, c and d: m×n; the row
-            // ranges stay below m and the masks select columns j0..j0 + width <= n.
             if width > $vec {
-                let masks = [$full, $tail(width - $vec)];
-                while i + $r <= m {
-                    unsafe { $block::<$r, 2>((i, j0), (n, k), masks, $a, $b, $c, $d) };
-                    i += $r;
-                }
-                while i + 4 <= m {
-                    unsafe { $block::<4, 2>((i, j0), (n, k), masks, $a, $b, $c, $d) };
-                    i += 4;
-                }
-                while i < m {
-                    unsafe { $block::<1, 2>((i, j0), (n, k), masks, $a, $b, $c, $d) };
-                    i += 1;
-                }
+                rows!(2, $r2, [$full, $tail(width - $vec)], j0);
             } else {
-                let masks = [$tail(width)];
-                while i + $r <= m {
-                    unsafe { $block::<$r, 1>((i, j0), (n, k), masks, $a, $b, $c, $d) };
-                    i += $r;
-                }
-                while i + 4 <= m {
-                    unsafe { $block::<4, 1>((i, j0), (n, k), masks, $a, $b, $c, $d) };
-                    i += 4;
-                }
-                while i < m {
-                    unsafe { $block::<1, 1>((i, j0), (n, k), masks, $a, $b, $c, $d) };
-                    i += 1;
-                }
+                rows!(1, $r1, [$tail(width)], j0);
             }
             j0 += width;
         }
     }};
 }
 
-/// AVX-512 `d = a·b + c`: 12×32 register blocks (24 zmm accumulators, 2 for B, 1 broadcast).
+/// AVX-512 `d = a·b + c`: 12×32 register blocks (24 zmm accumulators, 2 for B, 1 broadcast),
+/// 16×16 in a one-vector panel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn mm_avx512(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
     let tail = |w: usize| ((1u32 << w) - 1) as u16;
-    walk_blocks!(block_avx512, 16, 0xffff_u16, tail, 12, m, n, k, a, b, c, d)
+    walk_blocks!(
+        block_avx512,
+        16,
+        0xffff_u16,
+        tail,
+        (12, 16),
+        m,
+        n,
+        k,
+        a,
+        b,
+        c,
+        d
+    )
 }
 
-/// AVX2 `d = a·b + c`: 6×16 register blocks (12 ymm accumulators, 2 for B, 1 broadcast).
+/// AVX2 `d = a·b + c`: 6×16 register blocks (12 ymm accumulators, 2 for B, 1 broadcast), 12×8
+/// in a one-vector panel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn mm_avx2_blocked(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
     let tail = |w: usize| w as u16;
-    walk_blocks!(block_avx2, 8, 8_u16, tail, 6, m, n, k, a, b, c, d)
+    walk_blocks!(block_avx2, 8, 8_u16, tail, (6, 12), m, n, k, a, b, c, d)
 }
 
 /// `d = a·b + c` for row-major f32 tiles (a: m×k, b: k×n, c and d: m×n).
@@ -487,6 +498,8 @@ mod tests {
             (25, 48, 16),
             (6, 24, 2),
             (30, 31, 4),
+            (37, 16, 8),
+            (20, 8, 3),
         ];
         for level in levels {
             for (m, n, k) in shapes {

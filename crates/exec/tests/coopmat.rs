@@ -549,3 +549,63 @@ void main() {{
         }
     }
 }
+
+/// Matrices kept in Function variables (matrix registers after promotion): stored, reloaded
+/// after a loop that overwrites one of them, swapped, and a never-read local array written
+/// with constant indices (its stores are dropped) beside one written with a per-lane index
+/// (kept: its out-of-bounds index must still be reported).
+#[test]
+fn matrices_in_local_variables_and_never_read_locals() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer I {{ float inp[]; }};
+layout(std430, binding = 1) buffer O {{ float outp[]; }};
+layout(push_constant) uniform P {{ uint bad; }};
+void main() {{
+    coopmat<float, gl_ScopeSubgroup, 16, 8, gl_MatrixUseAccumulator> a, b, t;
+    coopMatLoad(a, inp, 0, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b, inp, 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    float unused[4];
+    unused[1] = a[0];
+    unused[3] = 2.0;
+    for (int i = 0; i < 3; i++) {{
+        t = a; a = b; b = t;
+        b = b * 2.0;
+    }}
+    float kept[4];
+    kept[(gl_LocalInvocationID.x + bad) & 7u] = 1.0;
+    coopMatStore(a, outp, 0, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(b, outp, 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let inp: Vec<f32> = (0..256).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), bytes_f32(&inp));
+    res.buffers.insert((0, 1), vec![0; 4 * 256]);
+    res.push_constants = 0u32.to_le_bytes().to_vec();
+    // Indices 0..7 of a 4-element array: lanes 4..7 (mod 8) are out of bounds.
+    let p =
+        coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default())
+            .unwrap();
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert!(
+        e.to_string().contains("out-of-bounds") || e.to_string().contains("bounds"),
+        "{e}"
+    );
+    // With robust access the stray stores are dropped and the matrices come out right.
+    let opts = EngineOptions {
+        robust: true,
+        ..Default::default()
+    };
+    res.buffers.insert((0, 1), vec![0; 4 * 256]);
+    run(&m, &mut res, [1, 1, 1], &opts);
+    let o = f32s(&res.buffers[&(0, 1)]);
+    // Three swaps with doubling: (a, b) -> (b, 2a) -> (2a, 2b) -> (2b, 4a).
+    for k in 0..128 {
+        assert_eq!(o[k], 2.0 * inp[128 + k], "a at {k}");
+        assert_eq!(o[128 + k], 4.0 * inp[k], "b at {k}");
+    }
+}

@@ -53,6 +53,8 @@ pub(super) struct TileSources {
     /// The distance in the tile between consecutive elements of a run: 1 (along a row) or
     /// the tile's column count (along a column).
     run_stride: usize,
+    /// The elements whose source is not memory.
+    others: Vec<usize>,
     /// DecodeFunc's arguments for the memory elements, offset-free, built on first use.
     decode_args: std::cell::OnceCell<DecodeArgs>,
     /// Whether a load keeps some element of its Object operand (Clipped, or Discarded): only
@@ -103,7 +105,11 @@ impl TileSources {
         let keeps_object = srcs
             .iter()
             .any(|s| matches!(s, ElementSource::Clipped | ElementSource::Discarded));
+        let others = (0..srcs.len())
+            .filter(|&e| srcs[e].memory().is_none())
+            .collect();
         TileSources {
+            others,
             srcs,
             runs,
             run_stride,
@@ -566,9 +572,16 @@ impl<'p, 'a> Batch<'p, 'a> {
             // Reused between loads (large tiles would otherwise mmap/munmap every time).
             let mut mem_elems = std::mem::take(&mut self.src_cache.elems);
             mem_elems.clear();
-            for (e, src) in srcs.srcs.iter().enumerate() {
+            // With the memory elements moved in bulk only the others are left to visit.
+            let bulk = runs_done || columns_decode.is_some();
+            let visit: &mut dyn Iterator<Item = (usize, &ElementSource)> = if bulk {
+                &mut srcs.others.iter().map(|&e| (e, &srcs.srcs[e]))
+            } else {
+                &mut srcs.srcs.iter().enumerate()
+            };
+            for (e, src) in visit {
                 match src {
-                    ElementSource::Memory(_) if runs_done || columns_decode.is_some() => {}
+                    ElementSource::Memory(_) if bulk => {}
                     ElementSource::Memory(te) => {
                         if decode.is_some() {
                             mem_elems.push((e, shifted(te, &shift)));
