@@ -317,11 +317,18 @@ impl<'p, 'a> Batch<'p, 'a> {
         let lanes = self.lanes;
         let n = n as usize;
         // Uniform inputs (the usual case: layouts and views are built from constants, push
-        // constants and workgroup ids): one evaluation, found by comparing whole columns.
+        // constants and workgroup ids): one evaluation, found by comparing whole columns (plain
+        // slices when every lane is active).
+        let dense = *mask == self.full;
         if let Some(first) = mask_lanes(mask).next() {
             let uniform = |c: Col| {
-                let v = self.cols[c.ix() * lanes + first];
-                mask_lanes(mask).all(|l| self.cols[c.ix() * lanes + l] == v)
+                let column = &self.cols[c.ix() * lanes..(c.ix() + 1) * lanes];
+                let v = column[first];
+                if dense {
+                    column.iter().all(|&x| x == v)
+                } else {
+                    mask_lanes(mask).all(|l| column[l] == v)
+                }
             };
             if (0..n).all(|k| uniform(src + k as u32)) && args.iter().all(|&c| uniform(c)) {
                 let inp: Vec<u64> = (0..n)
@@ -337,7 +344,13 @@ impl<'p, 'a> Batch<'p, 'a> {
                     what: e.what,
                     lane: Some(first),
                 })?;
-                self.fill_cols(d, &out, mask);
+                if dense {
+                    for (k, &x) in out.iter().enumerate() {
+                        self.cols[(d.ix() + k) * lanes..(d.ix() + k + 1) * lanes].fill(x);
+                    }
+                } else {
+                    self.fill_cols(d, &out, mask);
+                }
                 return Ok(());
             }
         }
