@@ -1845,15 +1845,7 @@ impl Pipeline {
             stats.muladd_time = b.t_muladd;
         } else {
             use rayon::prelude::*;
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .map_err(|e| {
-                    ExecError::new(
-                        ErrorKind::InvalidArgument,
-                        format!("cannot start {threads} threads: {e}"),
-                    )
-                })?;
+            let pool = worker_pool(threads)?;
             let stop = AtomicBool::new(false);
             let chunk = total.div_ceil(threads as u64 * 8).max(1);
             let nchunks = total.div_ceil(chunk);
@@ -1901,6 +1893,32 @@ impl Pipeline {
         stats.elapsed = start.elapsed();
         Ok(stats)
     }
+}
+
+/// The worker pool of `threads` threads, built on first use and kept: a Vulkan application
+/// submits thousands of small dispatches, and starting threads for each cost more than many
+/// of them run. A few sizes are kept; other sizes get a pool of their own.
+fn worker_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, ExecError> {
+    use std::sync::{Arc, Mutex};
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
+        return Ok(p.clone());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map(Arc::new)
+        .map_err(|e| {
+            ExecError::new(
+                ErrorKind::InvalidArgument,
+                format!("cannot start {threads} threads: {e}"),
+            )
+        })?;
+    if pools.len() < 4 {
+        pools.push((threads, pool.clone()));
+    }
+    Ok(pool)
 }
 
 #[allow(dead_code)]

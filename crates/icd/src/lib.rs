@@ -19,6 +19,7 @@ pub mod entry;
 pub mod instance;
 pub mod objects;
 pub mod pipeline;
+mod profile;
 pub mod sync;
 
 use std::ffi::c_char;

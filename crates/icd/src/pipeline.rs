@@ -86,6 +86,8 @@ pub struct ComputePipeline {
     pub engine: coopmat_exec::Pipeline,
     /// The local size, for messages.
     pub local_size: [u32; 3],
+    /// The pipeline's name in `COOPMAT_ICD_PROFILE`'s report (empty when profiling is off).
+    pub label: String,
 }
 
 /// A VkPipelineCache (the engine compiles fast enough that nothing is cached).
@@ -228,9 +230,15 @@ fn compile(dev: &Device, info: &vk::ComputePipelineCreateInfo) -> Result<Compute
                 format!("entry point '{name}': {e}"),
             )
         })?;
+    let label = if crate::profile::enabled() {
+        crate::profile::label(&sm.module, &name, engine.local_size(), &spec)
+    } else {
+        String::new()
+    };
     Ok(ComputePipeline {
         local_size: engine.local_size(),
         engine,
+        label,
     })
 }
 

@@ -199,12 +199,15 @@ fn dispatch(st: &State, base: [u32; 3], groups: [u32; 3]) -> Result<(), Fail> {
             },
         );
     }
-    p.engine.dispatch_bound(&res, groups, base).map_err(|e| {
+    let stats = p.engine.dispatch_bound(&res, groups, base).map_err(|e| {
         lost(format!(
             "dispatch of a {:?} workgroup grid (local size {:?}): {e}",
             groups, p.local_size
         ))
     })?;
+    if crate::profile::enabled() {
+        crate::profile::record(&p.label, &stats);
+    }
     Ok(())
 }
 

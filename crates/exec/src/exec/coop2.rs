@@ -152,6 +152,74 @@ impl DecodeArgs {
     }
 }
 
+/// A reduction's fold, worked out once per (mode, source rows, cols, result rows, cols): the
+/// distinct source lists (`groups` of them, all of one length), step t holding the element
+/// index of each list's t-th source, and for each result element its list. Computing it means
+/// hashing every result element's whole list, which cost more than the fold itself when it
+/// was done at every OpCooperativeMatrixReduceNV (flash attention reduces every KV block).
+pub(super) struct ReducePlan {
+    groups: usize,
+    steps: Vec<Vec<u32>>,
+    which: Vec<usize>,
+}
+
+/// The key of a [`ReducePlan`].
+type ReduceKey = (coopmat_tensor::ops::ReduceMode, u32, u32, u32, u32);
+
+impl ReducePlan {
+    /// The plan of `key`, from a process-wide cache: it depends on the shapes alone, and every
+    /// workgroup of every dispatch of a flash-attention pipeline needs the same few.
+    fn get(key: ReduceKey) -> Result<std::sync::Arc<ReducePlan>, Fault> {
+        use std::sync::{Arc, Mutex};
+        type Plans = Vec<(ReduceKey, Arc<ReducePlan>)>;
+        static PLANS: Mutex<Plans> = Mutex::new(Vec::new());
+        if let Some((_, p)) = PLANS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(k, _)| *k == key)
+        {
+            return Ok(p.clone());
+        }
+        let plan = Arc::new(ReducePlan::new(key)?);
+        let mut plans = PLANS.lock().unwrap_or_else(|e| e.into_inner());
+        if plans.len() >= 64 {
+            plans.remove(0);
+        }
+        plans.push((key, plan.clone()));
+        Ok(plan)
+    }
+
+    fn new((mode, rows, cols, drows, dcols): ReduceKey) -> Result<Self, Fault> {
+        let sources =
+            coopmat_tensor::ops::reduce_sources(mode, rows, cols, drows, dcols).map_err(tfault)?;
+        let mut uniq: Vec<&Vec<(u32, u32)>> = Vec::new();
+        let mut which = Vec::with_capacity(sources.len());
+        let mut index: std::collections::HashMap<&Vec<(u32, u32)>, usize> = Default::default();
+        for s in &sources {
+            let k = *index.entry(s).or_insert_with(|| {
+                uniq.push(s);
+                uniq.len() - 1
+            });
+            which.push(k);
+        }
+        let len = uniq.first().map_or(0, |u| u.len());
+        if len == 0 || uniq.iter().any(|u| u.len() != len) {
+            return Err(tfault(
+                "reduction source lists are empty or of different lengths",
+            ));
+        }
+        let steps = (0..len)
+            .map(|t| uniq.iter().map(|u| u[t].0 * cols + u[t].1).collect())
+            .collect();
+        Ok(ReducePlan {
+            groups: uniq.len(),
+            steps,
+            which,
+        })
+    }
+}
+
 /// What to add to an offset-free source: (index delta, blockCoord delta, tensorCoord delta).
 type Shift = (u64, coopmat_tensor::Coord, coopmat_tensor::Coord);
 
@@ -1007,28 +1075,17 @@ impl<'p, 'a> Batch<'p, 'a> {
         mask: &Mask,
     ) -> Result<(), Fault> {
         let (sd, sm) = (self.p.mats[d.ix()].cm, self.p.mats[m.ix()].cm);
-        let sources = coopmat_tensor::ops::reduce_sources(mode, sm.rows, sm.cols, sd.rows, sd.cols)
-            .map_err(tfault)?;
-        let mut uniq: Vec<&Vec<(u32, u32)>> = Vec::new();
-        let mut which = Vec::with_capacity(sources.len());
-        let mut index: std::collections::HashMap<&Vec<(u32, u32)>, usize> = Default::default();
-        for s in &sources {
-            let k = *index.entry(s).or_insert_with(|| {
-                uniq.push(s);
-                uniq.len() - 1
-            });
-            which.push(k);
-        }
-        let len = uniq[0].len();
-        let g = uniq.len();
+        let key = (mode, sm.rows, sm.cols, sd.rows, sd.cols);
+        let plan = ReducePlan::get(key)?;
+        let g = plan.groups;
         for (i, l0) in self.instances(d, mask) {
-            let el = |b: &Self, (r, c): (u32, u32)| b.mat_get(m, i, (r * sm.cols + c) as usize);
-            let mut acc: Vec<u64> = uniq.iter().map(|s| el(self, s[0])).collect();
-            for t in 1..len {
-                let rhs: Vec<u64> = uniq.iter().map(|s| el(self, s[t])).collect();
+            let el = |b: &Self, e: u32| b.mat_get(m, i, e as usize);
+            let mut acc: Vec<u64> = plan.steps[0].iter().map(|&e| el(self, e)).collect();
+            for step in &plan.steps[1..] {
+                let rhs: Vec<u64> = step.iter().map(|&e| el(self, e)).collect();
                 acc = self.call_sub(func, &[acc, rhs], g, l0)?;
             }
-            for (e, &k) in which.iter().enumerate() {
+            for (e, &k) in plan.which.iter().enumerate() {
                 self.mat_set(d, i, e, acc[k]);
             }
         }
