@@ -92,7 +92,7 @@ pub(crate) fn report() {
     }
     let total: Duration = t.values().map(|e| e.time).sum();
     let mut rows: Vec<_> = t.drain().collect();
-    rows.sort_by(|a, b| b.1.time.cmp(&a.1.time));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.1.time));
     eprintln!(
         "coopmat-icd profile: {:.3} s in {} pipelines",
         total.as_secs_f64(),
