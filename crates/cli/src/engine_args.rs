@@ -37,6 +37,10 @@ pub struct EngineArgs {
     /// available); a dispatch that needs more fails before allocating.
     #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     pub max_memory: u64,
+    /// Run every workgroup in a batch of its own (by default small workgroups that cannot
+    /// interact are run several to a batch; results are the same).
+    #[arg(long)]
+    pub no_pack: bool,
 }
 
 impl EngineArgs {
@@ -52,6 +56,7 @@ impl EngineArgs {
             check_decode: self.check_decode,
             observe_uniformity: false,
             max_memory: self.max_memory,
+            pack_workgroups: !self.no_pack,
         }
     }
 }

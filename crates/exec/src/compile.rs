@@ -103,6 +103,11 @@ impl Pipeline {
         self.p.local_size
     }
 
+    /// Workgroups run together in one batch (see `EngineOptions::pack_workgroups`).
+    pub fn workgroups_per_batch(&self) -> u32 {
+        self.p.pack
+    }
+
     /// Every descriptor the entry point uses.
     pub fn bindings(&self) -> &[BindingInfo] {
         &self.p.bindings
@@ -350,6 +355,7 @@ impl<'m> Cx<'m> {
             ));
         }
         self.t.wg_size = lanes;
+        let group_lanes = lanes;
         // Bindings used by functions.
         let mut used = HashSet::new();
         for (i, inst) in m.instructions.iter().enumerate() {
@@ -541,6 +547,9 @@ impl<'m> Cx<'m> {
                 params: params[fi].clone(),
             });
         }
+        // Workgroups per batch, decided now that the variables are known.
+        let pack = self.workgroups_per_batch(group_lanes);
+        let lanes = group_lanes * pack;
         // Matrix slot placement.
         let inst_sg = lanes.div_ceil(self.options.subgroup_size);
         let (mut mf_len, mut mw_len) = (0usize, 0usize);
@@ -602,8 +611,63 @@ impl<'m> Cx<'m> {
             local_size,
             sg: self.options.subgroup_size,
             lanes,
+            group_lanes,
+            pack,
             options: self.options,
         })
+    }
+
+    /// How many workgroups of `group_lanes` invocations one batch runs (see
+    /// `EngineOptions::pack_workgroups`): 1 unless the module has no Workgroup variable, no
+    /// OpControlBarrier and no operation of Workgroup execution scope (atomics and memory
+    /// barriers name a memory scope: they stay allowed), and the workgroup is whole subgroups.
+    /// Then the workgroups of a batch cannot observe each other except through memory, as
+    /// separately run ones could.
+    fn workgroups_per_batch(&self, group_lanes: u32) -> u32 {
+        const TARGET_LANES: u32 = 256;
+        let sg = self.options.subgroup_size;
+        if !self.options.pack_workgroups
+            || group_lanes >= TARGET_LANES / 2
+            || sg == 0
+            || !group_lanes.is_multiple_of(sg)
+        {
+            return 1;
+        }
+        let m = self.m;
+        let workgroup_scoped = m.instructions.iter().any(|inst| {
+            if inst.opcode == op::ControlBarrier {
+                return true;
+            }
+            if inst.opcode == op::Variable && inst.word(2) == Some(storage_class::Workgroup) {
+                return true;
+            }
+            let name = grammar::instruction(inst.opcode as u16).map(|d| d.name);
+            let memory_scope_only =
+                name.is_some_and(|n| n.starts_with("OpAtomic") || n == "OpMemoryBarrier");
+            !memory_scope_only
+                && inst.operands.iter().enumerate().any(|(k, o)| {
+                    o.kind == Some(coopmat_spirv::grammar::OperandKind::IdScope)
+                        && inst.word(k).is_none_or(|id| {
+                            self.const_u64(id)
+                                .map_or(true, |v| v == grammar::scope::Workgroup as u64)
+                        })
+                })
+        });
+        if workgroup_scoped {
+            return 1;
+        }
+        // Per-invocation variables grow with the batch: keep a packed batch's under 16 MiB.
+        let per_lane: u64 = self
+            .locals
+            .iter()
+            .filter(|l| l.per_lane)
+            .map(|l| l.bytes.next_multiple_of(8))
+            .sum();
+        let by_memory = ((16u64 << 20) / (per_lane.max(1) * group_lanes as u64)).max(1) as u32;
+        (TARGET_LANES / group_lanes)
+            .min(MAX_LANES as u32 / group_lanes)
+            .min(by_memory)
+            .max(1)
     }
 
     fn set_const(

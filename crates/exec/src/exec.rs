@@ -104,6 +104,8 @@ struct Batch<'p, 'a> {
     mem: Mem<'a>,
     pending: Vec<Vec<Mask>>,
     wg: [u32; 3],
+    /// The workgroups of the current batch (more than one when the program packs them).
+    pack_wgs: Vec<[u32; 3]>,
     groups: [u32; 3],
     lane_instr: u64,
     /// `lane_instr` when the current workgroup started (the budget is per workgroup).
@@ -174,6 +176,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 .map(|f| vec![[0u64; MW]; f.blocks.len()])
                 .collect(),
             wg: [0; 3],
+            pack_wgs: Vec::new(),
             groups: sh.groups,
             lane_instr: 0,
             group_start: 0,
@@ -204,9 +207,19 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
     }
 
-    fn run_group(&mut self, wg: [u32; 3]) -> Result<(), ExecError> {
+    /// Runs workgroups `wgs` (at most `Program::pack`) as one batch: workgroup k takes lanes
+    /// `k·group_lanes..`.
+    fn run_group(&mut self, wgs: &[[u32; 3]]) -> Result<(), ExecError> {
         let p = self.p;
-        self.wg = wg;
+        self.wg = wgs[0];
+        self.pack_wgs.clear();
+        self.pack_wgs.extend_from_slice(wgs);
+        let gl = p.group_lanes as usize;
+        let live = (wgs.len() * gl).min(self.lanes);
+        let mut entry = [0u64; MW];
+        for l in 0..live {
+            entry[l / 64] |= 1 << (l % 64);
+        }
         self.exited = [0; MW];
         self.group_start = self.lane_instr;
         // Fresh Workgroup and per-lane memory (and the registers of promoted Function
@@ -219,11 +232,11 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.fill_mat(m + k, 0);
             }
         }
-        for (i, l) in p.locals.iter().enumerate() {
-            if !l.per_lane || i < p.locals.len() {
-                for w in self.mem.local[i].iter() {
-                    w.store(0, Relaxed);
-                }
+        // The batch owns its local objects here: plain stores, which vectorize (one atomic
+        // store per word was a visible share of small dispatches).
+        for words in self.mem.local.iter_mut().take(p.locals.len()) {
+            for w in words.iter_mut() {
+                *w.get_mut() = 0;
             }
         }
         let ls = p.local_size;
@@ -231,14 +244,16 @@ impl<'p, 'a> Batch<'p, 'a> {
         for bf in &p.builtins {
             let per = p.locals[bf.local as usize].bytes.next_multiple_of(8) as usize;
             let words = &self.mem.local[bf.local as usize];
-            for l in 0..self.lanes {
+            for lane in 0..live {
+                // The lane's workgroup and its index within it.
+                let (wg, l) = (wgs[lane / gl], lane % gl);
                 let lid = [
                     l as u32 % ls[0],
                     (l as u32 / ls[0]) % ls[1],
                     l as u32 / (ls[0] * ls[1]),
                 ];
                 let v3 = |f: &dyn Fn(usize) -> u32| [f(0), f(1), f(2), 0];
-                let nsg = self.lanes.div_ceil(sg) as u32;
+                let nsg = gl.div_ceil(sg) as u32;
                 let li = (l % sg) as u32;
                 let mask_of = |pred: &dyn Fn(u32) -> bool| {
                     let mut m = [0u32; 4];
@@ -268,18 +283,19 @@ impl<'p, 'a> Batch<'p, 'a> {
                     _ => [0; 4],
                 };
                 for (k, &v) in vals.iter().enumerate() {
-                    let off = per * l + bf.off as usize + k * bf.comp_bytes as usize;
-                    if off + bf.comp_bytes as usize <= per * (l + 1) {
+                    let off = per * lane + bf.off as usize + k * bf.comp_bytes as usize;
+                    if off + bf.comp_bytes as usize <= per * (lane + 1) {
                         memory::write_bytes(words, off, bf.comp_bytes, v as u64, false);
                     }
                 }
             }
         }
-        let full = self.full;
+        let dense = entry == self.full;
         for (o, d) in &p.private_init {
-            self.op(o, &full, true).map_err(|f| self.place(f, *d, 0))?;
+            self.op(o, &entry, dense)
+                .map_err(|f| self.place(f, *d, 0))?;
         }
-        self.call(p.entry as usize, full)?;
+        self.call(p.entry as usize, entry)?;
         if !self.printf.is_empty() {
             print!("{}", self.printf);
             self.printf.clear();
@@ -289,6 +305,13 @@ impl<'p, 'a> Batch<'p, 'a> {
 
     fn place(&self, f: Fault, desc: u32, func: usize) -> ExecError {
         let p = self.p;
+        let gl = p.group_lanes as usize;
+        // The failing lane's workgroup; without a lane, the batch's (all of them if packed).
+        let wg = f
+            .lane
+            .and_then(|l| self.pack_wgs.get(l / gl))
+            .copied()
+            .unwrap_or(self.wg);
         let mut place = format!(
             "{} in function {}, workgroup ({}, {}, {})",
             p.descs
@@ -296,11 +319,17 @@ impl<'p, 'a> Batch<'p, 'a> {
                 .map(String::as_str)
                 .unwrap_or("?"),
             p.funcs.get(func).map(|f| f.name.as_str()).unwrap_or("?"),
-            self.wg[0],
-            self.wg[1],
-            self.wg[2]
+            wg[0],
+            wg[1],
+            wg[2]
         );
-        if let Some(l) = f.lane {
+        if f.lane.is_none() && self.pack_wgs.len() > 1 {
+            place += &format!(
+                " (run together with the next {} workgroups)",
+                self.pack_wgs.len() - 1
+            );
+        }
+        if let Some(l) = f.lane.map(|l| l % gl) {
             let ls = p.local_size;
             place += &format!(
                 ", local invocation ({}, {}, {})",
@@ -348,7 +377,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             let block = &f.blocks[cur];
             self.instr += block.ops.len() as u64 + 1;
             self.lane_instr += (block.ops.len() as u64 + 1) * count as u64;
-            if budget != 0 && self.lane_instr - self.group_start > budget {
+            // The budget is per workgroup: a packed batch has that of each of its workgroups.
+            let batch_budget = budget.saturating_mul(self.pack_wgs.len().max(1) as u64);
+            if budget != 0 && self.lane_instr - self.group_start > batch_budget {
                 return Err(self.place(
                     Fault {
                         kind: ErrorKind::Budget,
@@ -1394,9 +1425,11 @@ fn check_memory(p: &Program, at_once: u64) -> Result<(), ExecError> {
     fail(
         ErrorKind::ResourceLimit,
         format!(
-            "the dispatch needs {total} bytes for the variables of {at_once} workgroup(s) running \
-             at once ({per_workgroup} bytes each{detail}), more than the memory limit of {limit} \
-             bytes (EngineOptions::max_memory, --max-memory; fewer threads need less)"
+            "the dispatch needs {total} bytes for the variables of {at_once} batch(es) of {} \
+             workgroup(s) running at once ({per_workgroup} bytes each{detail}), more than the \
+             memory limit of {limit} bytes (EngineOptions::max_memory, --max-memory; fewer \
+             threads need less)",
+            p.pack
         ),
     )
 }
@@ -1814,6 +1847,9 @@ impl Pipeline {
         let push = memory::from_bytes(resources.push_constants);
         let sh = shared(p, resources, &push, groups);
         let total = groups.iter().map(|&g| g as u64).product::<u64>();
+        // Batches of `pack` consecutive workgroups (one unless the program packs them).
+        let pack = p.pack.max(1) as u64;
+        let batches = total.div_ceil(pack);
         let gid = |i: u64| {
             [
                 base[0] + (i % groups[0] as u64) as u32,
@@ -1826,17 +1862,20 @@ impl Pipeline {
         } else {
             p.options.threads
         };
-        let at_once = if threads <= 1 || total <= 1 {
+        let batch_ids = |i: u64| -> Vec<[u32; 3]> {
+            (i * pack..((i + 1) * pack).min(total)).map(gid).collect()
+        };
+        let at_once = if threads <= 1 || batches <= 1 {
             1
         } else {
-            (threads as u64).min(total)
+            (threads as u64).min(batches)
         };
         check_memory(p, at_once)?;
         let mut stats = DispatchStats::default();
-        if threads <= 1 || total <= 1 {
+        if threads <= 1 || batches <= 1 {
             let mut b = Batch::new(p, &sh, p.lanes as usize);
-            for i in 0..total {
-                b.run_group(gid(i))?;
+            for i in 0..batches {
+                b.run_group(&batch_ids(i))?;
             }
             stats.lane_instructions = b.lane_instr;
             stats.instructions = b.instr;
@@ -1847,18 +1886,18 @@ impl Pipeline {
             use rayon::prelude::*;
             let pool = worker_pool(threads)?;
             let stop = AtomicBool::new(false);
-            let chunk = total.div_ceil(threads as u64 * 8).max(1);
-            let nchunks = total.div_ceil(chunk);
+            let chunk = batches.div_ceil(threads as u64 * 8).max(1);
+            let nchunks = batches.div_ceil(chunk);
             let res: Vec<ChunkResult> = pool.install(|| {
                 (0..nchunks)
                     .into_par_iter()
                     .map(|c| {
                         let mut b = Batch::new(p, &sh, p.lanes as usize);
-                        for i in c * chunk..((c + 1) * chunk).min(total) {
+                        for i in c * chunk..((c + 1) * chunk).min(batches) {
                             if stop.load(Relaxed) {
                                 break;
                             }
-                            if let Err(e) = b.run_group(gid(i)) {
+                            if let Err(e) = b.run_group(&batch_ids(i)) {
                                 stop.store(true, Relaxed);
                                 return Err((i, e));
                             }
@@ -1889,7 +1928,7 @@ impl Pipeline {
             }
         }
         stats.workgroups = total;
-        stats.invocations = total * p.lanes as u64;
+        stats.invocations = total * p.group_lanes as u64;
         stats.elapsed = start.elapsed();
         Ok(stats)
     }

@@ -604,5 +604,9 @@ void main() {
     assert!(e.what.contains("67108864 bytes per invocation"), "{e}");
     // The limit counts the workgroups that run at once: one fits 65 GiB, two threads do not.
     let e = run_with(65 << 30, 2, 2).unwrap_err();
-    assert!(e.what.contains("2 workgroup(s) running at once"), "{e}");
+    assert!(
+        e.what
+            .contains("2 batch(es) of 1 workgroup(s) running at once"),
+        "{e}"
+    );
 }

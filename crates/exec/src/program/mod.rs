@@ -127,6 +127,12 @@ pub struct EngineOptions {
     /// need more fails with [`crate::ErrorKind::ResourceLimit`] before allocating. 0: half the
     /// memory the system reports available (16 GiB where it reports none).
     pub max_memory: u64,
+    /// Run several small workgroups (fewer than 256 invocations) as one batch when nothing
+    /// can tell them apart from separate runs: no Workgroup variables, no OpControlBarrier, no
+    /// operation of Workgroup execution scope, whole subgroups. Each op's fixed cost is then
+    /// shared by more lanes (ggml's matrix-vector shaders run 32-invocation workgroups).
+    /// Results are those of running the workgroups one after another. On by default.
+    pub pack_workgroups: bool,
 }
 
 impl EngineOptions {
@@ -160,6 +166,7 @@ impl Default for EngineOptions {
             check_decode: false,
             observe_uniformity: false,
             max_memory: 0,
+            pack_workgroups: true,
         }
     }
 }
@@ -261,7 +268,13 @@ pub(crate) struct Program {
     pub push_size: usize,
     pub local_size: [u32; 3],
     pub sg: u32,
+    /// Lanes of a batch: `pack` workgroups of `group_lanes` invocations.
     pub lanes: u32,
+    /// Invocations of one workgroup.
+    pub group_lanes: u32,
+    /// Workgroups run together in one batch (1 unless [`Program::lanes`] says otherwise: see
+    /// `EngineOptions::pack_workgroups`).
+    pub pack: u32,
     pub options: EngineOptions,
 }
 
