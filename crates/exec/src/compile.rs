@@ -641,7 +641,7 @@ impl<'m> Cx<'m> {
             if inst.opcode == op::Variable && inst.word(2) == Some(storage_class::Workgroup) {
                 return true;
             }
-            let name = grammar::instruction(inst.opcode as u16).map(|d| d.name);
+            let name = grammar::instruction(inst.opcode).map(|d| d.name);
             let memory_scope_only =
                 name.is_some_and(|n| n.starts_with("OpAtomic") || n == "OpMemoryBarrier");
             !memory_scope_only
