@@ -349,6 +349,7 @@ pub(crate) fn tern1(op: TernOp, num: Num, x: u64, y: u64, z: u64) -> u64 {
 }
 
 /// Conversion on raw bits.
+#[inline]
 pub(crate) fn cvt1(kind: CvtKind, from: Num, to: Num, x: u64) -> u64 {
     let tb = to.bits();
     match kind {
@@ -1018,16 +1019,57 @@ impl Columns<'_> {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
         let col = |x: Col| x.ix() * lanes;
 
+        // The conversions decode functions run most get loops of their own: `cvt1` with
+        // constant arguments (inlined, its match folded away), or a faster equal form whose
+        // NaN inputs still go through `cvt1` (which fixes their bits).
+        macro_rules! lanes {
+            ($dc:expr, $ac:expr, $f:expr) => {
+                each_lane!(mask, lanes, dense, |l| {
+                    c[$dc + l] = $f(c[$ac + l]);
+                })
+            };
+        }
+        macro_rules! constant {
+            ($dc:expr, $ac:expr, $k:expr, $from:expr, $to:expr) => {
+                lanes!($dc, $ac, |x| cvt1($k, $from, $to, x))
+            };
+        }
+        use CvtKind as K;
+        use Num::{F16, F32, Int};
         for k in 0..n {
             let (dc, ac) = (col(d + k), col(a + k));
-            if (kind, from, to) == (CvtKind::UToF, Num::Int(32), Num::F32) {
-                each_lane!(mask, lanes, dense, |l| {
-                    c[dc + l] = (c[ac + l] as u32 as f32).to_bits() as u64;
-                })
-            } else {
-                each_lane!(mask, lanes, dense, |l| {
-                    c[dc + l] = cvt1(kind, from, to, c[ac + l]);
-                })
+            match (kind, from, to) {
+                (K::UToF, Int(32), F32) => {
+                    lanes!(dc, ac, |x: u64| (x as u32 as f32).to_bits() as u64)
+                }
+                (K::FConv, F16, F32) => {
+                    let lut = floats::f16_lut();
+                    lanes!(dc, ac, |x: u64| {
+                        let h = x as u16;
+                        if h & 0x7c00 == 0x7c00 && h & 0x3ff != 0 {
+                            cvt1(kind, from, to, x)
+                        } else {
+                            lut[h as usize].to_bits() as u64
+                        }
+                    })
+                }
+                // One rounding of the same exact value as through f64.
+                (K::FConv, F32, F16) => lanes!(dc, ac, |x: u64| {
+                    let f = f32::from_bits(x as u32);
+                    if f.is_nan() {
+                        cvt1(kind, from, to, x)
+                    } else {
+                        half::f16::from_f32(f).to_bits() as u64
+                    }
+                }),
+                (K::UConv, Int(8), Int(32)) => constant!(dc, ac, K::UConv, Int(8), Int(32)),
+                (K::UConv, Int(16), Int(32)) => constant!(dc, ac, K::UConv, Int(16), Int(32)),
+                (K::SConv, Int(8), Int(32)) => constant!(dc, ac, K::SConv, Int(8), Int(32)),
+                (K::SConv, Int(32), Int(8)) => constant!(dc, ac, K::SConv, Int(32), Int(8)),
+                (K::SToF, Int(32), F16) => constant!(dc, ac, K::SToF, Int(32), F16),
+                (K::UToF, Int(32), F16) => constant!(dc, ac, K::UToF, Int(32), F16),
+                (K::SToF, Int(32), F32) => constant!(dc, ac, K::SToF, Int(32), F32),
+                _ => lanes!(dc, ac, |x| cvt1(kind, from, to, x)),
             }
         }
     }
@@ -1064,6 +1106,38 @@ impl Columns<'_> {
                     }
                     c[col(d + k) + l] = v;
                 }
+            });
+            return;
+        }
+        // Column by column where components map one to one, split or join (the same bits as
+        // the general lane loop below, computed in loops over lanes that vectorize).
+        if na == nd && fb_ == tb {
+            for k in 0..nd {
+                let (dc, ac) = (col(d + k), col(a + k));
+                each_lane!(mask, lanes, dense, |l| {
+                    c[dc + l] = trunc(c[ac + l], tb);
+                });
+            }
+            return;
+        }
+        if na == 1 && nd * tb == fb_ {
+            let ac = col(a);
+            for k in 0..nd {
+                let dc = col(d + k);
+                each_lane!(mask, lanes, dense, |l| {
+                    c[dc + l] = trunc(trunc(c[ac + l], fb_) >> (k * tb), tb);
+                });
+            }
+            return;
+        }
+        if nd == 1 && na * fb_ == tb && tb <= 64 {
+            let dc = col(d);
+            each_lane!(mask, lanes, dense, |l| {
+                let mut v = 0u64;
+                for k in 0..na {
+                    v |= trunc(c[col(a + k) + l], fb_) << (k * fb_);
+                }
+                c[dc + l] = v;
             });
             return;
         }
@@ -1246,6 +1320,161 @@ mod tests {
                         let (x, y) = (c[lanes + l], c[2 * lanes + l]);
                         assert_eq!(c[l], bin1(op, Num::F16, x, y), "{op:?} {x:#x} {y:#x}");
                     }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod fast_path_tests {
+    use super::*;
+
+    /// Raw inputs of every kind: all f16 bit patterns (NaNs and subnormals included), f32
+    /// edge values and a pseudo-random spread of 64-bit words.
+    fn inputs() -> Vec<u64> {
+        let mut v: Vec<u64> = (0..=u16::MAX as u64).collect();
+        for f in [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.5,
+            65504.0,
+            65520.0,
+            1e-8,
+            6e-5,
+            f32::INFINITY,
+        ] {
+            v.push(f.to_bits() as u64);
+        }
+        v.push(0x7fc0_0001);
+        v.push(0xffa0_0000);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v.push(x);
+            v.push(x & 0xffff_ffff);
+        }
+        v
+    }
+
+    /// Runs one op over `vals` in column `a` (and `a + 1..` for multi-component inputs) of a
+    /// batch as wide as the inputs, all lanes active.
+    fn run(vals: &[u64], ncols_in: u32, f: impl FnOnce(&mut Columns)) -> (Vec<u64>, usize) {
+        let lanes = MAX_LANES;
+        let n = vals.len().min(lanes);
+        let mut c = vec![0u64; lanes * 16];
+        for k in 0..ncols_in as usize {
+            for l in 0..n {
+                c[(8 + k) * lanes + l] = vals[(l * 7 + k * 131) % vals.len()];
+            }
+        }
+        let mut mask = [0u64; MW];
+        for l in 0..n {
+            mask[l / 64] |= 1 << (l % 64);
+        }
+        let dense = n == lanes;
+        f(&mut Columns {
+            c: &mut c,
+            lanes,
+            mask: &mask,
+            dense,
+        });
+        (c, n)
+    }
+
+    #[test]
+    fn conversion_loops_equal_cvt1() {
+        use Num::{F16, F32, Int};
+        let cases = [
+            (CvtKind::UToF, Int(32), F32),
+            (CvtKind::FConv, F16, F32),
+            (CvtKind::FConv, F32, F16),
+            (CvtKind::UConv, Int(8), Int(32)),
+            (CvtKind::UConv, Int(16), Int(32)),
+            (CvtKind::SConv, Int(8), Int(32)),
+            (CvtKind::SConv, Int(32), Int(8)),
+            (CvtKind::SToF, Int(32), F16),
+            (CvtKind::UToF, Int(32), F16),
+            (CvtKind::SToF, Int(32), F32),
+        ];
+        let all = inputs();
+        for (kind, from, to) in cases {
+            for chunk in all.chunks(MAX_LANES) {
+                // Inputs are zero-extended bits of the source type, as registers hold them.
+                let vals: Vec<u64> = chunk.iter().map(|&x| trunc(x, from.bits())).collect();
+                let args = CvtArgs {
+                    kind,
+                    from,
+                    to,
+                    d: Col(0),
+                    a: Col(8),
+                    n: 1,
+                };
+                let (c, n) = run(&vals, 1, |cols| cols.cvt(&args));
+                for l in 0..n {
+                    let x = c[8 * MAX_LANES + l];
+                    assert_eq!(
+                        c[l],
+                        cvt1(kind, from, to, x),
+                        "{kind:?} {from:?}->{to:?} of {x:#x}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bitcast_loops_equal_the_general_form() {
+        use Num::{F16, F32, Int};
+        let general = |from: Num, na: u32, to: Num, nd: u32, src: &[u64]| -> Vec<u64> {
+            let (fb, tb) = (from.bits(), to.bits());
+            let mut acc: u128 = 0;
+            for k in 0..na {
+                acc |= (trunc(src[k as usize], fb) as u128) << (k * fb);
+            }
+            (0..nd)
+                .map(|k| trunc((acc >> (k * tb)) as u64, tb))
+                .collect()
+        };
+        let cases = [
+            (Int(32), 1, F32, 1),
+            (Int(32), 1, Int(8), 4),
+            (Int(32), 1, F16, 2),
+            (Int(8), 4, Int(32), 1),
+            (F16, 2, Int(32), 1),
+            (Int(16), 4, Int(64), 1),
+            (Int(64), 1, Int(16), 4),
+            (Int(8), 8, Int(16), 4),
+        ];
+        let all = inputs();
+        for (from, na, to, nd) in cases {
+            let args = BitcastArgs {
+                d: Col(0),
+                a: Col(8),
+                from,
+                na,
+                to,
+                nd,
+            };
+            let vals: Vec<u64> = all[..MAX_LANES]
+                .iter()
+                .map(|&x| trunc(x, from.bits()))
+                .collect();
+            let (c, n) = run(&vals, na, |cols| cols.bitcast(&args));
+            for l in 0..n {
+                let src: Vec<u64> = (0..na as usize)
+                    .map(|k| c[(8 + k) * MAX_LANES + l])
+                    .collect();
+                let want = general(from, na, to, nd, &src);
+                for k in 0..nd as usize {
+                    assert_eq!(
+                        c[k * MAX_LANES + l],
+                        want[k],
+                        "{from:?}x{na} -> {to:?}x{nd}"
+                    );
                 }
             }
         }
