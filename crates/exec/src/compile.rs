@@ -596,13 +596,7 @@ impl<'m> Cx<'m> {
             locals: self.locals,
             builtins: self.builtins,
             private_init: self.private_init,
-            promoted: self.promoted.values().map(|v| (v.col, v.ncols)).collect(),
-            promoted_mats: self
-                .promoted
-                .values()
-                .filter(|v| v.nmats > 0)
-                .map(|v| (v.mat, v.nmats))
-                .collect(),
+            promoted: self.promoted.values().copied().collect(),
             descs: self.descs,
             desc_ids: self.desc_ids,
             observed: Default::default(),

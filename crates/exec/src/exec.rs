@@ -103,7 +103,6 @@ struct Batch<'p, 'a> {
     mw: Vec<u64>,
     mem: Mem<'a>,
     pending: Vec<Vec<Mask>>,
-    wg: [u32; 3],
     /// The workgroups of the current batch (more than one when the program packs them).
     pack_wgs: Vec<[u32; 3]>,
     groups: [u32; 3],
@@ -175,7 +174,6 @@ impl<'p, 'a> Batch<'p, 'a> {
                 .iter()
                 .map(|f| vec![[0u64; MW]; f.blocks.len()])
                 .collect(),
-            wg: [0; 3],
             pack_wgs: Vec::new(),
             groups: sh.groups,
             lane_instr: 0,
@@ -207,15 +205,14 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
     }
 
-    /// Runs workgroups `wgs` (at most `Program::pack`) as one batch: workgroup k takes lanes
-    /// `k·group_lanes..`.
-    fn run_group(&mut self, wgs: &[[u32; 3]]) -> Result<(), ExecError> {
+    /// Runs workgroups `wgs` (one to `Program::pack` of them) as one batch: workgroup k takes
+    /// lanes `k·group_lanes..`.
+    fn run_group(&mut self, wgs: impl IntoIterator<Item = [u32; 3]>) -> Result<(), ExecError> {
         let p = self.p;
-        self.wg = wgs[0];
         self.pack_wgs.clear();
-        self.pack_wgs.extend_from_slice(wgs);
+        self.pack_wgs.extend(wgs);
         let gl = p.group_lanes as usize;
-        let live = (wgs.len() * gl).min(self.lanes);
+        let live = (self.pack_wgs.len() * gl).min(self.lanes);
         let mut entry = [0u64; MW];
         for l in 0..live {
             entry[l / 64] |= 1 << (l % 64);
@@ -224,12 +221,11 @@ impl<'p, 'a> Batch<'p, 'a> {
         self.group_start = self.lane_instr;
         // Fresh Workgroup and per-lane memory (and the registers of promoted Function
         // variables), built-ins.
-        for &(c, n) in &p.promoted {
-            self.cols[c.ix() * self.lanes..(c.ix() + n as usize) * self.lanes].fill(0);
-        }
-        for &(m, n) in &p.promoted_mats {
-            for k in 0..n {
-                self.fill_mat(m + k, 0);
+        for v in &p.promoted {
+            self.cols[v.col.ix() * self.lanes..(v.col.ix() + v.ncols as usize) * self.lanes]
+                .fill(0);
+            for k in 0..v.nmats {
+                self.fill_mat(v.mat + k, 0);
             }
         }
         // The batch owns its local objects here: plain stores, which vectorize (one atomic
@@ -246,7 +242,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let words = &self.mem.local[bf.local as usize];
             for lane in 0..live {
                 // The lane's workgroup and its index within it.
-                let (wg, l) = (wgs[lane / gl], lane % gl);
+                let (wg, l) = (self.pack_wgs[lane / gl], lane % gl);
                 let lid = [
                     l as u32 % ls[0],
                     (l as u32 / ls[0]) % ls[1],
@@ -306,12 +302,14 @@ impl<'p, 'a> Batch<'p, 'a> {
     fn place(&self, f: Fault, desc: u32, func: usize) -> ExecError {
         let p = self.p;
         let gl = p.group_lanes as usize;
-        // The failing lane's workgroup; without a lane, the batch's (all of them if packed).
+        // The failing lane's workgroup; without a lane, the batch's first (all of them are
+        // named if packed).
         let wg = f
             .lane
             .and_then(|l| self.pack_wgs.get(l / gl))
+            .or(self.pack_wgs.first())
             .copied()
-            .unwrap_or(self.wg);
+            .unwrap_or_default();
         let mut place = format!(
             "{} in function {}, workgroup ({}, {}, {})",
             p.descs
@@ -1862,9 +1860,7 @@ impl Pipeline {
         } else {
             p.options.threads
         };
-        let batch_ids = |i: u64| -> Vec<[u32; 3]> {
-            (i * pack..((i + 1) * pack).min(total)).map(gid).collect()
-        };
+        let batch_ids = |i: u64| (i * pack..((i + 1) * pack).min(total)).map(gid);
         let at_once = if threads <= 1 || batches <= 1 {
             1
         } else {
@@ -1875,7 +1871,7 @@ impl Pipeline {
         if threads <= 1 || batches <= 1 {
             let mut b = Batch::new(p, &sh, p.lanes as usize);
             for i in 0..batches {
-                b.run_group(&batch_ids(i))?;
+                b.run_group(batch_ids(i))?;
             }
             stats.lane_instructions = b.lane_instr;
             stats.instructions = b.instr;
@@ -1897,7 +1893,7 @@ impl Pipeline {
                             if stop.load(Relaxed) {
                                 break;
                             }
-                            if let Err(e) = b.run_group(&batch_ids(i)) {
+                            if let Err(e) = b.run_group(batch_ids(i)) {
                                 stop.store(true, Relaxed);
                                 return Err((i, e));
                             }

@@ -2,9 +2,10 @@
 //!
 //! The f32 kernel is register-blocked: with AVX-512, blocks of 12 rows × 32 columns (24 zmm
 //! accumulators; 16 × 16 for a 16-wide panel), with AVX2+FMA 6 × 16 (12 ymm; 12 × 8), for any
-//! tile shape (the right edge is masked,
-//! the bottom rows take blocks of 4 and 1); the best level the CPU supports is picked at run
-//! time, and a portable loop is the baseline.
+//! tile shape (the right edge is masked, the bottom rows take blocks of 4 and 1); the best
+//! level the CPU supports is picked at run time, and a portable loop is the baseline. The
+//! AVX-512 and AVX2 block functions share their shape but not their intrinsics (a generic form
+//! would call intrinsics from code compiled without the target features, and not inline).
 //! Float MulAdd precision (the Vulkan spec leaves it to the implementation): f16, bf16, fp8
 //! and f32 operands are multiplied and accumulated in f32 (f16·f16, bf16·bf16 and fp8·fp8
 //! products are exact in f32; with FMA available each step is one fused multiply-add), the

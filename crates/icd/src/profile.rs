@@ -32,7 +32,8 @@ pub(crate) fn label(
     let hash = h.finish();
     if let Ok(dir) = std::env::var("COOPMAT_ICD_PROFILE_DIR") {
         let path = std::path::Path::new(&dir).join(format!("{hash:016x}.spv"));
-        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let bytes =
+            coopmat_spirv::binary::bytes_from_words(&words, coopmat_spirv::binary::Endian::Little);
         if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, bytes)) {
             eprintln!("coopmat-icd: profile: cannot write {}: {e}", path.display());
         }

@@ -359,13 +359,19 @@ impl<'p, 'a> Batch<'p, 'a> {
         Ok(())
     }
 
-    /// Writes the same value into columns `d..` of every active lane.
+    /// Writes the same value into columns `d..` of every active lane (a plain fill when all
+    /// are active).
     fn fill_cols(&mut self, d: Col, v: &[u64], mask: &Mask) {
         let lanes = self.lanes;
+        let dense = *mask == self.full;
         for (k, &x) in v.iter().enumerate() {
-            let base = (d.ix() + k) * lanes;
-            for l in mask_lanes(mask) {
-                self.cols[base + l] = x;
+            let column = &mut self.cols[(d.ix() + k) * lanes..(d.ix() + k + 1) * lanes];
+            if dense {
+                column.fill(x);
+            } else {
+                for l in mask_lanes(mask) {
+                    column[l] = x;
+                }
             }
         }
     }
@@ -412,13 +418,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     what: e.what,
                     lane: Some(first),
                 })?;
-                if dense {
-                    for (k, &x) in out.iter().enumerate() {
-                        self.cols[(d.ix() + k) * lanes..(d.ix() + k + 1) * lanes].fill(x);
-                    }
-                } else {
-                    self.fill_cols(d, &out, mask);
-                }
+                self.fill_cols(d, &out, mask);
                 return Ok(());
             }
         }
@@ -629,25 +629,24 @@ impl<'p, 'a> Batch<'p, 'a> {
                 Err(_) => None,
             };
             // Whole runs when every run lies inside the pointer's object: one check a run.
-            let runs_done = decode.is_none()
-                && (f16_arena || f32_arena)
-                && fast.is_some_and(|(sh, idx, b0, avail)| {
-                    let fits = |&(_, i0, len): &(usize, u64, usize)| {
+            let run_object = fast.filter(|&(_, _, _, avail)| {
+                decode.is_none()
+                    && (f16_arena || f32_arena)
+                    && srcs.runs.iter().all(|&(_, i0, len)| {
                         i0.wrapping_add(shift.0)
                             .checked_add(len as u64)
                             .and_then(|end| end.checked_mul(cb))
                             .is_some_and(|end| end <= avail)
-                    };
-                    if !srcs.runs.iter().all(fits) {
-                        return false;
-                    }
-                    for &(e0, i0, len) in &srcs.runs {
-                        let byte = b0 + (i0.wrapping_add(shift.0) * cb) as usize;
-                        let at = (s.off + i * n_el + e0, srcs.run_stride);
-                        self.read_run(sh, idx, byte, len, cm.num, at);
-                    }
-                    true
-                });
+                    })
+            });
+            if let Some((sh, idx, b0, _)) = run_object {
+                for &(e0, i0, len) in &srcs.runs {
+                    let byte = b0 + (i0.wrapping_add(shift.0) * cb) as usize;
+                    let at = (s.off + i * n_el + e0, srcs.run_stride);
+                    self.read_run(sh, idx, byte, len, cm.num, at);
+                }
+            }
+            let runs_done = run_object.is_some();
             // Scalar DecodeFunc calls only (the usual case): arguments from the cached columns.
             let columns_decode = decode.filter(|dec| !self.vector_decode(dec));
             // Reused between loads (large tiles would otherwise mmap/munmap every time).
@@ -662,7 +661,6 @@ impl<'p, 'a> Batch<'p, 'a> {
             };
             for (e, src) in visit {
                 match src {
-                    ElementSource::Memory(_) if bulk => {}
                     ElementSource::Memory(te) => {
                         if decode.is_some() {
                             mem_elems.push((e, shifted(te, &shift)));
@@ -994,7 +992,15 @@ impl<'p, 'a> Batch<'p, 'a> {
                 Box::new(b)
             }
         };
-        sub.wg = self.wg;
+        // The calling invocation's workgroup (for the sub-batch's messages).
+        let wg = self
+            .pack_wgs
+            .get(l0 / p.group_lanes.max(1) as usize)
+            .or(self.pack_wgs.first())
+            .copied()
+            .unwrap_or_default();
+        sub.pack_wgs.clear();
+        sub.pack_wgs.push(wg);
         // The decode function sees this workgroup's Workgroup memory (ggml's decode tables
         // live there): lend those objects to the sub-batch for the call.
         let wg_objs: Vec<usize> = (0..p.locals.len())

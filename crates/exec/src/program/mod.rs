@@ -127,7 +127,7 @@ pub struct EngineOptions {
     /// need more fails with [`crate::ErrorKind::ResourceLimit`] before allocating. 0: half the
     /// memory the system reports available (16 GiB where it reports none).
     pub max_memory: u64,
-    /// Run several small workgroups (fewer than 256 invocations) as one batch when nothing
+    /// Run several small workgroups (fewer than 128 invocations) as one batch when nothing
     /// can tell them apart from separate runs: no Workgroup variables, no OpControlBarrier, no
     /// operation of Workgroup execution scope, whole subgroups. Each op's fixed cost is then
     /// shared by more lanes (ggml's matrix-vector shaders run 32-invocation workgroups).
@@ -253,11 +253,9 @@ pub(crate) struct Program {
     pub locals: Vec<LocalDef>,
     pub builtins: Vec<BuiltinFill>,
     pub private_init: Vec<(Op, u32)>,
-    /// Registers of Function variables kept in registers: zeroed when a workgroup starts, as
-    /// their memory would be.
-    pub promoted: Vec<(Col, u32)>,
-    /// Matrix slots of Function variables kept in registers: zeroed like [`Program::promoted`].
-    pub promoted_mats: Vec<(Mat, u32)>,
+    /// Registers (lane columns and matrix slots) of Function variables kept in registers:
+    /// zeroed when a workgroup starts, as their memory would be.
+    pub promoted: Vec<Val>,
     pub descs: Vec<String>,
     /// Result id of the instruction of each description (0: none).
     pub desc_ids: Vec<u32>,
