@@ -517,6 +517,13 @@ impl<'m> Analysis<'m> {
         self.vars.get(&var).map_or(Level::Constant, |v| v.0)
     }
 
+    /// Whether the cooperative matrix `id` (an SSA value or a variable holding matrices) may
+    /// have elements that differ from each other; false for splats (a constant or constructed
+    /// splat, a reduction over rows and columns), whose every element is the same.
+    pub fn may_hold_different_elements(&self, id: u32) -> bool {
+        self.mixed.contains(&id)
+    }
+
     /// The block (label id) holding instruction `inst`.
     pub fn block_of(&self, inst: usize) -> Option<u32> {
         self.sh
@@ -1357,7 +1364,9 @@ impl<'m> Analysis<'m> {
                 Some(c) if inputs.level <= exec_scope => acc.add(inputs.level, c),
                 _ => acc.add(exec_scope, source),
             }
-        } else if by_instance && group_op != Some(group_operation::InclusiveScan) {
+        } else if by_instance && matches!(group_op, None | Some(group_operation::Reduce)) {
+            // A ballot, or a reduction over the whole scope instance. Scans (inclusive and
+            // exclusive) and clustered or partitioned reductions differ per invocation below.
             acc.add(exec_scope, source);
         } else if name == "OpGroupNonUniformElect"
             || group_op.is_some()

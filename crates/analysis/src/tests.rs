@@ -298,3 +298,44 @@ OpFunctionEnd
     assert_eq!(a.value(id(&m, "ru")), Level::Constant);
     assert_eq!(a.value(id(&m, "vu")), Level::Constant);
 }
+
+/// Found by the soundness check over test-backend-ops (`scripts/icd-observe-shards.sh`): an
+/// exclusive scan of a ballot's bits was taken for a subgroup-uniform count.
+#[test]
+fn ballot_bit_count_scans_are_divergent_and_reductions_uniform() {
+    let src = "OpCapability Shader
+OpCapability GroupNonUniformBallot
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main \"main\" %lid
+OpExecutionMode %main LocalSize 64 1 1
+OpDecorate %lid BuiltIn LocalInvocationIndex
+OpName %scan \"scan\"
+OpName %iscan \"iscan\"
+OpName %total \"total\"
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%bool = OpTypeBool
+%uint = OpTypeInt 32 0
+%v4 = OpTypeVector %uint 4
+%pin = OpTypePointer Input %uint
+%lid = OpVariable %pin Input
+%u1 = OpConstant %uint 1
+%u3 = OpConstant %uint 3
+%main = OpFunction %void None %fn
+%e = OpLabel
+%l = OpLoad %uint %lid
+%bit = OpBitwiseAnd %uint %l %u1
+%odd = OpIEqual %bool %bit %u1
+%b = OpGroupNonUniformBallot %v4 %u3 %odd
+%scan = OpGroupNonUniformBallotBitCount %uint %u3 ExclusiveScan %b
+%iscan = OpGroupNonUniformBallotBitCount %uint %u3 InclusiveScan %b
+%total = OpGroupNonUniformBallotBitCount %uint %u3 Reduce %b
+OpReturn
+OpFunctionEnd
+";
+    let m = Module::from_words(&assemble(src, &AsmOptions::default()).unwrap()).unwrap();
+    let a = Analysis::run(&m);
+    assert_eq!(a.value(id(&m, "scan")), Level::Divergent);
+    assert_eq!(a.value(id(&m, "iscan")), Level::Divergent);
+    assert_eq!(a.value(id(&m, "total")), Level::Subgroup);
+}

@@ -188,26 +188,19 @@ fn run_into(args: Args, out: &mut String) -> anyhow::Result<u8> {
             config.levels.insert(rule_named(n)?.name.to_string(), level);
         }
     }
+    // Modules are independent: lint them in parallel, report in input order.
+    use rayon::prelude::*;
+    let results: Vec<anyhow::Result<Linted>> = files
+        .par_iter()
+        .map(|f| lint_file(f, &args.target_env, &config))
+        .collect();
     let mut findings: Vec<Finding> = Vec::new();
     let mut broken = false;
-    for f in &files {
-        let (label, bytes) = crate::inputs::read(f)?;
-        let bytes = if crate::inputs::is_text(f, &bytes) {
-            match crate::inputs::assemble(&label, &bytes, &args.target_env) {
-                Ok(b) => b,
-                Err(rendered) => {
-                    eprint!("{rendered}");
-                    broken = true;
-                    continue;
-                }
-            }
-        } else {
-            bytes
-        };
-        match Module::from_bytes(&bytes) {
-            Ok(m) => findings.extend(lint_module(&m, &label, &config)),
-            Err(e) => {
-                eprintln!("error: {label}: cannot parse: {e}");
+    for r in results {
+        match r? {
+            Linted::Findings(f) => findings.extend(f),
+            Linted::Broken(message) => {
+                eprint!("{message}");
                 broken = true;
             }
         }
@@ -245,4 +238,27 @@ fn counts(findings: &[Finding]) -> (usize, usize) {
     let d = findings.iter().filter(|f| f.level == Level::Deny).count();
     let w = findings.iter().filter(|f| f.level == Level::Warn).count();
     (d, w)
+}
+
+/// What linting one input gave.
+enum Linted {
+    Findings(Vec<Finding>),
+    /// The input does not assemble or parse: the message, printed in input order.
+    Broken(String),
+}
+
+fn lint_file(f: &std::path::Path, target_env: &str, config: &Config) -> anyhow::Result<Linted> {
+    let (label, bytes) = crate::inputs::read(f)?;
+    let bytes = if crate::inputs::is_text(f, &bytes) {
+        match crate::inputs::assemble(&label, &bytes, target_env) {
+            Ok(b) => b,
+            Err(rendered) => return Ok(Linted::Broken(rendered)),
+        }
+    } else {
+        bytes
+    };
+    Ok(match Module::from_bytes(&bytes) {
+        Ok(m) => Linted::Findings(lint_module(&m, &label, config)),
+        Err(e) => Linted::Broken(format!("error: {label}: cannot parse: {e}\n")),
+    })
 }

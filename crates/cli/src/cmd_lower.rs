@@ -10,6 +10,8 @@ pub enum Pass {
     StripDecodeVector,
     /// Rewrite SPV_NV_cooperative_matrix as SPV_KHR_cooperative_matrix (Uses inferred from the multiply-adds).
     NvToKhr,
+    /// Rewrite SPV_QCOM_cooperative_matrix_conversion with KHR loads and stores through Workgroup memory.
+    QcomToKhr,
 }
 
 /// Arguments of `coopmat lower`.
@@ -37,6 +39,13 @@ pub fn run(args: Args) -> Result<u8> {
                 eprintln!(
                     "strip-decode-vector: {} declarations removed, {} loads rewritten",
                     report.removed, report.rewritten
+                );
+            }
+            Pass::QcomToKhr => {
+                let report = coopmat_lower::qcom_to_khr(&mut module)?;
+                eprintln!(
+                    "qcom-to-khr: {} constructs and extracts through {} Workgroup scratch arrays, {} array bitcasts and sub-arrays rewritten",
+                    report.conversions, report.scratch_arrays, report.arrays
                 );
             }
             Pass::NvToKhr => {

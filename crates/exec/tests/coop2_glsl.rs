@@ -169,12 +169,9 @@ fn undefined_clamp_mode_out_of_range_is_reported() {
     assert!(e.contains("Undefined"), "{e}");
 }
 
-#[test]
-fn qcom_construct_extract_bitcast_subarray() {
-    let Some(spv) = compile(&src("qcom.comp"), &[]) else {
-        return;
-    };
-    // Finite f16 halves and f32 values (no NaN payloads to lose): clear the top exponent bits.
+/// Runs qcom.comp's module on one workgroup over finite f16 halves and f32 values (no NaN
+/// payloads to lose) and checks every defined output word against the spec's placement.
+fn run_and_check_qcom(m: &coopmat_spirv::Module, what: &str) {
     let mut st = 0x1234_5678u32;
     let x: Vec<u32> = (0..1024)
         .map(|_| {
@@ -184,8 +181,7 @@ fn qcom_construct_extract_bitcast_subarray() {
             st & 0x3bff_3bff
         })
         .collect();
-    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
-    let p = Pipeline::compile(&m, "", &Default::default(), &EngineOptions::default()).unwrap();
+    let p = Pipeline::compile(m, "", &Default::default(), &EngineOptions::default()).unwrap();
     let mut r = Resources::default();
     r.buffers
         .insert((0, 0), x.iter().flat_map(|v| v.to_le_bytes()).collect());
@@ -199,22 +195,82 @@ fn qcom_construct_extract_bitcast_subarray() {
     for i in 0..16 {
         // A: invocation i's 8 packed words are row i (little-endian halves), stored row-major.
         for k in 0..8 {
-            assert_eq!(out[i * 8 + k], x[i * 8 + k], "A row {i} word {k}");
+            assert_eq!(out[i * 8 + k], x[i * 8 + k], "{what}: A row {i} word {k}");
         }
         // Extract, bitcast to f16[16], sub-array 8..16, bitcast back: words 4..8 of row i.
         for k in 0..4 {
-            assert_eq!(out[256 + i * 4 + k], x[i * 8 + 4 + k], "sub-array {i}/{k}");
+            assert_eq!(
+                out[256 + i * 4 + k],
+                x[i * 8 + 4 + k],
+                "{what}: sub-array {i}/{k}"
+            );
         }
         // B: invocation i's array is column i.
         for k in 0..16 {
             let got = half(out[512 + k * 8 + i / 2], i);
-            assert_eq!(got, x[k * 16 + i] & 0xffff, "B ({k},{i})");
+            assert_eq!(got, x[k * 16 + i] & 0xffff, "{what}: B ({k},{i})");
         }
         // Accumulator f32: invocation i's array is row i.
         for k in 0..16 {
-            assert_eq!(out[1024 + i * 16 + k], x[i * 16 + k], "C ({i},{k})");
+            assert_eq!(out[1024 + i * 16 + k], x[i * 16 + k], "{what}: C ({i},{k})");
         }
     }
+}
+
+#[test]
+fn qcom_construct_extract_bitcast_subarray() {
+    let Some(spv) = compile(&src("qcom.comp"), &[]) else {
+        return;
+    };
+    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    run_and_check_qcom(&m, "QCOM");
+}
+
+/// `coopmat lower --pass qcom-to-khr`: the rewritten module has no QCOM instruction left,
+/// validates (coopmat val; spirv-val 2026.4 when installed) and gives the same defined results.
+#[test]
+fn qcom_to_khr_lowering_gives_the_same_results() {
+    let Some(spv) = compile(&src("qcom.comp"), &[]) else {
+        return;
+    };
+    let mut m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    let report = coopmat_lower::qcom_to_khr(&mut m).unwrap();
+    assert_eq!((report.conversions, report.arrays), (4, 3), "{report:?}");
+    assert!(m.instructions.iter().all(|i| !matches!(
+        i.opcode,
+        coopmat_spirv::grammar::op::CompositeConstructCoopMatQCOM
+            | coopmat_spirv::grammar::op::CompositeExtractCoopMatQCOM
+            | coopmat_spirv::grammar::op::BitCastArrayQCOM
+            | coopmat_spirv::grammar::op::ExtractSubArrayQCOM
+    )));
+    assert!(m.extensions().all(|e| !e.contains("QCOM")));
+    let opts = coopmat_val::ValidateOptions {
+        target_env: coopmat_val::TargetEnv::Vulkan(3),
+        profile: None,
+    };
+    let errors: Vec<String> = coopmat_val::validate(&m, &opts)
+        .iter()
+        .filter(|d| d.severity == coopmat_val::Severity::Error)
+        .map(|d| d.message.clone())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let bytes = m.to_bytes(m.endian);
+    if let Some(val) = coopmat_testkit::peer_tool("spirv-val") {
+        let tmp = std::env::temp_dir().join(format!("qcom-to-khr-{}.spv", std::process::id()));
+        std::fs::write(&tmp, &bytes).unwrap();
+        let out = std::process::Command::new(val)
+            .args(["--target-env", "vulkan1.3"])
+            .arg(&tmp)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(&tmp);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    run_and_check_qcom(&m, "lowered");
 }
 
 #[test]

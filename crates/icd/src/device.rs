@@ -299,6 +299,7 @@ pub(crate) unsafe extern "system" fn destroy_device(
     guard_void("vkDestroyDevice", || {
         if let Some(d) = objects::remove_dispatchable::<Device>(dev.as_raw())? {
             objects::remove_dispatchable::<Queue>(d.queue)?;
+            crate::uniformity::write();
             if crate::profile::enabled() {
                 crate::profile::report();
             }

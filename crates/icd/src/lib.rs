@@ -21,6 +21,7 @@ pub mod objects;
 pub mod pipeline;
 mod profile;
 pub mod sync;
+mod uniformity;
 
 use std::ffi::c_char;
 

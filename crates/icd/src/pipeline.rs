@@ -88,6 +88,9 @@ pub struct ComputePipeline {
     pub local_size: [u32; 3],
     /// The pipeline's name in `COOPMAT_ICD_PROFILE`'s report (empty when profiling is off).
     pub label: String,
+    /// With `COOPMAT_ICD_OBSERVE_UNIFORMITY`: the module's hash, under which its observations
+    /// are merged.
+    pub observed_module: Option<u64>,
 }
 
 /// A VkPipelineCache (the engine compiles fast enough that nothing is cached).
@@ -221,6 +224,7 @@ fn compile(dev: &Device, info: &vk::ComputePipelineCreateInfo) -> Result<Compute
     let options = EngineOptions {
         subgroup_size,
         robust: dev.robust,
+        observe_uniformity: crate::uniformity::dir().is_some(),
         ..Default::default()
     };
     let engine =
@@ -235,10 +239,16 @@ fn compile(dev: &Device, info: &vk::ComputePipelineCreateInfo) -> Result<Compute
     } else {
         String::new()
     };
+    let observed_module = crate::uniformity::dir().map(|_| {
+        let hash = crate::uniformity::module_hash(&sm.module);
+        crate::uniformity::register(&sm.module, hash);
+        hash
+    });
     Ok(ComputePipeline {
         local_size: engine.local_size(),
         engine,
         label,
+        observed_module,
     })
 }
 

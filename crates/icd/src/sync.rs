@@ -208,6 +208,9 @@ fn dispatch(st: &State, base: [u32; 3], groups: [u32; 3]) -> Result<(), Fail> {
     if crate::profile::enabled() {
         crate::profile::record(&p.label, &stats);
     }
+    if let Some(hash) = p.observed_module {
+        crate::uniformity::record(hash, &p.engine);
+    }
     Ok(())
 }
 

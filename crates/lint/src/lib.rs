@@ -4,9 +4,14 @@
 //!
 //! Entry points: [`lint_module`] (one module, findings) and the renderers in [`render`].
 
+mod flow;
+mod layout;
+mod mapping;
+mod qcom;
 pub mod render;
 pub mod rules;
 mod source;
+mod tensor;
 
 use coopmat_analysis::{Analysis, Level as Uniformity, Step, arg_ids};
 use coopmat_spirv::grammar::{self, op};
@@ -147,6 +152,9 @@ struct Cx<'a> {
     /// Functions the implementation calls per element, directly or through calls: function id ->
     /// the instruction that names the callback.
     callbacks: rustc_hash::FxHashMap<u32, usize>,
+    /// Where values come from through variables and calls (the tensor-layout and element-access
+    /// rules).
+    flow: flow::Flow,
 }
 
 impl<'a> Cx<'a> {
@@ -160,6 +168,7 @@ impl<'a> Cx<'a> {
             lines: std::cell::OnceCell::new(),
             names: std::cell::OnceCell::new(),
             callbacks: callbacks(m),
+            flow: flow::Flow::new(m),
             has_matrices: m.instructions.iter().any(|i| {
                 matches!(
                     i.opcode,
@@ -302,6 +311,32 @@ impl<'a> Cx<'a> {
         ) {
             self.store_stride_overlap(i, out);
         }
+        if matches!(
+            inst.opcode,
+            op::CooperativeMatrixLoadKHR | op::CooperativeMatrixStoreKHR
+        ) {
+            self.layout_for_use(i, out);
+        }
+        if matches!(
+            inst.opcode,
+            op::CooperativeMatrixLoadTensorNV | op::CooperativeMatrixStoreTensorNV
+        ) {
+            self.tensor_block_sizes(i, out);
+        }
+        if self.has_matrices
+            && matches!(
+                inst.opcode,
+                op::CompositeExtract | op::CompositeInsert | op::Load | op::Store
+            )
+        {
+            self.mapping_dependence(i, out);
+        }
+        if matches!(
+            inst.opcode,
+            op::CompositeConstructCoopMatQCOM | op::CompositeExtractCoopMatQCOM
+        ) {
+            self.qcom_subgroup_requirements(i, out);
+        }
         if is_coopvec_matrix_op(inst.opcode)
             || matches!(
                 inst.opcode,
@@ -345,7 +380,11 @@ impl<'a> Cx<'a> {
                 continue;
             }
             let id = inst.words[o.offset as usize];
-            if self.m.function(id).is_some() {
+            // The QCOM construct's Source Array is each invocation's own row or column
+            // (SPV_QCOM_cooperative_matrix_conversion): per invocation by definition.
+            if self.m.function(id).is_some()
+                || (inst.opcode == op::CompositeConstructCoopMatQCOM && k == inst.first_arg())
+            {
                 continue;
             }
             let level = self.a.value_at(id, block);

@@ -105,8 +105,8 @@ pub static COOPVEC_LAYOUT_AND_ALIGNMENT: Rule = Rule {
 pub static STORE_STRIDE_OVERLAP: Rule = Rule {
     name: "coopmat-store-stride-overlap",
     default: Level::Warn,
-    summary: "a cooperative-matrix store whose constant stride is shorter than a row (column-major: a column), so the rows it writes overlap",
-    explanation: "SPV_KHR_cooperative_matrix, OpCooperativeMatrixStoreKHR: \"Stride is the number of elements in the array pointed to by Pointer between the first component of consecutive rows (or columns)\". With a stride below the length of a row, consecutive rows share memory: different invocations write different elements to the same addresses, and the spec does not say which value remains. Loads with such strides are legal (they read the same data twice) and are not reported. The rule checks stores whose stride, layout and matrix size are constants (KHR and NV).",
+    summary: "a cooperative-matrix store whose constant stride is shorter than a row (column-major: a column), so the rows it writes overlap; a tensor store whose layout has a block size above 1",
+    explanation: "SPV_KHR_cooperative_matrix, OpCooperativeMatrixStoreKHR: \"Stride is the number of elements in the array pointed to by Pointer between the first component of consecutive rows (or columns)\". With a stride below the length of a row, consecutive rows share memory: different invocations write different elements to the same addresses, and the spec does not say which value remains. Loads with such strides are legal (they read the same data twice) and are not reported. The rule checks stores whose stride, layout and matrix size are constants (KHR and NV). It also reports OpCooperativeMatrixStoreTensorNV with a tensor layout whose block size can be above 1 in some dimension (SPV_NV_cooperative_matrix2: \"a block size larger than 1 must not be used with OpCooperativeMatrixStoreTensorNV because it will lead to data races\").",
 };
 
 /// `coopmat-unsupported-configuration`.
@@ -115,6 +115,46 @@ pub static UNSUPPORTED_CONFIGURATION: Rule = Rule {
     default: Level::Deny,
     summary: "with --profile: a cooperative matrix or vector configuration the device does not support (types, shapes, MulAdd tuples, scopes, workgroup sizes, cooperative-vector combinations)",
     explanation: "Vulkan, Runtime SPIR-V Validation: a cooperative matrix type must match an entry of vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR (VUID-RuntimeSpirv-OpTypeCooperativeMatrixKHR-10163), a MulAdd a supported (M, N, K, A, B, C, Result, saturating, scope) tuple (-10060), a cooperative-vector product an entry of vkGetPhysicalDeviceCooperativeVectorPropertiesNV (VUID-RuntimeSpirv-OpCooperativeVectorMatrixMulNV-10089), and so on. With --profile NAME (a built-in such as nvidia-h100-580 or lavapipe-26, or a profile JSON) the linter runs the validator's device-profile rules and reports each as a finding naming the rule it broke; without a profile the rule is silent.",
+};
+
+/// `coopmat-decode-vector-block-size`.
+pub static DECODE_VECTOR_BLOCK_SIZE: Rule = Rule {
+    name: "coopmat-decode-vector-block-size",
+    default: Level::Deny,
+    summary: "a tensor load with a DecodeVectorFunc of V components whose tensor layout's innermost block size can be a number that is not a multiple of V (1 when never set)",
+    explanation: "SPV_NV_cooperative_matrix_decode_vector, OpCooperativeMatrixLoadTensorNV: \"The behavior of OpCooperativeMatrixLoadTensorNV is undefined when DecodeVectorFunc is invoked if the following requirement is not satisfied: blockSize[LDim-1] must be a multiple of V\" (and Vulkan, VUID-RuntimeSpirv-OpCooperativeMatrixLoadTensorNV-12429). The implementation chooses at each load whether to call DecodeVectorFunc, so a wrong block size breaks on some drivers and not others. A tensor layout's block size is 1 in every dimension until OpTensorLayoutSetBlockSizeNV sets it, a common way to break the rule. The rule follows the layout back through the layout instructions, variables, phis and calls, and reports every block size that can reach the load (a specialization constant by its default value), with the instruction that sets it.",
+};
+
+/// `coopmat-decode-vector-opportunity`.
+pub static DECODE_VECTOR_OPPORTUNITY: Rule = Rule {
+    name: "coopmat-decode-vector-opportunity",
+    default: Level::Info,
+    summary: "a tensor load with a scalar DecodeFunc only, whose every innermost block size allows a DecodeVectorFunc of 2, 4 or 8 components",
+    explanation: "SPV_NV_cooperative_matrix_decode_vector, overview: \"Most quantized weight formats are naturally unpacked in groups (e.g. several nibbles or bits out of the same packed word), so calling the decode function once per element makes the implementation redo that unpack work for every element that shares a packed source.\" A DecodeVectorFunc returning V components (V = 2, 4 or 8, with blockSize[LDim-1] a multiple of V) lets the implementation decode V block-adjacent elements per call. The rule names the largest V that every block size reaching the load allows; it is a suggestion for devices that expose VK_NV_cooperative_matrix_decode_vector (the DecodeFunc stays: it is required, and the implementation picks either).",
+};
+
+/// `coopmat-qcom-subgroup-requirements`.
+pub static QCOM_SUBGROUP_REQUIREMENTS: Rule = Rule {
+    name: "coopmat-qcom-subgroup-requirements",
+    default: Level::Deny,
+    summary: "a QCOM cooperative construct or extract whose rows (columns for Use B) outnumber the invocations of a subgroup; with --profile, a subgroup size the extension does not allow",
+    explanation: "SPV_QCOM_cooperative_matrix_conversion, OpCompositeConstructCoopMatQCOM: \"The array from invocation with SubgroupLocalInvocationID i goes to the i-th row of the resulting cooperative matrix if the cooperative matrix object's Use is MatrixAKHR or MatrixAccumulatorKHR and to the i-th column if MatrixBKHR\"; its Rows (Columns) \"must be one of the supported cooperative matrix row sizes that are less than or equal to SubgroupSize\", and \"SubgroupSize must be a power of 2. For non power of two SubgroupSize, the behaviors are undefined.\" OpCompositeExtractCoopMatQCOM distributes rows or columns the same way. A workgroup with fewer invocations than the matrix has rows can have no such subgroup; with --profile the device's subgroup size is checked too, and (GLSL_QCOM_cooperative_matrix_conversion) an accumulator's NumCols must be the subgroup size, half or a quarter of it.",
+};
+
+/// `coopmat-mapping-dependence`.
+pub static MAPPING_DEPENDENCE: Rule = Rule {
+    name: "coopmat-mapping-dependence",
+    default: Level::Warn,
+    summary: "code that reads or writes cooperative-matrix components as if it knew which (row, column) each index of each invocation holds",
+    explanation: "SPV_KHR_cooperative_matrix, \"Cooperative Matrix\": \"A cooperative matrix is a composite with an implementation-dependent number of components ... The mapping of components to invocations and indexes is implementation-dependent.\" Component-wise code that treats every component alike (m[i] = f(m[i]) with f the same for all) is portable; code that singles a component out is not. The rule reports: a constant index into a matrix whose components may differ (m[0] reads some unknown element; a splat such as a full reduction is fine); a write of one constant component; a component written with a value computed from its own index or from the invocation's identity (LocalInvocationId, LocalInvocationIndex, GlobalInvocationId, SubgroupLocalInvocationId); a component of one matrix type set from the same index of another type (an A or B matrix and an accumulator need not share a mapping); and a component written to memory at an address computed from its index. OpCooperativeMatrixGetCoordinateEXT (SPV_EXT_cooperative_matrix_maintenance1), a cooperative store, or a per-element operation (OpCooperativeMatrixPerElementOpNV, which receives the row and column) are the portable ways.",
+};
+
+/// `coopmat-layout-for-use`.
+pub static LAYOUT_FOR_USE: Rule = Rule {
+    name: "coopmat-layout-for-use",
+    default: Level::Warn,
+    summary: "with --profile: a cooperative-matrix load in a memory layout the device was measured to load slowly for the matrix's Use and type, or a blocked-interleaved (Arm) layout the device lacks",
+    explanation: "SPV_KHR_cooperative_matrix lets any matrix be loaded row- or column-major (\"MemoryLayout specifies how matrix elements are laid out in memory\"), but the hardware's register layout is fixed per Use, so one of the two is a transposing load. On the lent H100 (NVIDIA 580) loading a Use A matrix column-major took 141 % (float16) and 163 % (sint8) of the row-major time, while Use B showed no preference (103-104 %): bench/layout/ measures it, and the profile's layout_costs record it (the rule reports costs of 120 % and more). Storing the data in the layout the Use prefers, or transposing once into shared memory, avoids it. SPV_ARM_cooperative_matrix_layouts' RowBlockedInterleavedARM and ColumnBlockedInterleavedARM need VK_ARM_cooperative_matrix_layouts, which the profile says whether the device exposes. Silent without --profile.",
 };
 
 /// Every rule, in table order.
@@ -127,6 +167,11 @@ pub static RULES: &[&Rule] = &[
     &COOPVEC_LAYOUT_AND_ALIGNMENT,
     &STORE_STRIDE_OVERLAP,
     &UNSUPPORTED_CONFIGURATION,
+    &DECODE_VECTOR_BLOCK_SIZE,
+    &DECODE_VECTOR_OPPORTUNITY,
+    &QCOM_SUBGROUP_REQUIREMENTS,
+    &MAPPING_DEPENDENCE,
+    &LAYOUT_FOR_USE,
 ];
 
 /// Finds a rule by name.

@@ -79,6 +79,60 @@ const GLSL_CASES: &[(&str, &[&str])] = &[
         &["coopmat-workgroup-size-vs-subgroup"],
     ),
     ("wg_no_matrix_48.comp", &[]),
+    (
+        "dv_block_default.comp",
+        &["coopmat-decode-vector-block-size"],
+    ),
+    (
+        "dv_block_not_multiple.comp",
+        &["coopmat-decode-vector-block-size"],
+    ),
+    ("dv_block_multiple.comp", &[]),
+    ("dv_block_spec.comp", &[]),
+    (
+        "dq_scalar_block32.comp",
+        &["coopmat-decode-vector-opportunity"],
+    ),
+    (
+        "dq_scalar_paths.comp",
+        &["coopmat-decode-vector-opportunity"],
+    ),
+    ("dq_scalar_block1.comp", &[]),
+    ("dq_scalar_runtime.comp", &[]),
+    (
+        "tensor_store_blocked.comp",
+        &["coopmat-store-stride-overlap"],
+    ),
+    ("tensor_store_unblocked.comp", &[]),
+    (
+        "qcom_rows_exceed_workgroup.comp",
+        &[
+            "coopmat-qcom-subgroup-requirements",
+            "coopmat-workgroup-size-vs-subgroup",
+        ],
+    ),
+    (
+        "qcom_extract_exceeds.comp",
+        &[
+            "coopmat-qcom-subgroup-requirements",
+            "coopmat-workgroup-size-vs-subgroup",
+        ],
+    ),
+    ("qcom_rows_fit.comp", &[]),
+    ("qcom_columns_fit.comp", &[]),
+    ("qcom_profile_limits.comp", &[]),
+    ("map_index_value.comp", &["coopmat-mapping-dependence"]),
+    ("map_constant_index.comp", &["coopmat-mapping-dependence"]),
+    ("map_identity.comp", &["coopmat-mapping-dependence"]),
+    ("map_store_by_index.comp", &["coopmat-mapping-dependence"]),
+    ("map_mixed_types.comp", &["coopmat-mapping-dependence"]),
+    ("map_elementwise.comp", &[]),
+    ("map_splat_index.comp", &[]),
+    // coopmat-layout-for-use needs --profile: silent here, see its own test.
+    ("lfu_a_column_f16.comp", &[]),
+    ("lfu_a_column_s8.comp", &[]),
+    ("lfu_preferred.comp", &[]),
+    ("lfu_s8_rows.comp", &[]),
 ];
 
 #[test]
@@ -119,6 +173,26 @@ fn spvasm_cases_fire_and_stay_silent() {
             &["coopvec-layout-and-alignment"],
         ),
         ("reduce_sum_aligned.spvasm", &[]),
+        (
+            "dv_block_not_multiple.spvasm",
+            &["coopmat-decode-vector-block-size"],
+        ),
+        ("dv_block_multiple.spvasm", &[]),
+        (
+            "dq_scalar_block32.spvasm",
+            &["coopmat-decode-vector-opportunity"],
+        ),
+        ("dq_scalar_block1.spvasm", &[]),
+        (
+            "qcom_rows_exceed_workgroup.spvasm",
+            &[
+                "coopmat-qcom-subgroup-requirements",
+                "coopmat-workgroup-size-vs-subgroup",
+            ],
+        ),
+        ("qcom_rows_fit.spvasm", &[]),
+        ("map_index_value.spvasm", &["coopmat-mapping-dependence"]),
+        ("map_elementwise.spvasm", &[]),
     ];
     for (name, expected) in cases {
         let text = std::fs::read_to_string(dir("spvasm").join(name)).expect("fixture");
@@ -231,7 +305,8 @@ fn configured_levels_change_and_silence_findings() {
 
 /// The whole llama.cpp corpus: no panic, and the only deny findings are the documented analysis
 /// fault of the cm1 flash attention (the `max_mask` skip, uniform only by value reasoning: see
-/// the crate README).
+/// the crate README); the only warning is the documented mapping dependence of the cm2 flash
+/// attention's sink path.
 #[test]
 fn corpus_deny_findings_are_only_the_documented_analysis_fault() {
     let mods = coopmat_testkit::corpus_or_notice("lint corpus");
@@ -252,11 +327,116 @@ fn corpus_deny_findings_are_only_the_documented_analysis_fault() {
                 render::human(std::slice::from_ref(finding))
             );
         }
+        for finding in f.iter().filter(|f| f.level == coopmat_lint::Level::Warn) {
+            assert!(
+                finding.rule == "coopmat-mapping-dependence"
+                    && name.contains("flash_attn_f32_f16_cm2"),
+                "{name}:\n{}",
+                render::human(std::slice::from_ref(finding))
+            );
+        }
         if f.iter().any(|f| f.level == coopmat_lint::Level::Deny) {
             with_deny.push(name.clone());
         }
     }
     assert!(with_deny.len() <= 3, "{with_deny:?}");
+}
+
+#[test]
+fn decode_vector_rules_name_the_block_size_and_the_width() {
+    // (fixture, text every finding of the rule carries)
+    for (name, rule, want) in [
+        (
+            "dv_block_default.comp",
+            "coopmat-decode-vector-block-size",
+            "can be 1, not a multiple of 4",
+        ),
+        (
+            "dv_block_not_multiple.comp",
+            "coopmat-decode-vector-block-size",
+            "can be 6, not a multiple of 4",
+        ),
+        (
+            "dq_scalar_block32.comp",
+            "coopmat-decode-vector-opportunity",
+            "returning 8 components",
+        ),
+        (
+            "dq_scalar_paths.comp",
+            "coopmat-decode-vector-opportunity",
+            "(4, 12) is a multiple of 4",
+        ),
+    ] {
+        let Some(forms) = compile(name) else {
+            eprintln!("skipping: glslangValidator or spirv-opt not found");
+            return;
+        };
+        for bytes in forms {
+            let f = lint_bytes(name, &bytes);
+            let ours: Vec<&Finding> = f.iter().filter(|f| f.rule == rule).collect();
+            assert_eq!(ours.len(), 1, "{name}:\n{}", render::human(&f));
+            assert!(ours[0].message.contains(want), "{}", ours[0].message);
+            // The chain points at where the block size is set (or the layout created).
+            assert!(
+                ours[0]
+                    .chain
+                    .iter()
+                    .all(|s| s.instruction.contains("TensorLayout")),
+                "{:#?}",
+                ours[0].chain
+            );
+        }
+    }
+}
+
+/// llama.cpp's cm2 matmuls pass DecodeVectorFunc with block size 32: silent as shipped, and
+/// reported once the block sizes are mutated to 1 (the rule sees through the real modules'
+/// layout code).
+#[test]
+fn corpus_decode_vector_loads_fire_only_when_the_block_size_is_broken() {
+    let mods = coopmat_testkit::corpus_or_notice("lint decode-vector mutation");
+    let Some((_, bytes)) = mods
+        .iter()
+        .find(|(n, _)| n.ends_with("matmul_iq4_nl_f16_cm2.spv"))
+    else {
+        return;
+    };
+    let m = Module::from_bytes(bytes).unwrap();
+    let rule = "coopmat-decode-vector-block-size";
+    let count = |m: &Module| {
+        lint_module(m, "iq4_nl", &Config::default())
+            .iter()
+            .filter(|f| f.rule == rule)
+            .count()
+    };
+    assert_eq!(count(&m), 0);
+    let mut mutated = m.clone();
+    let one = mutated
+        .instructions
+        .iter()
+        .find(|i| {
+            i.opcode == coopmat_spirv::grammar::op::Constant
+                && i.word(2) == Some(1)
+                && mutated.type_of(i.result_id.unwrap()).is_some_and(|t| {
+                    matches!(
+                        mutated.type_view(t),
+                        coopmat_spirv::types::Type::Int { width: 32, .. }
+                    )
+                })
+        })
+        .and_then(|i| i.result_id)
+        .expect("a 32-bit constant 1");
+    let mut changed = 0;
+    for inst in &mut mutated.instructions {
+        if inst.opcode == coopmat_spirv::grammar::op::TensorLayoutSetBlockSizeNV {
+            let last = inst.operands.last().unwrap().offset as usize;
+            inst.words[last] = one;
+            changed += 1;
+        }
+    }
+    assert!(changed > 0);
+    mutated.reindex().unwrap();
+    assert!(count(&mutated) > 0);
 }
 
 #[test]
@@ -295,6 +475,114 @@ fn coopvec_layout_and_alignment_reports_every_broken_operand() {
         text.contains("VUID-RuntimeSpirv-OpCooperativeVectorOuterProductAccumulateNV-10101"),
         "{text}"
     );
+}
+
+#[test]
+fn qcom_subgroup_requirements_check_the_profile_subgroup_size() {
+    let Some(forms) = compile("qcom_profile_limits.comp") else {
+        eprintln!("skipping: glslangValidator or spirv-opt not found");
+        return;
+    };
+    let config = Config {
+        profile: coopmat_val::Profile::builtin("nvidia-h100-580"),
+        ..Config::default()
+    };
+    for bytes in forms {
+        let m = Module::from_bytes(&bytes).unwrap();
+        let f = lint_module(&m, "qcom_profile_limits", &config);
+        let ours: Vec<&str> = f
+            .iter()
+            .filter(|f| f.rule == "coopmat-qcom-subgroup-requirements")
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(ours.len(), 2, "{}", render::human(&f));
+        assert!(
+            ours.iter()
+                .any(|m| m.contains("subgroup size of nvidia-h100-580 is 32"))
+        );
+        assert!(ours.iter().any(|m| m.contains("not 4")));
+    }
+}
+
+#[test]
+fn layout_for_use_reports_the_measured_slow_loads_with_a_profile() {
+    let config = Config {
+        profile: coopmat_val::Profile::builtin("nvidia-h100-580"),
+        ..Config::default()
+    };
+    let ours = |m: &Module, name: &str| -> Vec<String> {
+        lint_module(m, name, &config)
+            .into_iter()
+            .filter(|f| f.rule == "coopmat-layout-for-use")
+            .map(|f| f.message)
+            .collect()
+    };
+    for (name, want) in [
+        (
+            "lfu_a_column_f16.comp",
+            Some("Use A float16 matrix ColumnMajor"),
+        ),
+        (
+            "lfu_a_column_s8.comp",
+            Some("Use A sint8 matrix ColumnMajor"),
+        ),
+        ("lfu_preferred.comp", None),
+        ("lfu_s8_rows.comp", None),
+    ] {
+        let Some(forms) = compile(name) else {
+            eprintln!("skipping: glslangValidator or spirv-opt not found");
+            return;
+        };
+        for bytes in forms {
+            let m = Module::from_bytes(&bytes).unwrap();
+            let found = ours(&m, name);
+            match want {
+                Some(w) => {
+                    assert_eq!(found.len(), 1, "{name}: {found:?}");
+                    assert!(found[0].contains(w), "{}", found[0]);
+                    assert!(found[0].contains("141%") || found[0].contains("163%"));
+                }
+                None => assert!(found.is_empty(), "{name}: {found:?}"),
+            }
+        }
+    }
+    let text = std::fs::read_to_string(dir("spvasm").join("arm_blocked_layout.spvasm")).unwrap();
+    let m = Module::from_words(&assemble(&text, &AsmOptions::default()).unwrap()).unwrap();
+    let found = ours(&m, "arm_blocked_layout.spvasm");
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found
+            .iter()
+            .all(|f| f.contains("VK_ARM_cooperative_matrix_layouts"))
+    );
+    assert!(
+        lint_module(&m, "arm", &Config::default()).is_empty(),
+        "silent without a profile"
+    );
+}
+
+#[test]
+fn mapping_dependence_names_what_singles_a_component_out() {
+    for (name, want) in [
+        ("map_index_value.comp", "computed from that index"),
+        ("map_constant_index.comp", "reads component 0"),
+        ("map_identity.comp", "depends on which invocation stores it"),
+        (
+            "map_store_by_index.comp",
+            "address computed from the component's index",
+        ),
+        ("map_mixed_types.comp", "a matrix of another type"),
+    ] {
+        let Some(forms) = compile(name) else {
+            eprintln!("skipping: glslangValidator or spirv-opt not found");
+            return;
+        };
+        for bytes in forms {
+            let f = lint_bytes(name, &bytes);
+            assert_eq!(f.len(), 1, "{name}:\n{}", render::human(&f));
+            assert!(f[0].message.contains(want), "{name}: {}", f[0].message);
+        }
+    }
 }
 
 #[test]

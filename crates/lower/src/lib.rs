@@ -8,7 +8,9 @@ use coopmat_spirv::grammar::{OperandKind, capability, op, tensor_addressing_oper
 use coopmat_spirv::{Module, ModuleError};
 
 mod nv_to_khr;
+mod qcom_to_khr;
 pub use nv_to_khr::{NvToKhrReport, nv_to_khr};
+pub use qcom_to_khr::{QcomToKhrReport, qcom_to_khr};
 
 /// Why a rewrite did not happen.
 #[derive(Debug, thiserror::Error)]

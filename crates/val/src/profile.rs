@@ -150,6 +150,24 @@ pub struct CoopVecProfile {
     pub training_f32_accumulation: bool,
 }
 
+/// A measured cost of cooperative-matrix loads by memory layout (`bench/layout/`): loading a
+/// matrix of this Use and component type with `layout` took `percent` % of the time the same
+/// loads took with `baseline`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct LayoutCost {
+    /// `A`, `B` or `Accumulator`.
+    #[serde(rename = "use")]
+    pub usage: String,
+    /// Component type, as in `cooperative_matrix` (`float16`, `sint8`, ...).
+    pub component: String,
+    /// The layout measured (`RowMajor`, `ColumnMajor`).
+    pub layout: String,
+    /// The layout it is compared with.
+    pub baseline: String,
+    /// Time with `layout` per time with `baseline`, in percent.
+    pub percent: u32,
+}
+
 /// A device profile (JSON; see crates/val/profiles/).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 pub struct Profile {
@@ -189,6 +207,16 @@ pub struct Profile {
     /// Cooperative-vector support (None: not recorded for this device).
     #[serde(default)]
     pub cooperative_vector: Option<CoopVecProfile>,
+    /// Whether the device has VK_ARM_cooperative_matrix_layouts (the blocked-interleaved
+    /// layouts).
+    #[serde(default)]
+    pub arm_layouts: bool,
+    /// Measured load costs by layout (`coopmat lint`'s coopmat-layout-for-use).
+    #[serde(default)]
+    pub layout_costs: Vec<LayoutCost>,
+    /// How `layout_costs` was measured.
+    #[serde(default)]
+    pub layout_costs_source: String,
 }
 
 fn compute_stage() -> u32 {

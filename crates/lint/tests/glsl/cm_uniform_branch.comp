@@ -16,7 +16,9 @@ void main() {
     coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m;
     coopMatLoad(m, a, gl_WorkGroupID.x * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
     if (gl_LocalInvocationID.x < 3) {
-        m[0] = m[0] * float16_t(2.0);
+        for (int i = 0; i < m.length(); ++i) {
+            m[i] = m[i] * float16_t(2.0);
+        }
     }
     if (gl_NumWorkGroups.x > 1) {
         m = m * float16_t(0.5);
