@@ -295,3 +295,68 @@ void main() {
         "{e}"
     );
 }
+
+/// SPV_KHR_integer_dot_product (GL_EXT_integer_dot_product): the packed 4x8-bit and vector
+/// forms of OpSDot, OpUDot, OpSUDot and the AccSat forms, against sums computed here.
+#[test]
+fn integer_dot_products_packed_and_vector() {
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_EXT_integer_dot_product : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0) buffer In { int x[]; } inb;
+layout(set = 0, binding = 1) buffer Out { int y[]; } outb;
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  int a = inb.x[i], b = inb.x[i + 32];
+  outb.y[i * 6 + 0] = dotPacked4x8EXT(a, b);
+  outb.y[i * 6 + 1] = int(dotPacked4x8EXT(uint(a), uint(b)));
+  outb.y[i * 6 + 2] = dotPacked4x8EXT(a, uint(b));
+  outb.y[i * 6 + 3] = dotPacked4x8AccSatEXT(a, b, inb.x[i + 64]);
+  outb.y[i * 6 + 4] = dotEXT(unpack8(a), unpack8(b));
+  outb.y[i * 6 + 5] = int(dotAccSatEXT(unpack8(uint(a)), unpack8(uint(b)), uint(inb.x[i + 64])));
+}"#,
+    ) else {
+        return;
+    };
+    // Words with extreme bytes (-128, 127, 255) and accumulators near both ends of the range.
+    let mut st = 0x9E37_79B9u32;
+    let mut x: Vec<u32> = (0..96)
+        .map(|_| {
+            st ^= st << 13;
+            st ^= st >> 17;
+            st ^= st << 5;
+            st
+        })
+        .collect();
+    x[0] = 0x8080_8080;
+    x[32] = 0x8080_8080;
+    x[64] = 0x7fff_0000;
+    x[1] = 0xffff_ffff;
+    x[33] = 0xffff_ffff;
+    x[65] = 0xffff_ff00;
+    let mut res = Resources::default();
+    res.buffers
+        .insert((0, 0), x.iter().flat_map(|v| v.to_le_bytes()).collect());
+    res.buffers.insert((0, 1), vec![0; 32 * 6 * 4]);
+    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+    let y = i32s(&res.buffers[&(0, 1)]);
+    let s = |v: u32| (0..4).map(move |k| (v >> (8 * k)) as u8 as i8 as i64);
+    let u = |v: u32| (0..4).map(move |k| (v >> (8 * k)) as u8 as i64);
+    for i in 0..32 {
+        let (a, b, c) = (x[i], x[i + 32], x[i + 64]);
+        let ss: i64 = s(a).zip(s(b)).map(|(p, q)| p * q).sum();
+        let uu: i64 = u(a).zip(u(b)).map(|(p, q)| p * q).sum();
+        let su: i64 = s(a).zip(u(b)).map(|(p, q)| p * q).sum();
+        let want = [
+            ss as i32,
+            uu as u32 as i32,
+            su as i32,
+            (ss + c as i32 as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+            ss as i32,
+            (uu + c as i64).min(u32::MAX as i64) as u32 as i32,
+        ];
+        assert_eq!(&y[i * 6..i * 6 + 6], &want, "invocation {i}");
+    }
+}

@@ -17,7 +17,7 @@ pub(crate) enum PtrLay {
 
 impl Cx<'_> {
     /// A constant column that belongs to no id.
-    fn konst(&mut self, v: u64) -> Col {
+    pub(super) fn konst(&mut self, v: u64) -> Col {
         let c = self.alloc_cols(1);
         self.img[c.ix()] = v;
         self.const_len.push((c, v));
