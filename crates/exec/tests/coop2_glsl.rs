@@ -426,3 +426,40 @@ fn decode_functions_read_the_invocations_private_variables() {
         );
     }
 }
+
+/// qcom-to-khr on 8x8 accumulators with 8-invocation subgroups (four matrices per workgroup,
+/// each from its own subgroup's rows): the lowered module gives the original's bytes.
+#[test]
+fn qcom_to_khr_on_small_subgroups_keeps_each_subgroups_rows() {
+    let Some(spv) = compile(&src("qcom_acc8.comp"), &[]) else {
+        return;
+    };
+    let original = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    let mut lowered = original.clone();
+    coopmat_lower::qcom_to_khr(&mut lowered).unwrap();
+    let mut st = 0x1234_5678u32;
+    let input: Vec<u8> = (0..2048)
+        .flat_map(|_| {
+            st ^= st << 13;
+            st ^= st >> 17;
+            st ^= st << 5;
+            (st & 0x3bff_3bff).to_le_bytes()
+        })
+        .collect();
+    let options = EngineOptions {
+        subgroup_size: 8,
+        ..EngineOptions::default()
+    };
+    let run = |m: &coopmat_spirv::Module| {
+        let p = Pipeline::compile(m, "", &Default::default(), &options).unwrap();
+        let mut r = Resources::default();
+        r.buffers.insert((0, 0), input.clone());
+        r.buffers.insert((0, 1), vec![0; 8192]);
+        p.dispatch(&mut r, [1, 1, 1]).unwrap();
+        r.buffers[&(0, 1)].clone()
+    };
+    let (a, b) = (run(&original), run(&lowered));
+    assert_eq!(a, b);
+    // Row i of subgroup s's f32 matrix is that invocation's 8 floats.
+    assert_eq!(&a[..4 * 64], &input[..4 * 64]);
+}
