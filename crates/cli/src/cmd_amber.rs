@@ -47,21 +47,21 @@ pub fn run(args: Args) -> Result<u8> {
             Outcome::Pass => {
                 passed += 1;
                 if !args.quiet {
-                    println!("PASS {}{timing}", f.display());
+                    outln!("PASS {}{timing}", f.display());
                 }
             }
             Outcome::Fail(why) => {
                 failed += 1;
-                println!("FAIL {}: {why}{timing}", f.display());
+                outln!("FAIL {}: {why}{timing}", f.display());
             }
             Outcome::Skip(why) => {
                 skipped += 1;
                 if !args.quiet {
-                    println!("SKIP {}: {why}{timing}", f.display());
+                    outln!("SKIP {}: {why}{timing}", f.display());
                 }
             }
         }
     }
-    println!("{passed} passed, {failed} failed, {skipped} skipped");
+    outln!("{passed} passed, {failed} failed, {skipped} skipped");
     Ok(u8::from(failed > 0))
 }

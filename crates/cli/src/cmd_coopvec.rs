@@ -134,7 +134,7 @@ pub fn run(a: Args) -> Result<u8> {
             }
             _ => (need(a.rows, "--rows")?, need(a.cols, "--cols")?),
         };
-        println!("{}", converted_size(rows, cols, dst)?);
+        outln!("{}", converted_size(rows, cols, dst)?);
         return Ok(0);
     }
     let input = a

@@ -33,6 +33,11 @@ pub struct Args {
     /// Rows of D checked against the f64 reference when M·N·K > 2^31 (evenly spaced).
     #[arg(long, default_value_t = 16)]
     check_rows: usize,
+    /// Also write the dispatch to DIR, to replay it elsewhere: each input buffer as
+    /// `SET_BINDING.bin`, the engine's output as `engine_d.bin`, and in `args.txt` the arguments
+    /// of `coopmat run` / `gpu run` / `diff` that repeat it (buffer paths relative to DIR).
+    #[arg(long, value_name = "DIR")]
+    emit_dispatch: Option<PathBuf>,
     /// Engine options.
     #[command(flatten)]
     engine: crate::engine_args::EngineArgs,
@@ -129,6 +134,7 @@ pub fn run(a: Args) -> Result<u8> {
     }
     let mut res = Resources::default();
     let mut d_key = (0, 0);
+    let mut inputs: Vec<((u32, u32), Vec<u8>)> = Vec::new();
     for b in &d.bindings {
         let mut buf = match b.role {
             BindingRole::A => a_bytes.clone(),
@@ -141,6 +147,7 @@ pub fn run(a: Args) -> Result<u8> {
         if buf.len() < b.min_bytes as usize {
             buf.resize(b.min_bytes as usize, 0);
         }
+        inputs.push(((b.set, b.binding), buf.clone()));
         res.buffers.insert((b.set, b.binding), buf);
     }
     res.push_constants = d.push_constants.clone();
@@ -152,6 +159,9 @@ pub fn run(a: Args) -> Result<u8> {
         .dispatch(&mut res, d.groups)
         .map_err(|e| anyhow!("{e}"))?;
     let cpu = process_cpu_seconds() - cpu0;
+    if let Some(dir) = &a.emit_dispatch {
+        emit_dispatch(dir, &d, &inputs, &res.buffers[&d_key], d_key)?;
+    }
     // Reference: D[n][m] = Σ_k A[m][k]·B[n][k] in f64; scale Σ|A·B| for relative errors.
     // Reference: D[n][m] = Σ_k A[m][k]·B[n][k] in f64 (as coopmat_ggml::matmul::mul_mat), with
     // Σ|A·B| as the scale of the error. Large problems check an evenly spaced sample of rows.
@@ -196,7 +206,7 @@ pub fn run(a: Args) -> Result<u8> {
     let tol = u16r + (k as f64 + 1.0) * 2f64.powi(-24);
     let secs = stats.elapsed.as_secs_f64();
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
-    println!(
+    outln!(
         "{name}: M={m} N={n} K={k} type={ty:?} variant={:?} aligned={} tile={:?} groups={:?} local={:?} policy={policy:?}{}",
         d.variant,
         d.aligned,
@@ -209,9 +219,10 @@ pub fn run(a: Args) -> Result<u8> {
             ""
         }
     );
-    println!(
+    outln!(
         "max error relative to sum|a*b|: {max_rel:.3e} at (n={}, m={}) (tolerance {tol:.3e}); NMSE {nmse:.3e}",
-        worst.0, worst.1
+        worst.0,
+        worst.1
     );
     let td = stats.decode_time.as_secs_f64();
     let tm = stats.muladd_time.as_secs_f64();
@@ -223,7 +234,7 @@ pub fn run(a: Args) -> Result<u8> {
         a.engine.threads
     };
     let busy = secs * threads_used as f64;
-    println!(
+    outln!(
         "time {secs:.3} s, {:.3} GFLOP/s; CPU {cpu:.2} s ({:.3} GFLOP per CPU-second); thread time: decode {:.1}%, MulAdd {:.1}%, rest {:.1}% ({threads_used} threads)",
         flops / secs / 1e9,
         flops / cpu.max(1e-9) / 1e9,
@@ -235,4 +246,38 @@ pub fn run(a: Args) -> Result<u8> {
         bail!("result outside tolerance: {max_rel:.3e} > {tol:.3e}");
     }
     Ok(0)
+}
+
+/// Writes `--emit-dispatch`'s files (see [`Args`]).
+fn emit_dispatch(
+    dir: &std::path::Path,
+    d: &coopmat_ggml::dispatch::Dispatch,
+    inputs: &[((u32, u32), Vec<u8>)],
+    engine_d: &[u8],
+    d_key: (u32, u32),
+) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).with_context(|| format!("writing {}", p.display()))
+    };
+    let [x, y, z] = d.groups;
+    let mut args = vec![format!("--groups {x},{y},{z}")];
+    for ((set, binding), bytes) in inputs {
+        let name = format!("{set}_{binding}.bin");
+        write(&name, bytes)?;
+        args.push(format!("--buffer {set}:{binding}=raw:{name}"));
+    }
+    let push: String = d
+        .push_constants
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    args.push(format!("--push 0x{push}"));
+    for (id, v) in &d.spec {
+        args.push(format!("--spec {id}={v}"));
+    }
+    write("engine_d.bin", engine_d)?;
+    args.push(format!("--compare {}:{}:f32", d_key.0, d_key.1));
+    write("args.txt", (args.join(" ") + "\n").as_bytes())
 }

@@ -108,17 +108,17 @@ fn info(a: InfoArgs) -> Result<u8> {
                 "training_f32_accumulation": limits.training_f32_accumulation,
             },
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(0);
     }
-    println!("device: {}", gpu.name());
-    println!("extensions: {}", gpu.extensions().join(" "));
+    outln!("device: {}", gpu.name());
+    outln!("extensions: {}", gpu.extensions().join(" "));
     let related: Vec<&String> = gpu
         .available_extensions()
         .iter()
         .filter(|e| e.contains("cooperative") || e.contains("matrix"))
         .collect();
-    println!(
+    outln!(
         "available ({} in all; matrix-related: {})",
         gpu.available_extensions().len(),
         related
@@ -135,17 +135,17 @@ fn info(a: InfoArgs) -> Result<u8> {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    println!("features: {}", names(true));
-    println!("lacking: {}", names(false));
-    println!("cooperative-matrix shapes (M x N x K, A x B + C -> Result):");
+    outln!("features: {}", names(true));
+    outln!("lacking: {}", names(false));
+    outln!("cooperative-matrix shapes (M x N x K, A x B + C -> Result):");
     for r in &matrix_rows {
-        println!("  {r}");
+        outln!("  {r}");
     }
-    println!(
+    outln!(
         "cooperative-vector combinations (input, input interpretation, matrix, bias, result, transpose):"
     );
     for c in &combos {
-        println!(
+        outln!(
             "  {} {} {} {} {} {}",
             type_name(c.input_type),
             type_name(c.input_interpretation),
@@ -199,7 +199,7 @@ fn run(args: RunArgs) -> Result<u8> {
     let t = gpu.dispatch(&d, &mut buffers)?;
     write_outs(&a.outs, &buffers)?;
     let per = |x: std::time::Duration| x.as_secs_f64() * 1e3 / args.repeat as f64;
-    println!(
+    outln!(
         "ran {groups:?} workgroups x {} on {}: {:.3} ms per dispatch from submit to fence{}",
         args.repeat,
         gpu.name(),
@@ -367,7 +367,7 @@ pub fn diff(a: DiffArgs) -> Result<u8> {
     };
     gpu.dispatch(&dispatch, &mut device)
         .context("the device's dispatch")?;
-    println!("engine vs {}", gpu.name());
+    outln!("engine vs {}", gpu.name());
     let mut compares: Vec<Compare> = Vec::new();
     for c in &a.compare {
         let mut parts = c.split(':');
@@ -427,7 +427,7 @@ pub fn diff(a: DiffArgs) -> Result<u8> {
         }
         let label = format!("{}:{} ({n} {name})", key.0, key.1);
         if differ.is_empty() {
-            println!(
+            outln!(
                 "{label}: agree{}",
                 if worst_ulps > 0 {
                     format!(
@@ -445,13 +445,13 @@ pub fn diff(a: DiffArgs) -> Result<u8> {
             (_, u64::MAX) => " (a NaN against a number among them)".to_string(),
             _ => format!(" (largest {worst_ulps} ulps, {worst_abs:e} absolute)"),
         };
-        println!("{label}: {} differ{largest}", differ.len());
+        outln!("{label}: {} differ{largest}", differ.len());
         for &(i, x, y) in differ.iter().take(a.show) {
             let at = match cols {
                 Some(c) if c > 0 => format!("[{i}] (row {}, column {})", i / c, i % c),
                 _ => format!("[{i}]"),
             };
-            println!(
+            outln!(
                 "  {at}: engine {} ({x:#x}), device {} ({y:#x})",
                 elem.value(x),
                 elem.value(y)

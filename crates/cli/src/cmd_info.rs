@@ -47,7 +47,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&json_out)?);
+        outln!("{}", serde_json::to_string_pretty(&json_out)?);
     }
     Ok(status)
 }

@@ -385,7 +385,7 @@ pub fn run(args: Args) -> Result<u8> {
     let st = pipe.dispatch(&mut res, groups)?;
     write_outs(&a.outs, &res.buffers)?;
     let secs = st.elapsed.as_secs_f64().max(1e-9);
-    println!(
+    outln!(
         "ran {} workgroups ({} invocations, local size {:?}) in {:.3} ms: {} lane-instructions ({:.1} M/s), {} batch instructions{}",
         st.workgroups,
         st.invocations,

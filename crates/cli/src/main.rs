@@ -3,6 +3,19 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// `println!` for command output: a closed standard output (`coopmat ... | head -1`) ends the
+/// output quietly instead of panicking; another write error is reported on standard error.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*)
+            && e.kind() != std::io::ErrorKind::BrokenPipe
+        {
+            eprintln!("error: writing the output: {e}");
+        }
+    }};
+}
+
 mod cmd_amber;
 mod cmd_as;
 mod cmd_coopvec;

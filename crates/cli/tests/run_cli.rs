@@ -117,3 +117,25 @@ fn bad_arguments_are_errors_naming_them() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(&std::fs::read(out).unwrap()[..4], &42u32.to_le_bytes());
 }
+
+/// Output into a closed pipe (`coopmat ... | head -1` after head has exited) ends the command
+/// quietly: no panic (exit status 101), whichever command prints.
+#[test]
+fn a_closed_standard_output_is_not_a_panic() {
+    let amber = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/khr_coopmat_gemm.amber"
+    );
+    for args in [vec!["amber", amber], vec!["--help"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_coopmat"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Close the read end before the command writes.
+        drop(child.stdout.take());
+        let status = child.wait().unwrap();
+        assert_ne!(status.code(), Some(101), "{args:?}: {status:?}");
+    }
+}
