@@ -23,12 +23,11 @@ fn compile(src: &str, defines: &[String]) -> Option<Vec<u8>> {
     };
     let dir = std::env::temp_dir().join(format!("coop2-glsl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let tag: String = defines
-        .join("_")
-        .chars()
-        .filter(|c| c.is_alphanumeric())
-        .collect();
-    let out = dir.join(format!("{tag}.spv"));
+    // One output file per call: tests run in parallel, and two shaders compiled with the same
+    // defines must not share a path.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = dir.join(format!("shader{call}.spv"));
     let st = std::process::Command::new(g)
         .args(["-V", "--target-env", "vulkan1.3"])
         .args(defines.iter().map(|d| format!("-D{d}")))

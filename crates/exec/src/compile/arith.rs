@@ -415,6 +415,48 @@ impl<'m> Cx<'m> {
         a: &[u32],
         out: &mut Vec<Op>,
     ) -> Result<(), ExecError> {
+        // One-component ops of the expansion.
+        let extend = |signed: bool| {
+            if signed {
+                CvtKind::SConv
+            } else {
+                CvtKind::UConv
+            }
+        };
+        let cvt = |kind, from, to, d, a| {
+            Op::Cvt(CvtArgs {
+                kind,
+                from,
+                to,
+                d,
+                a,
+                n: 1,
+            })
+        };
+        let bin = |op, num, d, a, b| {
+            Op::Bin(BinArgs {
+                op,
+                num,
+                d,
+                a,
+                b,
+                n: 1,
+                bs: false,
+            })
+        };
+        let tern = |op, num, d, a, b, c| {
+            Op::Tern(TernArgs {
+                op,
+                num,
+                d,
+                a,
+                b,
+                c,
+                n: 1,
+                bs: false,
+                cs: false,
+            })
+        };
         let acc_sat = matches!(opcode, op::SDotAccSat | op::UDotAccSat | op::SUDotAccSat);
         let (a_signed, b_signed) = match opcode {
             op::SDot | op::SDotAccSat => (true, true),
@@ -444,11 +486,6 @@ impl<'m> Cx<'m> {
         );
         // Component k of an operand, extended to 64 bits, into `t`.
         let widen = |cx: &mut Self, src: Col, signed: bool, k: u32, t: Col, out: &mut Vec<Op>| {
-            let kind = if signed {
-                CvtKind::SConv
-            } else {
-                CvtKind::UConv
-            };
             if packed {
                 let offset = cx.konst(8 * k as u64);
                 let op = if signed {
@@ -456,126 +493,43 @@ impl<'m> Cx<'m> {
                 } else {
                     TernOp::UExtract
                 };
-                out.push(Op::Tern(TernArgs {
-                    op,
-                    num: Num::Int(32),
-                    d: t,
-                    a: src,
-                    b: offset,
-                    c: eight,
-                    n: 1,
-                    bs: false,
-                    cs: false,
-                }));
-                out.push(Op::Cvt(CvtArgs {
-                    kind,
-                    from: Num::Int(32),
-                    to: wide,
-                    d: t,
-                    a: t,
-                    n: 1,
-                }));
+                out.push(tern(op, Num::Int(32), t, src, offset, eight));
+                out.push(cvt(extend(signed), Num::Int(32), wide, t, t));
             } else {
-                out.push(Op::Cvt(CvtArgs {
-                    kind,
-                    from: xnum,
-                    to: wide,
-                    d: t,
-                    a: src + k,
-                    n: 1,
-                }));
+                out.push(cvt(extend(signed), xnum, wide, t, src + k));
             }
         };
         for k in 0..n {
             widen(self, xc, a_signed, k, ta, out);
             widen(self, yc, b_signed, k, tb, out);
-            let dst = if k == 0 { sum } else { ta };
-            out.push(Op::Bin(BinArgs {
-                op: BinOp::IMul,
-                num: wide,
-                d: dst,
-                a: ta,
-                b: tb,
-                n: 1,
-                bs: false,
-            }));
-            if k > 0 {
-                out.push(Op::Bin(BinArgs {
-                    op: BinOp::IAdd,
-                    num: wide,
-                    d: sum,
-                    a: sum,
-                    b: ta,
-                    n: 1,
-                    bs: false,
-                }));
+            if k == 0 {
+                out.push(bin(BinOp::IMul, wide, sum, ta, tb));
+            } else {
+                out.push(bin(BinOp::IMul, wide, ta, ta, tb));
+                out.push(bin(BinOp::IAdd, wide, sum, sum, ta));
             }
         }
         if acc_sat {
             let acc = self.col(operand(a, 2)?)?;
             // The accumulator and the result share the result's signedness: signed but for UDot.
             let signed = opcode != op::UDotAccSat;
-            let kind = if signed {
-                CvtKind::SConv
-            } else {
-                CvtKind::UConv
-            };
-            out.push(Op::Cvt(CvtArgs {
-                kind,
-                from: rnum,
-                to: wide,
-                d: ta,
-                a: acc,
-                n: 1,
-            }));
-            out.push(Op::Bin(BinArgs {
-                op: BinOp::IAdd,
-                num: wide,
-                d: sum,
-                a: sum,
-                b: ta,
-                n: 1,
-                bs: false,
-            }));
+            out.push(cvt(extend(signed), rnum, wide, ta, acc));
+            out.push(bin(BinOp::IAdd, wide, sum, sum, ta));
             let (lo, hi) = if signed {
                 let half = 1u64 << (rbits - 1);
                 (half.wrapping_neg(), half - 1)
             } else {
-                (
-                    0,
-                    if rbits == 64 {
-                        u64::MAX
-                    } else {
-                        (1u64 << rbits) - 1
-                    },
-                )
+                (0, u64::MAX >> (64 - rbits))
             };
             let (lo, hi) = (self.konst(lo), self.konst(hi));
-            let op = if signed {
+            let clamp = if signed {
                 TernOp::SClamp
             } else {
                 TernOp::UClamp
             };
-            out.push(Op::Tern(TernArgs {
-                op,
-                num: wide,
-                d: sum,
-                a: sum,
-                b: lo,
-                c: hi,
-                n: 1,
-                bs: false,
-                cs: false,
-            }));
+            out.push(tern(clamp, wide, sum, sum, lo, hi));
         }
-        out.push(Op::Cvt(CvtArgs {
-            kind: CvtKind::UConv,
-            from: wide,
-            to: rnum,
-            d,
-            a: sum,
-            n: 1,
-        }));
+        out.push(cvt(CvtKind::UConv, wide, rnum, d, sum));
         Ok(())
     }
 
