@@ -81,6 +81,7 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     ("VK_EXT_host_query_reset", 1),
     ("VK_EXT_memory_budget", 1),
     ("VK_KHR_shader_bfloat16", 1),
+    ("VK_KHR_shader_integer_dot_product", 1),
     ("VK_KHR_cooperative_matrix", 2),
     ("VK_NV_cooperative_matrix", 1),
     ("VK_NV_cooperative_matrix2", 1),
@@ -297,6 +298,7 @@ pub unsafe fn answer_features(mut next: *mut vk::BaseOutStructure) {
                         compute_full_subgroups: vk::TRUE,
                         synchronization2: vk::TRUE,
                         shader_zero_initialize_workgroup_memory: vk::TRUE,
+                        shader_integer_dot_product: vk::TRUE,
                         maintenance4: vk::TRUE,
                         ..Default::default()
                     },
@@ -316,6 +318,15 @@ pub unsafe fn answer_features(mut next: *mut vk::BaseOutStructure) {
                         storage_buffer_8bit_access: vk::TRUE,
                         uniform_and_storage_buffer_8bit_access: vk::TRUE,
                         storage_push_constant8: vk::TRUE,
+                        ..Default::default()
+                    },
+                ),
+                // The engine runs OpSDot and its family (expanded into integer multiply-adds);
+                // the properties say no form is accelerated, which is the truth on a CPU.
+                S::PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES => answer(
+                    next,
+                    vk::PhysicalDeviceShaderIntegerDotProductFeatures {
+                        shader_integer_dot_product: vk::TRUE,
                         ..Default::default()
                     },
                 ),
@@ -562,6 +573,11 @@ pub unsafe fn answer_properties(mut next: *mut vk::BaseOutStructure) {
                         quad_operations_in_all_stages: vk::FALSE,
                         ..Default::default()
                     },
+                ),
+                // Every integer dot product form is supported, none accelerated: all fields false.
+                S::PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES => answer(
+                    next,
+                    vk::PhysicalDeviceShaderIntegerDotProductProperties::default(),
                 ),
                 S::PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES => answer(
                     next,
