@@ -610,3 +610,43 @@ void main() {
         "{e}"
     );
 }
+
+/// Found by the engine fuzz target (2026-11-25): OpISubBorrow inside OpSpecConstantOp with a
+/// scalar result type (the assembler refuses it; patched into the words) made the compiler write
+/// the borrow past the result. Now a compile error naming the instruction.
+#[test]
+fn extended_arithmetic_with_a_scalar_result_is_a_compile_error() {
+    let src = "OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main \"main\"
+OpExecutionMode %main LocalSize 32 1 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%uint = OpTypeInt 32 0
+%a = OpSpecConstant %uint 128
+%b = OpSpecConstant %uint 8
+%diff = OpSpecConstantOp %uint ISub %a %b
+%main = OpFunction %void None %fn
+%entry = OpLabel
+OpReturn
+OpFunctionEnd
+";
+    let words = coopmat_spirv::asm::assemble(src, &Default::default()).unwrap();
+    let mut m = coopmat_spirv::Module::from_words(&words).unwrap();
+    let inst = m
+        .instructions
+        .iter_mut()
+        .find(|i| i.opcode == coopmat_spirv::grammar::op::SpecConstantOp)
+        .unwrap();
+    inst.words[3] = u32::from(coopmat_spirv::grammar::op::ISubBorrow);
+    let m = coopmat_spirv::Module::from_words(&m.to_words()).unwrap();
+    let e = coopmat_exec::Pipeline::compile(
+        &m,
+        "",
+        &Default::default(),
+        &coopmat_exec::EngineOptions::default(),
+    )
+    .err()
+    .expect("a compile error");
+    assert!(e.to_string().contains("extended-arithmetic"), "{e}");
+}

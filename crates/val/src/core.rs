@@ -52,6 +52,77 @@ pub(crate) fn check(cx: &mut Ctx) {
     functions(cx);
     control_flow(cx, &cfg);
     entry_points(cx);
+    extended_arithmetic_and_imports(cx);
+}
+
+/// `Core-ExtendedArith-Result` and `Core-ExtInstImport-Vulkan`.
+fn extended_arithmetic_and_imports(cx: &mut Ctx) {
+    let m = cx.m;
+    let extended = |o: u32| {
+        matches!(
+            u16::try_from(o).unwrap_or(0),
+            op::IAddCarry | op::ISubBorrow | op::UMulExtended | op::SMulExtended
+        )
+    };
+    for (i, inst) in m.instructions.iter().enumerate() {
+        // (the operation, index of its first value operand)
+        let (opcode, first) = match inst.opcode {
+            o if extended(o as u32) => (o, 2),
+            op::SpecConstantOp => {
+                let o = inst.w(2).unwrap_or(0);
+                let allowed = u16::try_from(o)
+                    .is_ok_and(|o| coopmat_spirv::asm::SPEC_CONSTANT_OPS.contains(&o));
+                if !allowed {
+                    let name = u16::try_from(o)
+                        .ok()
+                        .and_then(crate::ctx::desc)
+                        .map_or_else(|| format!("opcode {o}"), |d| d.name.to_string());
+                    cx.err(
+                        &CORE_CONSTANT,
+                        i,
+                        format!("{name} is not an operation OpSpecConstantOp allows"),
+                    );
+                }
+                if !extended(o) {
+                    continue;
+                }
+                (o as u16, 3)
+            }
+            op::ExtInstImport => {
+                let name = inst.s(1).unwrap_or_default();
+                if cx.opts.target_env.is_vulkan()
+                    && name != "GLSL.std.450"
+                    && !name.starts_with("NonSemantic.")
+                {
+                    cx.err(
+                        &CORE_EXT_IMPORT,
+                        i,
+                        format!("the extended instruction set {name:?} is not available in Vulkan (GLSL.std.450 or NonSemantic.* sets only)"),
+                    );
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        let (Some(rt), Some(a)) = (inst.w(0), inst.w(first)) else {
+            continue;
+        };
+        let operand_ty = cx.vty(a);
+        let members = match m.def(rt) {
+            Some(d) if d.opcode == op::TypeStruct => d.words.get(2..).unwrap_or(&[]).to_vec(),
+            _ => Vec::new(),
+        };
+        if members.len() != 2 || members.iter().any(|&t| t != operand_ty) {
+            let name = crate::ctx::desc(opcode).map_or("?", |d| d.name);
+            cx.err(
+                &CORE_EXTENDED_ARITH,
+                i,
+                format!(
+                    "{name}: the result type must be a struct of two members of the operands' type"
+                ),
+            );
+        }
+    }
 }
 
 fn header(cx: &mut Ctx) {

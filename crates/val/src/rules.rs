@@ -84,6 +84,8 @@ rules! {
     CORE_CFG_TARGET = "Core-CFG-Target", true, "SPIR-V 2.2.5 Control Flow / 3.32.17", "branch and merge targets are labels of blocks in the same function";
     CORE_CFG_MERGE = "Core-CFG-Merge", true, "SPIR-V 2.11 Structured Control Flow", "merge instructions precede a branch, merge blocks are used once, headers dominate their merge and continue targets";
     CORE_ENTRY_POINT = "Core-EntryPoint", true, "SPIR-V 3.32.5 OpEntryPoint / OpExecutionMode", "entry points name functions defined here; execution modes name entry points";
+    CORE_EXTENDED_ARITH = "Core-ExtendedArith-Result", true, "SPIR-V 3.32.13 OpIAddCarry, OpISubBorrow, OpUMulExtended, OpSMulExtended", "the result type is a struct of two members of the operands' type (as an instruction and inside OpSpecConstantOp)";
+    CORE_EXT_IMPORT = "Core-ExtInstImport-Vulkan", true, "Vulkan spirvenv.adoc (extended instruction sets) / SPIR-V 3.32.10 OpExtInstImport", "Vulkan: an imported extended instruction set is GLSL.std.450 or a NonSemantic.* set";
     CORE_VK_SHADER = "Core-Vulkan-Env", true, "Vulkan spirvenv.adoc Validation Rules within a Module", "Vulkan modules declare Shader and use Logical/PhysicalStorageBuffer64 addressing";
 
     // ---- SPV_NV_cooperative_matrix -------------------------------------------------------

@@ -359,6 +359,13 @@ impl<'m> Cx<'m> {
             op::IAddCarry | op::ISubBorrow | op::UMulExtended | op::SMulExtended => {
                 let (num, n) = self.comps_of(arg(0)?)?;
                 let (x, y) = (self.col(arg(0)?)?, self.col(arg(1)?)?);
+                // The result is a struct of two members shaped like the operands.
+                if d.ncols != 2 * n || self.val(arg(1)?)?.ncols < n {
+                    return bad(format!(
+                        "the result type of an extended-arithmetic instruction must be a struct of two members of the operands' type ({} components for {n}-component operands)",
+                        d.ncols
+                    ));
+                }
                 let (lo, hi) = match opcode {
                     op::IAddCarry => (BinOp::IAdd, BinOp::AddCarry),
                     op::ISubBorrow => (BinOp::ISub, BinOp::SubBorrow),

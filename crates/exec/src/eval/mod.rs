@@ -774,6 +774,14 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
         dense: true,
     };
     for o in ops {
+        // A malformed module can make a compiled op write past the constants compiled so far.
+        if let Some((d, n)) = o.result_cols()
+            && d.ix() + n as usize > k.c.len()
+        {
+            return Err(ExecError::invalid(
+                "a specialization constant operation writes past its result",
+            ));
+        }
         match o {
             Op::Un(x) => k.un(x),
             Op::Bin(x) => k.bin(x),

@@ -351,8 +351,9 @@ enum ExtSet {
     NonSemanticUnknown,
 }
 
-/// The opcodes `OpSpecConstantOp` accepts (by name without `Op`), as `spirv-as` does.
-const SPEC_CONSTANT_OPS: &[u16] = &[
+/// The opcodes `OpSpecConstantOp` accepts (by name without `Op`), as `spirv-as` does; the
+/// validator checks binaries against the same list.
+pub const SPEC_CONSTANT_OPS: &[u16] = &[
     op::AccessChain,
     op::InBoundsAccessChain,
     op::PtrAccessChain,

@@ -1,0 +1,29 @@
+#!/bin/bash
+# The cargo-fuzz targets on the lent machine's 16 cores for $1 seconds each (all at once): built here
+# (`cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz build -O`), stripped into .devrun/fuzz/bin with the corpora as
+# .devrun/fuzz/corpus.tar.xz (carry .devrun). Returns $OUT/stats.txt (per target: workers, executions, exec/s,
+# coverage, crashes), $OUT/corpus.tar.xz (the grown corpora, to continue from) and $OUT/crashes.tar.gz.
+set -u
+T=$1; W=/tmp/fuzzrun; rm -rf $W; mkdir -p $W; tar -C $W -xJf .devrun/fuzz/corpus.tar.xz
+declare -A workers=([engine]=4 [validate]=3 [assemble]=3 [read_binary]=2 [npy]=2 [amber]=2)
+declare -A extra=([engine]="-rss_limit_mb=4096 -timeout=30" [assemble]="-max_len=65536 -timeout=10" \
+  [amber]="-max_len=16384" [validate]="" [read_binary]="" [npy]="")
+bin=$(pwd)/.devrun/fuzz/bin
+for t in "${!workers[@]}"; do
+  mkdir -p $W/run/$t $W/corpus/$t
+  (cd $W/run/$t && $bin/$t $W/corpus/$t -workers=${workers[$t]} -jobs=${workers[$t]} -max_total_time=$T \
+     -print_final_stats=1 ${extra[$t]} > driver.log 2>&1) &
+done
+wait
+for t in "${!workers[@]}"; do
+  cd $W/run/$t
+  ex=$(cat fuzz-*.log | grep -h 'number_of_executed_units' | awk '{s+=$2} END {print s}')
+  eps=$(cat fuzz-*.log | grep -h 'average_exec_per_sec' | awk '{s+=$2} END {print s}')
+  cov=$(cat fuzz-*.log | grep -ho 'cov: [0-9]*' | awk '{if ($2>m) m=$2} END {print m}')
+  crashes=$(ls | grep -cE '^(crash|leak|timeout|oom)-')
+  echo "$t workers=${workers[$t]} seconds=$T executions=$ex exec/s=$eps max-cov=$cov crashes=$crashes corpus=$(ls $W/corpus/$t | wc -l)"
+  cd - >/dev/null
+done > $OUT/stats.txt
+tar -C $W -cJf $OUT/corpus.tar.xz corpus
+(cd $W/run && tar czf $OUT/crashes.tar.gz $(ls -d */crash-* */leak-* */timeout-* */oom-* 2>/dev/null) */fuzz-0.log)
+cat $OUT/stats.txt
