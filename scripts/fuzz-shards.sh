@@ -5,7 +5,9 @@
 # coverage, crashes), $OUT/corpus.tar.xz (the grown corpora, to continue from) and $OUT/crashes.tar.gz.
 set -u
 T=$1; W=/tmp/fuzzrun; rm -rf $W; mkdir -p $W; tar -C $W -xJf .devrun/fuzz/corpus.tar.xz
+# Workers per target: FUZZ_WORKERS="engine=7 validate=2 ..." overrides the default split of 16 cores.
 declare -A workers=([engine]=4 [validate]=3 [assemble]=3 [read_binary]=2 [npy]=2 [amber]=2)
+for kv in ${FUZZ_WORKERS:-}; do workers[${kv%%=*}]=${kv#*=}; done
 declare -A extra=([engine]="-rss_limit_mb=4096 -timeout=30" [assemble]="-max_len=65536 -timeout=10" \
   [amber]="-max_len=16384" [validate]="" [read_binary]="" [npy]="")
 bin=$(pwd)/.devrun/fuzz/bin
