@@ -616,22 +616,9 @@ void main() {
 /// the borrow past the result. Now a compile error naming the instruction.
 #[test]
 fn extended_arithmetic_with_a_scalar_result_is_a_compile_error() {
-    let src = "OpCapability Shader
-OpMemoryModel Logical GLSL450
-OpEntryPoint GLCompute %main \"main\"
-OpExecutionMode %main LocalSize 32 1 1
-%void = OpTypeVoid
-%fn = OpTypeFunction %void
-%uint = OpTypeInt 32 0
-%a = OpSpecConstant %uint 128
-%b = OpSpecConstant %uint 8
-%diff = OpSpecConstantOp %uint ISub %a %b
-%main = OpFunction %void None %fn
-%entry = OpLabel
-OpReturn
-OpFunctionEnd
-";
-    let words = coopmat_spirv::asm::assemble(src, &Default::default()).unwrap();
+    let path = coopmat_testkit::repo_root().join("tests/spvasm/patch/spec_constant_isub.spvasm");
+    let src = std::fs::read_to_string(path).unwrap();
+    let words = coopmat_spirv::asm::assemble(&src, &Default::default()).unwrap();
     let mut m = coopmat_spirv::Module::from_words(&words).unwrap();
     let inst = m
         .instructions

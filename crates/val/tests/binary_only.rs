@@ -6,23 +6,6 @@ use coopmat_spirv::asm::{AsmOptions, assemble};
 use coopmat_spirv::grammar::op;
 use coopmat_val::{TargetEnv, ValidateOptions, validate};
 
-const SRC: &str = "OpCapability Shader
-%glsl = OpExtInstImport \"GLSL.std.450\"
-OpMemoryModel Logical GLSL450
-OpEntryPoint GLCompute %main \"main\"
-OpExecutionMode %main LocalSize 32 1 1
-%void = OpTypeVoid
-%fn = OpTypeFunction %void
-%uint = OpTypeInt 32 0
-%a = OpSpecConstant %uint 128
-%b = OpSpecConstant %uint 8
-%diff = OpSpecConstantOp %uint ISub %a %b
-%main = OpFunction %void None %fn
-%entry = OpLabel
-OpReturn
-OpFunctionEnd
-";
-
 fn rules(m: &Module) -> Vec<&'static str> {
     let opts = ValidateOptions {
         target_env: TargetEnv::Vulkan(3),
@@ -32,7 +15,9 @@ fn rules(m: &Module) -> Vec<&'static str> {
 }
 
 fn module() -> Module {
-    Module::from_words(&assemble(SRC, &AsmOptions::default()).unwrap()).unwrap()
+    let path = coopmat_testkit::repo_root().join("tests/spvasm/patch/spec_constant_isub.spvasm");
+    let src = std::fs::read_to_string(path).unwrap();
+    Module::from_words(&assemble(&src, &AsmOptions::default()).unwrap()).unwrap()
 }
 
 #[test]
