@@ -134,8 +134,9 @@ fn callbacks(m: &Module) -> rustc_hash::FxHashMap<u32, usize> {
     out
 }
 
-/// The subgroup size `coopmat-workgroup-size-vs-subgroup` checks against.
-const CHECKED_SUBGROUP_SIZE: u64 = 32;
+/// The subgroup size `coopmat-workgroup-size-vs-subgroup` checks against without a profile (that
+/// of NVIDIA's GPUs, the devices the family runs on; a profile gives its own).
+const DEFAULT_SUBGROUP_SIZE: u64 = 32;
 
 /// What the rules share while linting one module.
 struct Cx<'a> {
@@ -442,7 +443,11 @@ impl<'a> Cx<'a> {
             return;
         };
         let total = x.saturating_mul(y).saturating_mul(z);
-        if !subgroup_matrices || total % CHECKED_SUBGROUP_SIZE == 0 {
+        let subgroup = match &self.config.profile {
+            Some(p) if p.subgroup_size > 0 => u64::from(p.subgroup_size),
+            _ => DEFAULT_SUBGROUP_SIZE,
+        };
+        if !subgroup_matrices || total % subgroup == 0 {
             return;
         }
         // Point at what states the size: the execution mode, else the entry point.
@@ -468,8 +473,12 @@ impl<'a> Cx<'a> {
             return;
         };
         let msg = format!(
-            "the workgroup has {total} invocations ({x}x{y}x{z}), not a multiple of the subgroup size {CHECKED_SUBGROUP_SIZE}: its last subgroup has {} inactive invocations, and the module's Subgroup-scope cooperative matrix instructions need every invocation of the subgroup",
-            CHECKED_SUBGROUP_SIZE - total % CHECKED_SUBGROUP_SIZE
+            "the workgroup has {total} invocations ({x}x{y}x{z}), not a multiple of the subgroup size {subgroup}{}: its last subgroup has {} inactive invocations, and the module's Subgroup-scope cooperative matrix instructions need every invocation of the subgroup",
+            match &self.config.profile {
+                Some(p) if p.subgroup_size > 0 => format!(" of {}", p.name),
+                _ => String::new(),
+            },
+            subgroup - total % subgroup
         );
         out.extend(self.finding(&rules::WORKGROUP_SIZE_VS_SUBGROUP, i, msg, Vec::new()));
     }

@@ -81,8 +81,8 @@ pub static COOPVEC_NONUNIFORM_MATRIX_OPERAND: Rule = Rule {
 pub static WORKGROUP_SIZE_VS_SUBGROUP: Rule = Rule {
     name: "coopmat-workgroup-size-vs-subgroup",
     default: Level::Warn,
-    summary: "a module with Subgroup-scope cooperative matrices has a workgroup size that is not a multiple of 32, so its last subgroup is partial",
-    explanation: "SPV_KHR_cooperative_matrix, OpTypeCooperativeMatrixKHR: \"All dynamic instances of an instruction with an operand or result of this type must be executed such that all the invocations in the Scope instance are active or none of them are.\" A workgroup whose invocation count is not a multiple of the subgroup size has a last subgroup with inactive invocations, so every Subgroup-scope matrix instruction it executes breaks this rule. The check uses 32, the subgroup size of the devices that expose cooperative matrices today (NVIDIA; also the smallest of AMD's wave32/wave64), and a workgroup size stated with plain constants; sizes given by specialization constants are not checked.",
+    summary: "a module with Subgroup-scope cooperative matrices has a workgroup size that is not a multiple of the subgroup size (32, or the profile's), so its last subgroup is partial",
+    explanation: "SPV_KHR_cooperative_matrix, OpTypeCooperativeMatrixKHR: \"All dynamic instances of an instruction with an operand or result of this type must be executed such that all the invocations in the Scope instance are active or none of them are.\" A workgroup whose invocation count is not a multiple of the subgroup size has a last subgroup with inactive invocations, so every Subgroup-scope matrix instruction it executes breaks this rule. The check uses the subgroup size of `--profile` when one is given, otherwise 32, the subgroup size of the devices that expose cooperative matrices today (NVIDIA; also the smallest of AMD's wave32/wave64), and a workgroup size stated with plain constants; sizes given by specialization constants are not checked.",
 };
 
 /// `coopmat-tangled-in-callback`.

@@ -62,6 +62,20 @@ const GLSL_CASES: &[(&str, &[&str])] = &[
         &["coopvec-nonuniform-matrix-operand"],
     ),
     ("coopvec_good_offset.comp", &[]),
+    (
+        "coopvec_bias_per_lane.comp",
+        &["coopvec-nonuniform-matrix-operand"],
+    ),
+    ("coopvec_workgroup_offset.comp", &[]),
+    (
+        "tangled_subgroup_in_decode.comp",
+        &["coopmat-tangled-in-callback"],
+    ),
+    (
+        "tangled_matrix_in_perelement.comp",
+        &["coopmat-tangled-in-callback"],
+    ),
+    ("callback_plain.comp", &[]),
     ("coopvec_misaligned.comp", &["coopvec-layout-and-alignment"]),
     (
         "coopvec_layout_misuse.comp",
@@ -193,6 +207,24 @@ fn spvasm_cases_fire_and_stay_silent() {
         ("qcom_rows_fit.spvasm", &[]),
         ("map_index_value.spvasm", &["coopmat-mapping-dependence"]),
         ("map_elementwise.spvasm", &[]),
+        (
+            "coopvec_bias_per_lane.spvasm",
+            &["coopvec-nonuniform-matrix-operand"],
+        ),
+        ("coopvec_workgroup_offset.spvasm", &[]),
+        ("cm_store_overlap.spvasm", &["coopmat-store-stride-overlap"]),
+        ("cm_store_strides_ok.spvasm", &[]),
+        (
+            "tangled_subgroup_in_decode.spvasm",
+            &["coopmat-tangled-in-callback"],
+        ),
+        ("callback_plain.spvasm", &[]),
+        (
+            "barrier_in_combine.spvasm",
+            &["coopmat-tangled-in-callback"],
+        ),
+        ("matrix_in_combine.spvasm", &["coopmat-tangled-in-callback"]),
+        ("plain_combine.spvasm", &[]),
     ];
     for (name, expected) in cases {
         let text = std::fs::read_to_string(dir("spvasm").join(name)).expect("fixture");
@@ -261,6 +293,80 @@ fn json_findings_carry_the_documented_fields() {
             .contains("OpCooperativeMatrixMulAddKHR")
     );
     assert!(!first["chain"].as_array().unwrap().is_empty());
+}
+
+/// The SARIF 2.1.0 JSON schema (OASIS) as the serde-sarif package ships it (`src/schema.json`,
+/// the schema its types are generated from), found through `cargo metadata` so that no copy is
+/// committed here.
+fn sarif_schema() -> serde_json::Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("running cargo metadata");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
+    let manifest = meta["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .find(|p| p["name"] == "serde-sarif")
+        .and_then(|p| p["manifest_path"].as_str())
+        .expect("serde-sarif among the dependencies");
+    let path = Path::new(manifest)
+        .with_file_name("src")
+        .join("schema.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let schema: serde_json::Value = serde_json::from_str(&text).expect("schema JSON");
+    assert_eq!(
+        schema["title"],
+        "Static Analysis Results Format (SARIF) Version 2.1.0 JSON Schema"
+    );
+    schema
+}
+
+#[test]
+fn sarif_output_validates_against_the_sarif_2_1_0_json_schema() {
+    let validator = jsonschema::validator_for(&sarif_schema()).expect("the schema compiles");
+    let config = Config::default();
+    // Findings with and without source lines, with chains, and an empty run.
+    let mut checked = 0;
+    for name in [
+        "nonuniform_stride.spvasm",
+        "coopvec_bias_per_lane.spvasm",
+        "uniform_muladd.spvasm",
+    ] {
+        let text = std::fs::read_to_string(dir("spvasm").join(name)).unwrap();
+        let m = Module::from_words(&assemble(&text, &AsmOptions::default()).unwrap()).unwrap();
+        let f = lint_module(&m, name, &config);
+        let log: serde_json::Value = serde_json::from_str(&render::sarif(&f, &config)).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&log)
+            .map(|e| format!("{} at {}", e, e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{name}: {errors:#?}");
+        checked += f.len();
+    }
+    if let Some([debug, _]) = compile("coopvec_bad_offset.comp") {
+        let f = lint_bytes("coopvec_bad_offset.spv", &debug);
+        assert!(
+            f.iter().any(|f| f.source.is_some()),
+            "a finding with a source line"
+        );
+        let log: serde_json::Value = serde_json::from_str(&render::sarif(&f, &config)).unwrap();
+        let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+    assert!(checked >= 3, "findings were checked");
+    // The validator is not vacuous: a log without its required `version` is refused.
+    let mut broken: serde_json::Value = serde_json::from_str(&render::sarif(&[], &config)).unwrap();
+    broken.as_object_mut().unwrap().remove("version");
+    assert!(!validator.is_valid(&broken));
 }
 
 #[test]
@@ -623,4 +729,54 @@ fn unsupported_configuration_reports_the_profile_rules_only_with_a_profile() {
             "{file}: {found:?}"
         );
     }
+    // Configurations the H100 lists stay silent with its profile: a 16x16x16 f16 multiply-add
+    // and f16 cooperative-vector training accumulations (a reduction and an outer product).
+    for file in ["uniform_muladd.spvasm", "reduce_sum_aligned.spvasm"] {
+        let text = std::fs::read_to_string(dir("spvasm").join(file)).unwrap();
+        let m = Module::from_words(&assemble(&text, &AsmOptions::default()).unwrap()).unwrap();
+        let config = Config {
+            profile: coopmat_val::Profile::builtin("nvidia-h100-580"),
+            ..Config::default()
+        };
+        let found = lint_module(&m, file, &config);
+        let profile_findings: Vec<_> = found
+            .iter()
+            .filter(|f| f.rule == "coopmat-unsupported-configuration")
+            .collect();
+        assert!(profile_findings.is_empty(), "{file}: {profile_findings:?}");
+    }
+}
+
+#[test]
+fn workgroup_size_is_checked_against_the_profile_subgroup_size() {
+    let rule = "coopmat-workgroup-size-vs-subgroup";
+    let with_profile = |name: &str, profile: coopmat_val::Profile| {
+        let forms = compile(name)?;
+        let config = Config {
+            profile: Some(profile),
+            ..Config::default()
+        };
+        let m = Module::from_bytes(&forms[0]).unwrap();
+        Some(lint_module(&m, name, &config))
+    };
+    let lavapipe = coopmat_val::Profile::builtin("lavapipe-26").unwrap();
+    assert_eq!(lavapipe.subgroup_size, 8);
+    // 48 invocations: a partial subgroup of 32 (no profile), six whole subgroups of 8 (lavapipe).
+    let Some(f) = with_profile("wg_partial_48.comp", lavapipe) else {
+        eprintln!("skipping: glslangValidator or spirv-opt not found");
+        return;
+    };
+    assert!(f.iter().all(|f| f.rule != rule), "{}", render::human(&f));
+    // 64 invocations: whole subgroups of 32, half a subgroup of a 128-wide device.
+    let mut wide = coopmat_val::Profile::builtin("nvidia-h100-580").unwrap();
+    wide.subgroup_size = 128;
+    wide.name = "wide-128".into();
+    let f = with_profile("cm_uniform.comp", wide).unwrap();
+    let hits: Vec<_> = f.iter().filter(|f| f.rule == rule).collect();
+    assert_eq!(hits.len(), 1, "{}", render::human(&f));
+    assert!(
+        hits[0].message.contains("subgroup size 128 of wide-128"),
+        "{}",
+        hits[0].message
+    );
 }
