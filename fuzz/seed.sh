@@ -7,6 +7,8 @@
 #   engine:      the read_binary binaries plus the repository's test shaders (.spv under crates/).
 #   amber:       the compute scripts of ../shared/amber under 16 KiB and the repository's examples.
 #   npy:         small arrays of every dtype, both orders, version 1 and 2 headers (made here).
+#   cli:         command lines (NUL-separated) with a file `f` after two NULs: every command but gpu,
+#                diff and ggml-matmul, on a small module, its text, an .npy array and an Amber script.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 spv=${COOPMAT_CORPUS_DIR:-$here/../corpus-cache/cyllama-vulkan-0.7.0/spv}
@@ -59,4 +61,27 @@ for descr, size in [("|u1", 1), ("|i1", 1), ("<u2", 2), (">i2", 2), ("<f2", 2), 
             name = "%s_%s_v%d.npy" % (descr.replace("<", "le").replace(">", "be").replace("|", ""), "F" if fortran else "C", version)
             open("%s/%s" % (out, name), "wb").write(b"\x93NUMPY" + bytes([version, 0]) + length + header.encode() + data)
 PY
-echo "seeds: $(ls "$here/corpus/read_binary" | wc -l) binaries, $(ls "$here/corpus/assemble" | wc -l) texts, $(ls "$here/corpus/engine" | wc -l) engine modules, $(ls "$here/corpus/amber" | wc -l) scripts, $(ls "$here/corpus/npy" | wc -l) arrays"
+# cli: command lines of every sandboxed command, with a module, its text, an array or a script as `f`.
+mkdir -p "$here/corpus/cli"
+small=$(ls -S "$here"/corpus/read_binary/*.spv | tail -1)
+coopmod=$(grep -l SPV_KHR_cooperative_matrix "$here"/corpus/read_binary/*.spv | xargs ls -S | tail -1)
+"$dis" "$coopmod" > /tmp/coopmat-seed.spvasm
+npy=$(ls "$here"/corpus/npy/leu4_C_v1.npy)
+seed() { name=$1; file=$2; shift 2; { printf '%s' "$1"; shift; for a in "$@"; do printf '\000%s' "$a"; done; printf '\000\000'; cat "$file"; } > "$here/corpus/cli/$name"; }
+seed dis "$coopmod" dis f
+seed dis_raw "$small" dis --raw-id --offsets --comment f
+seed dis_nested "$coopmod" dis --nested-indent --reorder-blocks f -o out.spvasm
+seed as /tmp/coopmat-seed.spvasm as f -o out.spv
+seed info "$coopmod" info --json f
+seed val "$coopmod" val --target-env vulkan1.3 --profile nvidia-h100-580 f
+seed lint "$coopmod" lint --format sarif f
+seed lint_json "$coopmod" lint --format json -W coopmat-nonuniform-operand f
+seed lower "$coopmod" lower f -o out.spv --pass nv-to-khr
+seed run "$small" run f --groups 1,1,1 --buffer 0:0=zeros:256 --buffer 0:1=const:64:7 --spec 0=4 --push 0x01000000
+seed run_npy "$npy" run f --groups 2,1,1 --buffer 0:0=f.npy --out 0:0=o.npy:u32
+seed run_rand "$small" run f --buffer 0:0=random:1024:9 --buffer 1:0[0]=zeros:16 --buffer 1:0[1]=zeros:16 --robust
+seed coopvec "$npy" coopvec-convert f.npy -o w.bin --dst-type float16 --dst-layout inferencing-optimal
+seed amber "$here/../examples/khr_coopmat_gemm.amber" amber f
+seed amber_dir "$here/../examples/khr_coopmat_gemm.amber" amber -v .
+rm -f /tmp/coopmat-seed.spvasm
+echo "seeds: $(ls "$here/corpus/read_binary" | wc -l) binaries, $(ls "$here/corpus/assemble" | wc -l) texts, $(ls "$here/corpus/engine" | wc -l) engine modules, $(ls "$here/corpus/amber" | wc -l) scripts, $(ls "$here/corpus/npy" | wc -l) arrays, $(ls "$here/corpus/cli" | wc -l) command lines"

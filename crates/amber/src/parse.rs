@@ -460,12 +460,22 @@ impl Toks {
 /// Parses a whole script.
 pub fn parse(text: &str) -> Result<Script, ParseError> {
     let mut lx = Lexer::new(text);
-    let statements = parse_block(&mut lx, None)?;
+    let statements = parse_block(&mut lx, None, 0)?;
     Ok(Script { statements })
 }
 
-/// Parses statements until EOF (top level) or a line `END` (inside `REPEAT`, whose line is `open`).
-fn parse_block(lx: &mut Lexer<'_>, open: Option<usize>) -> Result<Vec<Stmt>, ParseError> {
+/// How deeply `REPEAT` blocks may nest: the parser and the runner recurse once a level, so a
+/// script of 10 000 nested blocks must be an error, not a stack overflow. Amber's own scripts
+/// nest at most two.
+pub const MAX_REPEAT_DEPTH: usize = 64;
+
+/// Parses statements until EOF (top level) or a line `END` (inside `REPEAT`, whose line is
+/// `open`, `depth` blocks deep).
+fn parse_block(
+    lx: &mut Lexer<'_>,
+    open: Option<usize>,
+    depth: usize,
+) -> Result<Vec<Stmt>, ParseError> {
     let mut out = Vec::new();
     while let Some((line, toks)) = lx.next_logical() {
         let mut t = Toks { line, toks, i: 0 };
@@ -513,7 +523,13 @@ fn parse_block(lx: &mut Lexer<'_>, open: Option<usize>) -> Result<Vec<Stmt>, Par
             "REPEAT" => {
                 let count = t.uint("repeat count")?;
                 t.done()?;
-                let body = parse_block(lx, Some(line))?;
+                if depth >= MAX_REPEAT_DEPTH {
+                    return Err(err(
+                        line,
+                        format!("REPEAT nested more than {MAX_REPEAT_DEPTH} deep"),
+                    ));
+                }
+                let body = parse_block(lx, Some(line), depth + 1)?;
                 StmtKind::Repeat { count, body }
             }
             "IMAGE" | "SAMPLER" => {
@@ -1177,5 +1193,22 @@ mod tests {
             panic!()
         };
         assert!(r.contains("graphics"));
+    }
+
+    #[test]
+    fn deeply_nested_repeats_are_an_error_not_a_stack_overflow() {
+        let nest = |n: usize| {
+            format!(
+                "{}RUN p 1 1 1\n{}",
+                "REPEAT 1\n".repeat(n),
+                "END\n".repeat(n)
+            )
+        };
+        assert!(parse(&nest(MAX_REPEAT_DEPTH)).is_ok());
+        let e = parse(&nest(10_000)).unwrap_err();
+        assert!(
+            e.to_string().contains("REPEAT nested more than 64 deep"),
+            "{e}"
+        );
     }
 }

@@ -122,7 +122,7 @@ pub fn run_text<E: Engine>(engine: &E, text: &str, dir: &Path) -> Report {
             return report;
         }
     };
-    let reasons = skip_reasons(&script, dir);
+    let reasons = skip_reasons(&script);
     if !reasons.is_empty() {
         report.outcome = Outcome::Skip(reasons.join("; "));
         return report;
@@ -141,14 +141,14 @@ pub fn run_text<E: Engine>(engine: &E, text: &str, dir: &Path) -> Report {
 }
 
 /// Everything in the script that makes it unrunnable here, named.
-pub fn skip_reasons(script: &Script, dir: &Path) -> Vec<String> {
+pub fn skip_reasons(script: &Script) -> Vec<String> {
     let mut out = Vec::new();
     let mut push = |r: String| {
         if !out.contains(&r) {
             out.push(r);
         }
     };
-    fn walk(stmts: &[Stmt], dir: &Path, push: &mut dyn FnMut(String)) {
+    fn walk(stmts: &[Stmt], push: &mut dyn FnMut(String)) {
         for s in stmts {
             match &s.kind {
                 StmtKind::DeviceFeature(f) if !features::feature_supported(f) => {
@@ -167,24 +167,18 @@ pub fn skip_reasons(script: &Script, dir: &Path) -> Vec<String> {
                 StmtKind::Shader(ShaderDef { stage, .. }) if stage != "compute" => {
                     push(format!("uses {stage} shaders (graphics)"));
                 }
-                StmtKind::Buffer(BufferDef {
-                    init: BufferInit::File { path, .. },
-                    ..
-                }) if !dir.join(path).is_file() => {
-                    push(format!("needs data file {path}, absent next to the script"));
-                }
                 StmtKind::Expect(parse::Expect {
                     kind: ExpectKind::Rgba { text },
                     ..
                 }) => {
                     push(format!("uses image probe `{text}`"));
                 }
-                StmtKind::Repeat { body, .. } => walk(body, dir, push),
+                StmtKind::Repeat { body, .. } => walk(body, push),
                 _ => {}
             }
         }
     }
-    walk(&script.statements, dir, &mut push);
+    walk(&script.statements, &mut push);
     out
 }
 

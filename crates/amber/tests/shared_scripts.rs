@@ -113,7 +113,6 @@ const ALLOWED_SKIPS: &[&str] = &[
     "uses image probe",
     "uses OpenCL kernel argument bindings",
     "needs DEVICE_FEATURE shaderStorageImageMultisample",
-    "needs data file input.txt",
     "template with unfilled placeholders",
     "needs full subgroups (FULLY_POPULATED) with local_size_x 119",
 ];
@@ -130,7 +129,7 @@ fn shared_scripts_pass_or_skip_for_listed_reasons() {
         return;
     }
     let engine = coopmat_amber::ExecEngine::default();
-    let (mut pass, mut fail, mut skip) = (0, 0, 0);
+    let (mut pass, mut fail, mut skip, mut missing_data) = (0, 0, 0, 0);
     let mut problems = Vec::new();
     for f in &files {
         let name = f.to_string_lossy();
@@ -160,7 +159,15 @@ fn shared_scripts_pass_or_skip_for_listed_reasons() {
             }
             Outcome::Fail(why) => {
                 fail += 1;
-                if !KNOWN_ENGINE_FAILURES.iter().any(|k| name.ends_with(k)) {
+                // The shared copy lacks some scripts' data files (the CTS keeps input.txt beside
+                // them): those fail as Amber fails them, which is right, and are counted apart.
+                let data_file_absent = why.contains("No such file or directory")
+                    && why
+                        .split(": ")
+                        .any(|p| p.ends_with(".txt") && !std::path::Path::new(p).is_file());
+                if data_file_absent {
+                    missing_data += 1;
+                } else if !KNOWN_ENGINE_FAILURES.iter().any(|k| name.ends_with(k)) {
                     problems.push(format!("FAIL {name}: {why}"));
                 }
             }
@@ -169,7 +176,9 @@ fn shared_scripts_pass_or_skip_for_listed_reasons() {
     if shader::find_tool("glslangValidator").is_none() {
         eprintln!("glslangValidator not found: the GLSL scripts were skipped");
     }
-    eprintln!("{pass} passed, {fail} failed, {skip} skipped");
+    eprintln!(
+        "{pass} passed, {fail} failed ({missing_data} for a data file the copy lacks), {skip} skipped"
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

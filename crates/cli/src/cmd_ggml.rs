@@ -72,6 +72,30 @@ fn process_cpu_seconds() -> f64 {
 }
 
 /// Runs the command.
+/// Refuses a shape whose matrices (the random inputs, their f64 copies, the buffers, the f64
+/// reference and the output) would not fit the memory limit, before anything is allocated: about
+/// 24 bytes an element of A, B and D, at their padded strides.
+fn check_shape_memory(a: &Args, stride_a: u32, padded_n: u32) -> Result<()> {
+    let (m, n, k) = (u64::from(a.m), u64::from(a.n), u64::from(a.k));
+    let stride_a = u64::from(stride_a).max(k);
+    let n_padded = u64::from(padded_n).max(n);
+    let elements = m
+        .checked_mul(stride_a)
+        .and_then(|x| x.checked_add(n_padded.checked_mul(k)?))
+        .and_then(|x| x.checked_add(m.checked_mul(n_padded)?));
+    let limit = a.engine.options().memory_limit();
+    match elements.and_then(|e| e.checked_mul(24)) {
+        Some(bytes) if bytes <= limit => Ok(()),
+        need => anyhow::bail!(
+            "--m {} --n {} --k {}: the matrices need {} bytes, more than the memory limit of {limit} bytes (--max-memory)",
+            a.m,
+            a.n,
+            a.k,
+            need.map_or_else(|| "more than 2^64".to_string(), |b| b.to_string())
+        ),
+    }
+}
+
 pub fn run(a: Args) -> Result<u8> {
     let path = if a.shader.ends_with(".spv") {
         PathBuf::from(&a.shader)
@@ -95,6 +119,7 @@ pub fn run(a: Args) -> Result<u8> {
         );
     }
     let d = cm2_matmul_dispatch(&name, &params).map_err(|e| anyhow!("{e}"))?;
+    check_shape_memory(&a, d.push_words[3], d.push_words[16])?;
     let (m, n, k) = (a.m as usize, a.n as usize, a.k as usize);
     let [_, _, _, stride_a, stride_b, stride_d] = [0, 1, 2, 3, 4, 5].map(|i| d.push_words[i]);
     let padded_n = d.push_words[16] as usize;

@@ -10,7 +10,7 @@ pub struct DispatchArgs {
     /// The SPIR-V binary.
     pub file: PathBuf,
     /// Entry point name (default: the first GLCompute entry point).
-    #[arg(long)]
+    #[arg(long, value_parser = non_empty_name)]
     pub entry: Option<String>,
     /// Workgroup counts X,Y,Z.
     #[arg(long, default_value = "1,1,1")]
@@ -32,6 +32,15 @@ pub struct DispatchArgs {
     pub outs: Vec<String>,
 }
 
+/// An entry point name: an empty one names nothing (it would otherwise mean "the default").
+fn non_empty_name(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        Err("an entry point name cannot be empty (leave --entry out for the first GLCompute entry point)".into())
+    } else {
+        Ok(s.to_string())
+    }
+}
+
 impl DispatchArgs {
     /// The buffers the options name, by (set, binding).
     pub fn buffers(&self) -> Result<std::collections::BTreeMap<(u32, u32), Vec<u8>>> {
@@ -40,7 +49,8 @@ impl DispatchArgs {
         for b in &self.buffers {
             let (key, src) = parse_binding(b)?;
             if key.2.is_none() {
-                out.insert((key.0, key.1), buffer_source(src)?);
+                let bytes = buffer_source(src).with_context(|| format!("--buffer {b:?}"))?;
+                out.insert((key.0, key.1), bytes);
             }
         }
         Ok(out)
@@ -74,10 +84,10 @@ impl DispatchArgs {
         for b in &self.buffers {
             let (key, src) = parse_binding(b)?;
             if let Some(i) = key.2 {
-                parts
-                    .entry((key.0, key.1))
-                    .or_default()
-                    .insert(i, buffer_source(src)?);
+                parts.entry((key.0, key.1)).or_default().insert(
+                    i,
+                    buffer_source(src).with_context(|| format!("--buffer {b:?}"))?,
+                );
             }
         }
         let mut out = std::collections::BTreeMap::new();
@@ -165,7 +175,7 @@ fn parse_u64(s: &str) -> Result<u64> {
 /// exactly shape × item size bytes; Fortran-ordered arrays are transposed to C order.
 fn read_npy(path: &str) -> Result<Vec<u8>> {
     let bytes = crate::inputs::read_file(path)?;
-    coopmat::npy::to_c_order(&bytes).with_context(|| format!("{path}: not a usable .npy file"))
+    crate::npy::to_c_order(&bytes).with_context(|| format!("{path}: not a usable .npy file"))
 }
 
 /// A zeroed buffer of `n` bytes, or an error naming the size when it cannot be had (no abort).
@@ -200,7 +210,10 @@ fn buffer_source(src: &str) -> Result<Vec<u8>> {
         "const" => {
             let mut v = alloc_buffer(size("const:BYTES:U32")?, src)?;
             let w = parse_u64(parts.get(2).ok_or_else(|| anyhow!("const:BYTES:U32"))?)
-                .with_context(|| format!("the word in {src:?}"))? as u32;
+                .and_then(|w| {
+                    u32::try_from(w).map_err(|_| anyhow!("{w:#x} does not fit in 32 bits"))
+                })
+                .with_context(|| format!("the word in {src:?}"))?;
             for (b, x) in v.iter_mut().zip(w.to_le_bytes().iter().cycle()) {
                 *b = *x;
             }

@@ -1037,6 +1037,19 @@ impl<'m> Cx<'m> {
                 }
                 VarAddr::Local(li)
             }
+            // Classes the engine has no memory for (images and samplers in UniformConstant,
+            // ...) fail where a variable of theirs is used; a value no SPIR-V version defines
+            // fails here.
+            _ if coopmat_spirv::grammar::enumerant(
+                coopmat_spirv::grammar::OperandKind::StorageClass,
+                sc,
+            )
+            .is_none() =>
+            {
+                return bad(format!(
+                    "variable %{id} has storage class {sc}, which SPIR-V does not define"
+                ));
+            }
             _ => return Ok(()),
         };
         self.var_cols.push((col, addr));

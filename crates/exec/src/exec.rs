@@ -1327,6 +1327,10 @@ fn leaf_extent(leaves: &[MemLeaf]) -> u64 {
         .unwrap_or(0)
 }
 
+/// The largest precision a DebugPrintf conversion prints with: Rust's float formatting takes at
+/// most 65535 digits, and `%e` prints one more than its precision.
+const MAX_PRINTF_PRECISION: usize = u16::MAX as usize - 1;
+
 /// Formats one DebugPrintf line (printf-style %d %i %u %x %X %f %e %g %c %s %% with an
 /// optional `v<N>` vector prefix).
 pub(crate) fn format_printf(fmt: &str, args: &[(Num, Vec<u64>)]) -> String {
@@ -1360,13 +1364,20 @@ pub(crate) fn format_printf(fmt: &str, args: &[(Num, Vec<u64>)]) -> String {
             out.push('%');
             continue;
         }
-        let prec: Option<usize> = spec.split('.').nth(1).and_then(|p| {
-            p.trim_start_matches('v')
+        // Larger precisions print as MAX_PRINTF_PRECISION: every further digit of a double is
+        // 0, and the output stays bounded.
+        // A '.' without digits is precision 0, as in C.
+        let prec: Option<usize> = spec.split('.').nth(1).map(|p| {
+            let digits: String = p
+                .trim_start_matches('v')
                 .chars()
                 .take_while(|c| c.is_ascii_digit())
-                .collect::<String>()
-                .parse()
-                .ok()
+                .collect();
+            match digits.parse::<usize>() {
+                Ok(p) => p.min(MAX_PRINTF_PRECISION),
+                Err(_) if digits.is_empty() => 0,
+                Err(_) => MAX_PRINTF_PRECISION,
+            }
         });
         let Some((num, vals)) = args.get(ai) else {
             out.push_str("<missing>");
@@ -1985,6 +1996,18 @@ mod tests {
             ],
         );
         assert_eq!(s, "i=-5 u=7 x=ff f=1.50 v=1.000000, 2.500000, -3.000000 %");
+    }
+
+    #[test]
+    fn printf_precisions_are_bounded_and_a_bare_point_is_zero() {
+        let one = [(Num::F32, vec![1.0f32.to_bits() as u64])];
+        assert_eq!(format_printf("%.f", &one), "1");
+        // Beyond Rust's limit (and past u64) the precision is 65534 digits, not a panic.
+        for fmt in ["%.70000f", "%.99999999999999999999999e"] {
+            let s = format_printf(fmt, &one);
+            let digits = s.split('.').nth(1).unwrap();
+            assert_eq!(digits.trim_end_matches("e0").len(), 65534, "{fmt}");
+        }
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! dense tile per scope instance). Memory layout: explicit decorations (Offset, ArrayStride,
 //! MatrixStride, RowMajor) where present, otherwise a natural scalar layout.
 
+use crate::error::fail;
 use crate::program::{CmType, MemLeaf, Num};
-use crate::{ExecError, err};
+use crate::{ErrorKind, ExecError, err};
 use coopmat_spirv::Module;
 use coopmat_spirv::grammar::{decoration, op, scope};
 use std::collections::HashMap;
@@ -256,14 +257,36 @@ impl Types {
         match self.get(id)? {
             Ty::Array { elem, .. } | Ty::RuntimeArray { elem } => {
                 let (sz, al) = self.size_align(*elem)?;
-                Ok(sz.next_multiple_of(al.max(1)))
+                sz.checked_next_multiple_of(al.max(1)).map_or_else(
+                    || {
+                        fail(
+                            ErrorKind::ResourceLimit,
+                            format!("the stride of array %{id} is 4 GiB or more"),
+                        )
+                    },
+                    Ok,
+                )
             }
             _ => err(format!("%{id} is not an array")),
         }
     }
 
-    /// Size and alignment in memory (runtime arrays count 0 elements).
+    /// Size and alignment in memory (runtime arrays count 0 elements). A type of 4 GiB or more
+    /// is a [`ErrorKind::ResourceLimit`] error naming it (sizes are 32-bit in the engine).
     pub fn size_align(&self, id: u32) -> Result<(u32, u32), ExecError> {
+        let fits = |bytes: Option<u32>| {
+            bytes.map_or_else(
+                || {
+                    fail(
+                        ErrorKind::ResourceLimit,
+                        format!(
+                            "type %{id} is 4 GiB or more: more than the engine's limit for one type"
+                        ),
+                    )
+                },
+                Ok,
+            )
+        };
         Ok(match self.get(id)?.clone() {
             Ty::Bool => (4, 4),
             Ty::Int { w, .. } => (w as u32 / 8, w as u32 / 8),
@@ -271,15 +294,21 @@ impl Types {
             Ty::Pointer { .. } => (8, 8),
             Ty::Vector { elem, n } => {
                 let (s, a) = self.size_align(elem)?;
-                (s * n, a)
+                (fits(s.checked_mul(n))?, a)
             }
             Ty::Matrix { col, n } => {
                 let (s, a) = self.size_align(col)?;
-                (s.next_multiple_of(a) * n, a)
+                (
+                    fits(
+                        s.checked_next_multiple_of(a.max(1))
+                            .and_then(|s| s.checked_mul(n)),
+                    )?,
+                    a,
+                )
             }
             Ty::Array { elem, len } => {
                 let (_, a) = self.size_align(elem)?;
-                (self.stride(id)?.saturating_mul(len), a)
+                (fits(self.stride(id)?.checked_mul(len))?, a)
             }
             Ty::RuntimeArray { elem } => (0, self.size_align(elem)?.1),
             Ty::Struct(ms) => {
@@ -293,27 +322,30 @@ impl Types {
                         .get(&(id, k as u32))
                         .copied()
                         .unwrap_or_default();
-                    off = md.offset.unwrap_or_else(|| off.next_multiple_of(a.max(1)));
+                    off = match md.offset {
+                        Some(o) => o,
+                        None => fits(off.checked_next_multiple_of(a.max(1)))?,
+                    };
                     let s = match (self.get(t)?, md.matrix_stride) {
                         (Ty::Matrix { col, n }, Some(ms_)) => {
                             let (cs, _) = self.size_align(*col)?;
                             if md.row_major {
-                                ms_ * (cs / self.comps(*col)?.0.bytes())
+                                fits(ms_.checked_mul(cs / self.comps(*col)?.0.bytes().max(1)))?
                             } else {
-                                ms_ * n
+                                fits(ms_.checked_mul(*n))?
                             }
                         }
                         _ => s,
                     };
                     align = align.max(a);
-                    off += s;
+                    off = fits(off.checked_add(s))?;
                     end = end.max(off);
                 }
                 (end, align)
             }
             Ty::CoopMat(c) => {
                 let b = c.num.bytes();
-                (self.mat_length(&c) * b, b)
+                (fits(self.mat_length(&c).checked_mul(b))?, b)
             }
             Ty::Void | Ty::Function | Ty::Other(_) => (0, 1),
         })
@@ -321,6 +353,8 @@ impl Types {
 
     /// Byte offset of member `i` in memory, and the member type.
     pub fn mem_member(&self, id: u32, i: u32) -> Result<(u32, u32), ExecError> {
+        // Offsets fit when the whole type does (size_align checks it).
+        self.size_align(id)?;
         match self.get(id)?.clone() {
             Ty::Struct(ms) => {
                 let mut off = 0u32;
@@ -339,11 +373,14 @@ impl Types {
                 }
                 err(format!("member {i} out of range for struct %{id}"))
             }
-            Ty::Vector { elem, .. } => Ok((self.size_align(elem)?.0 * i, elem)),
-            Ty::Matrix { col, .. } => {
+            Ty::Vector { elem, n } if i < n => Ok((self.size_align(elem)?.0 * i, elem)),
+            Ty::Matrix { col, n } if i < n => {
                 let (s, a) = self.size_align(col)?;
-                Ok((s.next_multiple_of(a) * i, col))
+                Ok((s.next_multiple_of(a.max(1)) * i, col))
             }
+            Ty::Vector { n, .. } | Ty::Matrix { n, .. } => err(format!(
+                "component {i} out of range for %{id} of {n} components"
+            )),
             Ty::Array { elem, .. } | Ty::RuntimeArray { elem } => Ok((self.stride(id)? * i, elem)),
             Ty::CoopMat(c) => Ok((c.num.bytes() * i, 0)),
             t => err(format!("%{id} ({t:?}) has no members")),

@@ -53,6 +53,215 @@ pub(crate) fn check(cx: &mut Ctx) {
     control_flow(cx, &cfg);
     entry_points(cx);
     extended_arithmetic_and_imports(cx);
+    spec_constant_op_types(cx);
+}
+
+/// `Core-SpecConstantOp-Types`: the operation of an OpSpecConstantOp type-checks as its own
+/// instruction would (SPIR-V 3.32.7: "the same semantic as the instruction named by Opcode").
+/// The engine folds these constants; operands of another shape than the result are what made it
+/// index past a value before this rule.
+fn spec_constant_op_types(cx: &mut Ctx) {
+    let m = cx.m;
+    // (scalar type id, component count) of a scalar or vector type.
+    let shape = |ty: u32| match cx.ty(ty) {
+        Ty::Vector { comp, count } => Some((comp, count)),
+        Ty::Int { .. } | Ty::Float { .. } | Ty::Bool => Some((ty, 1)),
+        _ => None,
+    };
+    let is_bool = |ty: u32| matches!(cx.ty(ty), Ty::Bool);
+    let is_int = |ty: u32| matches!(cx.ty(ty), Ty::Int { .. });
+    let is_float = |ty: u32| matches!(cx.ty(ty), Ty::Float { .. });
+    for (i, inst) in m.instructions.iter().enumerate() {
+        if inst.opcode != op::SpecConstantOp {
+            continue;
+        }
+        let (Some(rt), Some(code)) = (inst.w(0), inst.w(2)) else {
+            continue;
+        };
+        let Ok(code) = u16::try_from(code) else {
+            continue;
+        };
+        let operands: Vec<u32> = inst.words.get(4..).unwrap_or(&[]).to_vec();
+        let name = crate::ctx::desc(code).map_or("?", |d| d.name);
+        let problem: Option<String> = match code {
+            op::SNegate
+            | op::Not
+            | op::IAdd
+            | op::ISub
+            | op::IMul
+            | op::UDiv
+            | op::SDiv
+            | op::UMod
+            | op::SRem
+            | op::SMod
+            | op::BitwiseOr
+            | op::BitwiseXor
+            | op::BitwiseAnd
+            | op::ShiftRightLogical
+            | op::ShiftRightArithmetic
+            | op::ShiftLeftLogical => {
+                let shifts = matches!(
+                    code,
+                    op::ShiftRightLogical | op::ShiftRightArithmetic | op::ShiftLeftLogical
+                );
+                let want = shape(rt).filter(|&(s, _)| is_int(s));
+                match want {
+                    None => Some("the result type must be an integer scalar or vector".into()),
+                    Some((scalar, n)) => operands.iter().find_map(|&a| {
+                        let got = shape(cx.vty(a));
+                        let ok = got.is_some_and(|(s, k)| {
+                            k == n && is_int(s) && (shifts || cx.width(s) == cx.width(scalar))
+                        });
+                        (!ok).then(|| {
+                            format!("operand {} must be an integer of the result's component count and width", cx.name(a))
+                        })
+                    }),
+                }
+            }
+            op::LogicalOr
+            | op::LogicalAnd
+            | op::LogicalNot
+            | op::LogicalEqual
+            | op::LogicalNotEqual => match shape(rt).filter(|&(s, _)| is_bool(s)) {
+                None => Some("the result type must be a boolean scalar or vector".into()),
+                Some((_, n)) => operands.iter().find_map(|&a| {
+                    let ok = shape(cx.vty(a)).is_some_and(|(s, k)| k == n && is_bool(s));
+                    (!ok).then(|| {
+                        format!(
+                            "operand {} must be a boolean of the result's component count",
+                            cx.name(a)
+                        )
+                    })
+                }),
+            },
+            op::IEqual
+            | op::INotEqual
+            | op::ULessThan
+            | op::SLessThan
+            | op::UGreaterThan
+            | op::SGreaterThan
+            | op::ULessThanEqual
+            | op::SLessThanEqual
+            | op::UGreaterThanEqual
+            | op::SGreaterThanEqual => match shape(rt).filter(|&(s, _)| is_bool(s)) {
+                None => Some("the result type must be a boolean scalar or vector".into()),
+                Some((_, n)) => operands.iter().find_map(|&a| {
+                    let ok = shape(cx.vty(a)).is_some_and(|(s, k)| k == n && is_int(s));
+                    (!ok).then(|| {
+                        format!(
+                            "operand {} must be an integer of the result's component count",
+                            cx.name(a)
+                        )
+                    })
+                }),
+            },
+            op::Select => match (shape(rt), operands.as_slice()) {
+                (Some((_, n)), &[c, a, b]) => {
+                    let cond_ok =
+                        shape(cx.vty(c)).is_some_and(|(s, k)| is_bool(s) && (k == 1 || k == n));
+                    if !cond_ok {
+                        Some(format!(
+                            "the condition {} must be a boolean scalar or one of the result's component count",
+                            cx.name(c)
+                        ))
+                    } else if cx.vty(a) != rt || cx.vty(b) != rt {
+                        Some("both objects must have the result type".into())
+                    } else {
+                        None
+                    }
+                }
+                _ => Some(
+                    "Select takes a condition and two objects of a scalar or vector result type"
+                        .into(),
+                ),
+            },
+            op::SConvert | op::UConvert | op::FConvert => {
+                let float = code == op::FConvert;
+                let kind_ok = |s: u32| if float { is_float(s) } else { is_int(s) };
+                match (shape(rt), operands.first()) {
+                    (Some((s, n)), Some(&a)) if kind_ok(s) => {
+                        let ok = shape(cx.vty(a)).is_some_and(|(t, k)| k == n && kind_ok(t));
+                        (!ok).then(|| format!("operand {} must have the result's component count and kind", cx.name(a)))
+                    }
+                    _ => Some("the result type must be a numerical scalar or vector of the conversion's kind".into()),
+                }
+            }
+            op::CompositeExtract => match operands.split_first() {
+                Some((&c, path)) => match composite_member_type(cx, cx.vty(c), path) {
+                    Some(t) if t == rt => None,
+                    Some(t) => Some(format!(
+                        "the result type {} is not the type of the member the indices reach ({})",
+                        cx.name(rt),
+                        cx.name(t)
+                    )),
+                    None => Some("the indices do not reach a member of the composite".into()),
+                },
+                None => Some("CompositeExtract needs a composite".into()),
+            },
+            op::CompositeInsert => match operands.as_slice() {
+                [obj, c, path @ ..] => {
+                    if cx.vty(*c) != rt {
+                        Some("the composite must have the result type".into())
+                    } else {
+                        match composite_member_type(cx, rt, path) {
+                            Some(t) if t == cx.vty(*obj) => None,
+                            _ => Some(
+                                "the object's type is not that of the member the indices reach"
+                                    .into(),
+                            ),
+                        }
+                    }
+                }
+                _ => Some("CompositeInsert needs an object and a composite".into()),
+            },
+            op::VectorShuffle => match (shape(rt), operands.as_slice()) {
+                (Some((s, n)), [a, b, idx @ ..]) if matches!(cx.ty(rt), Ty::Vector { .. }) => {
+                    let va = shape(cx.vty(*a));
+                    let vb = shape(cx.vty(*b));
+                    match (va, vb) {
+                        (Some((sa, na)), Some((sb, nb)))
+                            if sa == s && sb == s && idx.len() as u32 == n =>
+                        {
+                            idx.iter()
+                                .find(|&&k| k != u32::MAX && k >= na + nb)
+                                .map(|k| format!("component index {k} is past the {} components of the two vectors", na + nb))
+                        }
+                        _ => Some("the vectors must have the result's component type, and one index per result component".into()),
+                    }
+                }
+                _ => Some("VectorShuffle needs a vector result type and two vectors".into()),
+            },
+            _ => None,
+        };
+        if let Some(p) = problem {
+            cx.err(
+                &CORE_SPEC_OP_TYPES,
+                i,
+                format!("OpSpecConstantOp {name}: {p}"),
+            );
+        }
+    }
+}
+
+/// The type reached from composite type `ty` by literal indices `path`.
+fn composite_member_type(cx: &Ctx, ty: u32, path: &[u32]) -> Option<u32> {
+    let mut t = ty;
+    for &k in path {
+        t = match cx.ty(t) {
+            Ty::Vector { comp, count } => (k < count).then_some(comp)?,
+            Ty::Matrix { column, count } => (k < count).then_some(column)?,
+            Ty::Array { elem, len } => match cx.const_or_default(len) {
+                Some(n) if u64::from(k) < n => elem,
+                _ => return None,
+            },
+            Ty::Struct => {
+                let def = cx.m.instructions.get(cx.def(t)?)?;
+                *def.words.get(2 + k as usize)?
+            }
+            _ => return None,
+        };
+    }
+    Some(t)
 }
 
 /// `Core-ExtendedArith-Result` and `Core-ExtInstImport-Vulkan`.

@@ -85,6 +85,7 @@ rules! {
     CORE_CFG_MERGE = "Core-CFG-Merge", true, "SPIR-V 2.11 Structured Control Flow", "merge instructions precede a branch, merge blocks are used once, headers dominate their merge and continue targets";
     CORE_ENTRY_POINT = "Core-EntryPoint", true, "SPIR-V 3.32.5 OpEntryPoint / OpExecutionMode", "entry points name functions defined here; execution modes name entry points";
     CORE_EXTENDED_ARITH = "Core-ExtendedArith-Result", true, "SPIR-V 3.32.13 OpIAddCarry, OpISubBorrow, OpUMulExtended, OpSMulExtended", "the result type is a struct of two members of the operands' type (as an instruction and inside OpSpecConstantOp)";
+    CORE_SPEC_OP_TYPES = "Core-SpecConstantOp-Types", true, "SPIR-V 3.32.7 OpSpecConstantOp (\"the same semantic as the instruction named by Opcode\") / 3.32.13-15 arithmetic, bit, relational and logical, composite instructions", "the operation inside OpSpecConstantOp obeys its instruction's type rules: operands of the result's component count and kind, a CompositeExtract's result the indexed member's type";
     CORE_EXT_IMPORT = "Core-ExtInstImport-Vulkan", true, "Vulkan spirvenv.adoc (extended instruction sets) / SPIR-V 3.32.10 OpExtInstImport", "Vulkan: an imported extended instruction set is GLSL.std.450 or a NonSemantic.* set";
     CORE_VK_SHADER = "Core-Vulkan-Env", true, "Vulkan spirvenv.adoc Validation Rules within a Module", "Vulkan modules declare Shader and use Logical/PhysicalStorageBuffer64 addressing";
 
