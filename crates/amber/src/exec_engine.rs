@@ -33,6 +33,7 @@ impl Engine for ExecEngine {
         entry_point: &str,
         spec: &SpecMap,
         subgroup_size: Option<u32>,
+        robust: bool,
     ) -> Result<ExecPipeline, String> {
         let module =
             coopmat_spirv::Module::from_words(words).map_err(|e| format!("bad module: {e}"))?;
@@ -40,6 +41,7 @@ impl Engine for ExecEngine {
         if let Some(s) = subgroup_size {
             options.subgroup_size = s;
         }
+        options.robust |= robust;
         let pipeline =
             Pipeline::compile(&module, entry_point, spec, &options).map_err(|e| e.to_string())?;
         Ok(ExecPipeline {

@@ -28,6 +28,41 @@ pub const SUPPORTED_FEATURES: &[&str] = &[
     // subgroups (checked per pipeline when FULLY_POPULATED is on).
     "SubgroupSizeControl.subgroupSizeControl",
     "SubgroupSizeControl.computeFullSubgroups",
+    // The engine's robust mode (Vulkan's robust buffer access results); a script asking for the
+    // feature runs with it on.
+    "robustBufferAccess",
+    // Pointers are 64-bit addresses held in registers like any value: selected, phi'd, passed to
+    // functions and offset with OpPtrAccessChain, into storage buffers and workgroup memory.
+    "VariablePointerFeatures.variablePointersStorageBuffer",
+    "VariablePointerFeatures.variablePointers",
+    // Every subgroup operation class runs in compute shaders (the engine has no other stage).
+    "SubgroupSupportedOperations.basic",
+    "SubgroupSupportedOperations.vote",
+    "SubgroupSupportedOperations.arithmetic",
+    "SubgroupSupportedOperations.ballot",
+    "SubgroupSupportedOperations.shuffle",
+    "SubgroupSupportedOperations.shuffleRelative",
+    "SubgroupSupportedOperations.clustered",
+    "SubgroupSupportedOperations.quad",
+    "SubgroupSupportedStages.compute",
+    // Physical storage buffer pointers are engine addresses (device addresses of bound buffers).
+    "BufferDeviceAddressFeatures.bufferDeviceAddress",
+    // Cooperative matrices: the engine's own family.
+    "CooperativeMatrixFeaturesKHR.cooperativeMatrix",
+    // OpTypeVector of any component count (LongVectorEXT): vectors are columns of registers.
+    "ShaderLongVectorFeaturesEXT.longVector",
+];
+
+/// Device properties the engine has (`DEVICE_PROPERTY Struct.member`): what its arithmetic does.
+pub const SUPPORTED_PROPERTIES: &[&str] = &[
+    // Float arithmetic is IEEE 754 in Rust's f32/f64 and the `half` crate's f16: signed zeros,
+    // infinities and NaNs come out as the operations define them, and denormals are kept.
+    "FloatControlsProperties.shaderSignedZeroInfNanPreserveFloat16",
+    "FloatControlsProperties.shaderSignedZeroInfNanPreserveFloat32",
+    "FloatControlsProperties.shaderSignedZeroInfNanPreserveFloat64",
+    "FloatControlsProperties.shaderDenormPreserveFloat16",
+    "FloatControlsProperties.shaderDenormPreserveFloat32",
+    "FloatControlsProperties.shaderDenormPreserveFloat64",
 ];
 
 /// Device extensions the engine supports.
@@ -44,11 +79,24 @@ pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "VK_EXT_subgroup_size_control",
     "VK_KHR_cooperative_matrix",
     "VK_KHR_shader_integer_dot_product",
+    "VK_KHR_variable_pointers",
+    "VK_KHR_buffer_device_address",
+    "VK_KHR_shader_float_controls",
+    "VK_KHR_get_physical_device_properties2",
+    // Arrays of buffer descriptors, sized and runtime-sized, indexed non-uniformly (one engine
+    // object per element, an error outside the bound count).
+    "VK_EXT_descriptor_indexing",
+    "VK_EXT_shader_long_vector",
 ];
 
 /// True if the engine honours device feature `name`.
 pub fn feature_supported(name: &str) -> bool {
     SUPPORTED_FEATURES.contains(&name)
+}
+
+/// True if the engine has device property `name`.
+pub fn property_supported(name: &str) -> bool {
+    SUPPORTED_PROPERTIES.contains(&name)
 }
 
 /// True if the engine honours device extension `name`.

@@ -5,12 +5,14 @@
 //! [`runner::Engine`]; [`run_file`] does both for a file. Scripts that need what the engine or this machine does not
 //! have (images, graphics, OpenCL C, unsupported `DEVICE_FEATURE`s) come back as [`Outcome::Skip`] with the reason.
 
+pub mod clspv;
 pub mod exec_engine;
 pub mod features;
 pub mod parse;
 pub mod runner;
 pub mod shader;
 pub mod types;
+pub mod vkscript;
 
 pub use exec_engine::ExecEngine;
 pub use runner::{Engine, Outcome, Report, SpecMap};
@@ -31,7 +33,8 @@ pub fn run_file<E: Engine>(engine: &E, path: &Path) -> Report {
     }
 }
 
-/// Expands `paths` into script files: files as given, directories searched recursively for `*.amber`, sorted.
+/// Expands `paths` into script files: files as given, directories searched recursively for `*.amber` and
+/// `*.vkscript`, sorted.
 pub fn collect_scripts(paths: &[std::path::PathBuf]) -> std::io::Result<Vec<std::path::PathBuf>> {
     // Each real directory once: a symlink cycle ends.
     fn walk(
@@ -46,7 +49,10 @@ pub fn collect_scripts(paths: &[std::path::PathBuf]) -> std::io::Result<Vec<std:
             let p = entry?.path();
             if p.is_dir() {
                 walk(&p, out, seen)?;
-            } else if p.extension().is_some_and(|e| e == "amber") {
+            } else if p
+                .extension()
+                .is_some_and(|e| e == "amber" || e == "vkscript")
+            {
                 out.push(p);
             }
         }

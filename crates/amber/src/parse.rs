@@ -1,7 +1,7 @@
 //! AmberScript parser (the compute subset; everything else parses into [`StmtKind::Unsupported`] so a runner can
 //! skip the script with the reason). Grammar: Amber's `docs/amber_script.md`.
 
-use crate::types::{DataType, Layout, Scalar, Value};
+use crate::types::{DataType, Layout, Scalar, TypeError, Value};
 use std::fmt;
 
 /// A parse error, with the 1-based line where it was found.
@@ -72,6 +72,32 @@ pub enum StmtKind {
         /// Body.
         body: Vec<Stmt>,
     },
+    /// `DEVICE_PROPERTY name`: a device property the script needs (`FloatControlsProperties.shaderSignedZeroInfNanPreserveFloat32`).
+    DeviceProperty(String),
+    /// `VIRTUAL_FILE path ... END`: text a `SHADER ... VIRTUAL_FILE path` takes its source from.
+    VirtualFile {
+        /// The path shaders name.
+        path: String,
+        /// The file's text.
+        text: String,
+    },
+    /// Values written into a buffer at a byte offset, laid out by the buffer's own type, growing it as needed
+    /// (VkScript's `ssbo B subdata`, `uniform ubo B`, `uniform`).
+    SetData {
+        /// Buffer name.
+        buffer: String,
+        /// Byte offset of the first value's element.
+        offset: usize,
+        /// The values.
+        values: Vec<Value>,
+    },
+    /// A buffer grown to at least `elements` elements of its type (VkScript's `ssbo B size`).
+    Resize {
+        /// Buffer name.
+        buffer: String,
+        /// Elements.
+        elements: usize,
+    },
     /// A construct outside the compute subset: the reason a runner skips.
     Unsupported(String),
 }
@@ -106,6 +132,8 @@ pub struct ShaderDef {
     pub source: String,
     /// `FILE` path, if the source lives in a file.
     pub file: Option<String>,
+    /// `VIRTUAL_FILE` path, if the source is a virtual file of the script.
+    pub virtual_file: Option<String>,
 }
 
 /// How a buffer is initialised.
@@ -204,6 +232,18 @@ pub struct Bind {
     pub descriptor_ranges: Vec<u64>,
     /// 1-based line.
     pub line: usize,
+    /// `BIND BUFFER b KERNEL ARG_NAME n | ARG_NUMBER k`: an OpenCL kernel argument, whose set and
+    /// binding come from the module's clspv reflection when the pipeline is made.
+    pub kernel_arg: Option<KernelArgRef>,
+}
+
+/// An OpenCL kernel argument named in a script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelArgRef {
+    /// `ARG_NAME name`
+    Name(String),
+    /// `ARG_NUMBER ordinal`
+    Number(u32),
 }
 
 /// `SUBGROUP shader ... END` settings.
@@ -232,6 +272,14 @@ pub struct PipelineDef {
     pub binds: Vec<Bind>,
     /// Subgroup requirements.
     pub subgroup: SubgroupReq,
+    /// `SET KERNEL ARG_NAME n | ARG_NUMBER k AS type value`: plain-old-data kernel arguments.
+    pub kernel_values: Vec<(KernelArgRef, Scalar, Value)>,
+    /// `SHADER_OPTIMIZATION shader ... END`: SPIRV-Tools optimizer passes (spirv-opt flags such
+    /// as `--graphics-robust-access`) run over the shader before the pipeline is made.
+    pub optimizations: Vec<(String, Vec<String>)>,
+    /// `DERIVE_PIPELINE name FROM parent`: the parent, whose shaders, bindings and settings this pipeline
+    /// starts from (its own bindings replace the parent's at the same descriptor set and binding).
+    pub derived_from: Option<String>,
 }
 
 /// Comparison operators of `EXPECT buf IDX ...`.
@@ -328,6 +376,8 @@ struct Lexer<'a> {
     lines: Vec<&'a str>,
     /// Index of the next unread line.
     pos: usize,
+    /// Names of the `STRUCT` types defined so far.
+    structs: Vec<String>,
 }
 
 impl<'a> Lexer<'a> {
@@ -335,6 +385,7 @@ impl<'a> Lexer<'a> {
         Lexer {
             lines: text.lines().collect(),
             pos: 0,
+            structs: Vec::new(),
         }
     }
 
@@ -459,6 +510,9 @@ impl Toks {
 
 /// Parses a whole script.
 pub fn parse(text: &str) -> Result<Script, ParseError> {
+    if crate::vkscript::is_vkscript(text) {
+        return crate::vkscript::parse(text);
+    }
     let mut lx = Lexer::new(text);
     let statements = parse_block(&mut lx, None, 0)?;
     Ok(Script { statements })
@@ -483,6 +537,7 @@ fn parse_block(
         let kind = match cmd.as_str() {
             "END" if open.is_some() => return Ok(out),
             "DEVICE_FEATURE" => StmtKind::DeviceFeature(t.next("feature")?),
+            "DEVICE_PROPERTY" => StmtKind::DeviceProperty(t.next("property")?),
             "DEVICE_EXTENSION" => StmtKind::DeviceExtension(t.next("extension")?),
             "INSTANCE_EXTENSION" => StmtKind::InstanceExtension(t.next("extension")?),
             "SET" => {
@@ -492,7 +547,19 @@ fn parse_block(
             }
             "SHADER" => parse_shader(lx, &mut t)?,
             "BUFFER" => parse_buffer(lx, &mut t)?,
-            "PIPELINE" => parse_pipeline(lx, &mut t)?,
+            "PIPELINE" => parse_pipeline(lx, &mut t, None)?,
+            "DERIVE_PIPELINE" => {
+                let name = t.next("pipeline name")?;
+                t.expect("FROM")?;
+                let parent = t.next("parent pipeline")?;
+                t.done()?;
+                let mut head = Toks {
+                    line,
+                    toks: vec!["compute".into(), name],
+                    i: 0,
+                };
+                parse_pipeline(lx, &mut head, Some(parent))?
+            }
             "RUN" => {
                 t.eat("TIMED_EXECUTION");
                 let pipeline = t.next("pipeline name")?;
@@ -500,6 +567,11 @@ fn parse_block(
                     Some("DRAW_RECT" | "DRAW_GRID" | "DRAW_ARRAY") => {
                         t.rest();
                         StmtKind::Unsupported(format!("graphics draw (RUN {pipeline} DRAW_...)"))
+                    }
+                    Some(form) if form.parse::<u64>().is_err() => {
+                        let form = form.to_string();
+                        t.rest();
+                        StmtKind::Unsupported(format!("ray tracing (RUN {pipeline} {form} ...)"))
                     }
                     _ => {
                         let groups = [t.uint("x")?, t.uint("y")?, t.uint("z")?];
@@ -539,16 +611,21 @@ fn parse_block(
                 ))
             }
             "STRUCT" => {
+                let name = t.next("struct name")?;
+                t.rest();
                 lx.raw_until_end(line)?;
+                lx.structs.push(name);
                 StmtKind::Unsupported("STRUCT data types".into())
             }
             "VIRTUAL_FILE" => {
-                lx.raw_until_end(line)?;
-                StmtKind::Unsupported("VIRTUAL_FILE".into())
+                let path = t.next("virtual file path")?;
+                t.done()?;
+                let text = lx.raw_until_end(line)?;
+                StmtKind::VirtualFile { path, text }
             }
-            "DERIVE_PIPELINE" => {
-                lx.raw_until_end(line)?;
-                StmtKind::Unsupported("DERIVE_PIPELINE".into())
+            "ACCELERATION_STRUCTURE" => {
+                skip_block(lx, line, ACCELERATION_STRUCTURE_BLOCKS)?;
+                StmtKind::Unsupported("ray tracing (ACCELERATION_STRUCTURE)".into())
             }
             "DEBUG" => {
                 lx.raw_until_end(line)?;
@@ -562,6 +639,45 @@ fn parse_block(
         Some(l) => Err(err(l, "REPEAT without END")),
         None => Ok(out),
     }
+}
+
+/// Commands that open a nested `... END` block inside a graphics or ray-tracing `PIPELINE`.
+const PIPELINE_BLOCKS: &[&str] = &[
+    "DEPTH",
+    "STENCIL",
+    "BLEND",
+    "SHADER_BINDING_TABLE",
+    "SHADER_OPTIMIZATION",
+    "COMPILE_OPTIONS",
+    "SUBGROUP",
+    "FLAGS",
+];
+
+/// Commands that open a nested `... END` block inside `ACCELERATION_STRUCTURE`.
+const ACCELERATION_STRUCTURE_BLOCKS: &[&str] =
+    &["GEOMETRY", "BOTTOM_LEVEL_INSTANCE", "TRANSFORM", "FLAGS"];
+
+/// Consumes the lines of a block opened at line `open` up to the `END` that closes it, counting the blocks
+/// nested in it: a line opens one when its first token is in `nested`, unless it closes itself (its last
+/// token is `END`, as a `TRANSFORM ... END` on continued lines does) or is `FLAGS` with its flags on the
+/// same line.
+fn skip_block(lx: &mut Lexer<'_>, open: usize, nested: &[&str]) -> Result<(), ParseError> {
+    let mut depth = 1usize;
+    while let Some((_, toks)) = lx.next_logical() {
+        let first = toks[0].as_str();
+        if first == "END" {
+            depth -= 1;
+            if depth == 0 {
+                return Ok(());
+            }
+        } else if nested.contains(&first)
+            && toks.last().is_some_and(|l| l != "END")
+            && !(first == "FLAGS" && toks.len() > 1)
+        {
+            depth += 1;
+        }
+    }
+    Err(err(open, "block without END"))
 }
 
 /// `IMAGE ... DATA ... END` carries a data block; skip it so parsing can go on.
@@ -596,11 +712,16 @@ fn parse_shader(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseError
     };
     let mut target_env = None;
     let mut file = None;
+    let mut virtual_file = None;
     while let Some(kw) = t.peek() {
         match kw {
             "TARGET_ENV" => {
                 t.i += 1;
                 target_env = Some(t.next("target env")?);
+            }
+            "VIRTUAL_FILE" => {
+                t.i += 1;
+                virtual_file = Some(t.next("virtual file path")?);
             }
             "FILE" => {
                 t.i += 1;
@@ -614,7 +735,7 @@ fn parse_shader(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseError
             other => return Err(err(t.line, format!("unexpected {other} in SHADER"))),
         }
     }
-    let source = if file.is_some() {
+    let source = if file.is_some() || virtual_file.is_some() {
         String::new()
     } else {
         lx.raw_until_end(t.line)?
@@ -626,6 +747,7 @@ fn parse_shader(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseError
         target_env,
         source,
         file,
+        virtual_file,
     }))
 }
 
@@ -639,16 +761,33 @@ fn parse_buffer(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseError
         match kw.as_str() {
             "DATA_TYPE" => {
                 let s = t.next("data type")?;
-                ty = Some(
-                    DataType::parse(&s)
-                        .ok_or_else(|| err(t.line, format!("unknown DATA_TYPE {s}")))?,
-                );
+                match DataType::parse_checked(&s) {
+                    Ok(d) => ty = Some(d),
+                    Err(TypeError::UnsupportedFormat) => {
+                        t.i -= 2;
+                        skip_block_if_data(lx, t)?;
+                        return Ok(StmtKind::Unsupported(format!(
+                            "BUFFER {name} DATA_TYPE {s} (a packed or mixed-width format)"
+                        )));
+                    }
+                    Err(TypeError::Unknown) if lx.structs.contains(&s) => {
+                        t.i -= 2;
+                        skip_block_if_data(lx, t)?;
+                        return Ok(StmtKind::Unsupported(format!(
+                            "BUFFER {name} DATA_TYPE {s} (STRUCT data types)"
+                        )));
+                    }
+                    Err(TypeError::Unknown) => {
+                        return Err(err(t.line, format!("unknown DATA_TYPE {s}")));
+                    }
+                }
             }
             "STD140" => layout = Layout::Std140,
             "STD430" => layout = Layout::Std430,
             "FORMAT" => {
                 let f = t.next("format")?;
-                t.rest();
+                t.i -= 2;
+                skip_block_if_data(lx, t)?;
                 return Ok(StmtKind::Unsupported(format!(
                     "BUFFER {name} FORMAT {f} (image-format buffers)"
                 )));
@@ -737,18 +876,31 @@ fn parse_buffer(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseError
     }))
 }
 
-fn parse_pipeline(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseError> {
+fn parse_pipeline(
+    lx: &mut Lexer<'_>,
+    t: &mut Toks,
+    derived_from: Option<String>,
+) -> Result<StmtKind, ParseError> {
     let kind = t.next("pipeline type")?;
     let name = t.next("pipeline name")?;
     let open = t.line;
+    if kind != "compute" {
+        // Graphics and ray-tracing pipelines: their settings (nested DEPTH/STENCIL/BLEND/... blocks
+        // included) are skipped whole.
+        skip_block(lx, open, PIPELINE_BLOCKS)?;
+        return Ok(StmtKind::Unsupported(format!("{kind} pipelines")));
+    }
     let mut p = PipelineDef {
         name,
         kind: kind.clone(),
         attach: Vec::new(),
         binds: Vec::new(),
         subgroup: SubgroupReq::default(),
+        kernel_values: Vec::new(),
+        optimizations: Vec::new(),
+        derived_from,
     };
-    let mut unsupported: Option<String> = (kind != "compute").then(|| format!("{kind} pipelines"));
+    let mut unsupported: Option<String> = None;
     loop {
         let (line, toks) = lx
             .next_logical()
@@ -785,9 +937,29 @@ fn parse_pipeline(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseErr
                 }
                 p.attach.push(a);
             }
-            "SHADER_OPTIMIZATION" | "COMPILE_OPTIONS" => {
-                // Optimisation passes / OpenCL options: no effect on what the shader computes here.
+            "SHADER_OPTIMIZATION" => {
+                let shader = t.next("shader name")?;
+                let passes = lx
+                    .raw_until_end(line)?
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect();
+                p.optimizations.push((shader, passes));
+            }
+            "COMPILE_OPTIONS" => {
+                // Options of the OpenCL C compiler (clspv): OPENCL-C shaders are skipped.
                 lx.raw_until_end(line)?;
+            }
+            "SET" => {
+                t.expect("KERNEL")?;
+                let arg = kernel_arg_ref(&mut t)?;
+                t.expect("AS")?;
+                let ty = t.next("type")?;
+                let sc = Scalar::parse(&ty)
+                    .ok_or_else(|| err(line, format!("unknown SET KERNEL type {ty}")))?;
+                let v = t.value("value")?;
+                t.done()?;
+                p.kernel_values.push((arg, sc, v));
             }
             "SUBGROUP" => {
                 t.next("shader name")?;
@@ -835,9 +1007,19 @@ fn parse_pipeline(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseErr
                             buffers.push(t.next("buffer name")?);
                         }
                         if t.eat("KERNEL") {
-                            t.rest();
-                            unsupported
-                                .get_or_insert_with(|| "OpenCL kernel argument bindings".into());
+                            let arg = kernel_arg_ref(&mut t)?;
+                            t.done()?;
+                            p.binds.push(Bind {
+                                buffers,
+                                kind: BindKind::Storage,
+                                set: 0,
+                                binding: 0,
+                                offsets: Vec::new(),
+                                descriptor_offsets: Vec::new(),
+                                descriptor_ranges: Vec::new(),
+                                line,
+                                kernel_arg: Some(arg),
+                            });
                             continue;
                         }
                         t.expect("AS")?;
@@ -863,6 +1045,7 @@ fn parse_pipeline(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseErr
                             descriptor_offsets: Vec::new(),
                             descriptor_ranges: Vec::new(),
                             line,
+                            kernel_arg: None,
                         };
                         let nums = |t: &mut Toks| -> Vec<u64> {
                             let mut v = Vec::new();
@@ -894,14 +1077,15 @@ fn parse_pipeline(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseErr
                     }
                 }
             }
-            // Graphics-only pipeline settings.
+            // Graphics-only pipeline settings (a derived pipeline does not say its type).
+            "DEPTH" | "STENCIL" | "BLEND" => {
+                skip_block(lx, line, PIPELINE_BLOCKS)?;
+                unsupported.get_or_insert_with(|| format!("graphics pipeline setting {cmd}"));
+            }
             "FRAMEBUFFER_SIZE"
             | "VERTEX_DATA"
             | "INDEX_DATA"
             | "POLYGON_MODE"
-            | "DEPTH"
-            | "STENCIL"
-            | "BLEND"
             | "VIEWPORT"
             | "PATCH_CONTROL_POINTS" => {
                 t.rest();
@@ -914,6 +1098,18 @@ fn parse_pipeline(lx: &mut Lexer<'_>, t: &mut Toks) -> Result<StmtKind, ParseErr
         Some(r) => StmtKind::Unsupported(r),
         None => StmtKind::Pipeline(p),
     })
+}
+
+/// `ARG_NAME name` or `ARG_NUMBER ordinal`.
+fn kernel_arg_ref(t: &mut Toks) -> Result<KernelArgRef, ParseError> {
+    match t.next("ARG_NAME or ARG_NUMBER")?.as_str() {
+        "ARG_NAME" => Ok(KernelArgRef::Name(t.next("argument name")?)),
+        "ARG_NUMBER" => Ok(KernelArgRef::Number(t.uint("argument number")?)),
+        other => Err(err(
+            t.line,
+            format!("expected ARG_NAME or ARG_NUMBER, found {other}"),
+        )),
+    }
 }
 
 /// A tolerance must be a finite, non-negative number: every comparison with NaN is false, so a

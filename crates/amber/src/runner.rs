@@ -1,12 +1,12 @@
 //! Executes a parsed script against an [`Engine`]: buffers, pipelines, `RUN`, `EXPECT`, `COPY`, `REPEAT`.
 
-use crate::features;
 use crate::parse::{
     self, BindKind, BufferDef, BufferInit, Cmp, ExpectKind, PipelineDef, Script, ShaderDef, Stmt,
     StmtKind, Tolerance,
 };
 use crate::shader::{self, ShaderError};
 use crate::types::{DataType, ElementLayout, Layout, Scalar, Value};
+use crate::{clspv, features};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -18,13 +18,16 @@ pub type SpecMap = HashMap<u32, u64>;
 pub trait Engine {
     /// A compiled pipeline.
     type Pipeline;
-    /// Compiles `words` for `entry_point` with `spec`; `subgroup_size` is a `REQUIRED_SIZE`, if any.
+    /// Compiles `words` for `entry_point` with `spec`; `subgroup_size` is a `REQUIRED_SIZE`, if any;
+    /// `robust` when the script asks for `DEVICE_FEATURE robustBufferAccess` (out-of-bounds accesses
+    /// then have Vulkan's robust results instead of being errors).
     fn compile(
         &self,
         words: &[u32],
         entry_point: &str,
         spec: &SpecMap,
         subgroup_size: Option<u32>,
+        robust: bool,
     ) -> Result<Self::Pipeline, String>;
     /// The pipeline's workgroup size.
     fn local_size(&self, pipeline: &Self::Pipeline) -> [u32; 3];
@@ -79,6 +82,65 @@ impl Buffer {
     fn element_layout(&self) -> ElementLayout {
         self.ty.element_layout(self.layout)
     }
+
+    /// Writes `values` from byte `offset` on (the start of an element), by the buffer's element
+    /// layout, growing the buffer to whole elements as needed.
+    fn set_data(&mut self, offset: usize, values: &[Value]) -> Result<(), String> {
+        let el = self.element_layout();
+        let per = el.offsets.len();
+        let elements = values.len().div_ceil(per);
+        let end = elements
+            .checked_mul(el.stride)
+            .and_then(|n| n.checked_add(offset))
+            .filter(|&n| n <= MAX_BUFFER_BYTES)
+            .ok_or_else(|| {
+                format!(
+                    "{} values at byte {offset} exceed the 4 GiB limit",
+                    values.len()
+                )
+            })?;
+        if self.bytes.len() < end {
+            self.bytes.resize(end, 0);
+        }
+        let size = el.scalar.size();
+        for (v, off) in values.iter().zip(el.value_offsets(offset, end)) {
+            el.scalar.encode(*v, &mut self.bytes[off..off + size]);
+        }
+        Ok(())
+    }
+}
+
+/// A `DERIVE_PIPELINE`'s definition: the parent's, with the child's name, its shaders added, its
+/// subgroup settings if it has any, and its bindings replacing the parent's at the same descriptor
+/// set and binding (Amber copies the parent pipeline and applies the child's commands to the copy).
+fn derive(parent: &PipelineDef, child: &PipelineDef) -> PipelineDef {
+    let mut p = parent.clone();
+    p.name = child.name.clone();
+    p.derived_from = None;
+    p.attach.extend(child.attach.iter().cloned());
+    p.optimizations.extend(child.optimizations.iter().cloned());
+    if child.subgroup != parse::SubgroupReq::default() {
+        p.subgroup = child.subgroup.clone();
+    }
+    for b in &child.binds {
+        p.binds
+            .retain(|old| (old.set, old.binding, &old.kind) != (b.set, b.binding, &b.kind));
+        p.binds.push(b.clone());
+    }
+    for v in &child.kernel_values {
+        p.kernel_values.retain(|old| old.0 != v.0);
+        p.kernel_values.push(v.clone());
+    }
+    p
+}
+
+/// A buffer plain-old-data kernel arguments go into: (set, binding, uniform); None for the push
+/// constants.
+type PodBuffer = (u32, u32, bool);
+
+/// Whether the pipeline names OpenCL kernel arguments (`BIND ... KERNEL`, `SET KERNEL`).
+fn has_kernel_args(p: &PipelineDef) -> bool {
+    p.binds.iter().any(|b| b.kernel_arg.is_some()) || !p.kernel_values.is_empty()
 }
 
 /// Top-level placeholders such as `{device_features}` mark a template that a generator fills in.
@@ -133,6 +195,9 @@ pub fn run_text<E: Engine>(engine: &E, text: &str, dir: &Path) -> Report {
         buffers: HashMap::new(),
         shaders: HashMap::new(),
         pipelines: HashMap::new(),
+        virtual_files: HashMap::new(),
+        derivable: HashMap::new(),
+        robust: false,
     };
     if let Err(o) = st.exec_block(&script.statements, &mut report) {
         report.outcome = o;
@@ -157,11 +222,14 @@ pub fn skip_reasons(script: &Script) -> Vec<String> {
                 StmtKind::DeviceExtension(e) if !features::extension_supported(e) => {
                     push(format!("needs DEVICE_EXTENSION {e}"));
                 }
+                StmtKind::DeviceProperty(p) if !features::property_supported(p) => {
+                    push(format!("needs DEVICE_PROPERTY {p}"));
+                }
                 StmtKind::Unsupported(r) => push(format!("uses {r}")),
                 StmtKind::Shader(ShaderDef {
                     format: parse::ShaderFormat::Other(f),
                     ..
-                }) => {
+                }) if !(f == "OPENCL-C" && shader::find_tool("clspv").is_some()) => {
                     push(format!("uses {f} shaders (no compiler for them here)"));
                 }
                 StmtKind::Shader(ShaderDef { stage, .. }) if stage != "compute" => {
@@ -207,6 +275,13 @@ struct State<'a, E: Engine> {
     /// before running it): one that does not compile fails the script even if no pipeline uses it.
     shaders: HashMap<String, Vec<u32>>,
     pipelines: HashMap<String, (PipelineDef, Option<E::Pipeline>)>,
+    /// `VIRTUAL_FILE`s by path.
+    virtual_files: HashMap<String, String>,
+    /// Every pipeline as a `DERIVE_PIPELINE` starts from it (kernel arguments resolved, their
+    /// values not yet written into buffers).
+    derivable: HashMap<String, PipelineDef>,
+    /// `DEVICE_FEATURE robustBufferAccess` was asked for.
+    robust: bool,
 }
 
 fn fail(line: usize, msg: impl std::fmt::Display) -> Outcome {
@@ -224,13 +299,67 @@ impl<E: Engine> State<'_, E> {
     fn exec(&mut self, s: &Stmt, report: &mut Report) -> Result<(), Outcome> {
         let line = s.line;
         match &s.kind {
-            StmtKind::DeviceFeature(_)
-            | StmtKind::DeviceExtension(_)
+            StmtKind::DeviceFeature(f) => self.robust |= f == "robustBufferAccess",
+            StmtKind::DeviceExtension(_)
+            | StmtKind::DeviceProperty(_)
             | StmtKind::InstanceExtension(_)
             | StmtKind::SetEngineData
             | StmtKind::Clear(_) => {}
             StmtKind::Unsupported(r) => return Err(Outcome::Skip(format!("uses {r}"))),
+            StmtKind::VirtualFile { path, text } => {
+                if self
+                    .virtual_files
+                    .insert(path.clone(), text.clone())
+                    .is_some()
+                {
+                    return Err(fail(line, format!("virtual file {path} defined twice")));
+                }
+            }
+            StmtKind::SetData {
+                buffer,
+                offset,
+                values,
+            } => {
+                let buf = self
+                    .buffers
+                    .get_mut(buffer)
+                    .ok_or_else(|| fail(line, format!("unknown buffer {buffer}")))?;
+                buf.set_data(*offset, values).map_err(|m| fail(line, m))?;
+            }
+            StmtKind::Resize { buffer, elements } => {
+                let buf = self
+                    .buffers
+                    .get_mut(buffer)
+                    .ok_or_else(|| fail(line, format!("unknown buffer {buffer}")))?;
+                let bytes = elements
+                    .checked_mul(buf.element_layout().stride)
+                    .filter(|&n| n <= MAX_BUFFER_BYTES)
+                    .ok_or_else(|| {
+                        fail(
+                            line,
+                            format!("buffer {buffer}: {elements} elements exceed the 4 GiB limit"),
+                        )
+                    })?;
+                if buf.bytes.len() < bytes {
+                    buf.bytes.resize(bytes, 0);
+                }
+            }
             StmtKind::Shader(sh) => {
+                let from_virtual;
+                let sh = match &sh.virtual_file {
+                    Some(path) => {
+                        let text = self.virtual_files.get(path).ok_or_else(|| {
+                            fail(line, format!("shader {}: no VIRTUAL_FILE {path}", sh.name))
+                        })?;
+                        from_virtual = ShaderDef {
+                            source: text.clone(),
+                            virtual_file: None,
+                            ..sh.clone()
+                        };
+                        &from_virtual
+                    }
+                    None => sh,
+                };
                 let words = shader::compile(sh, self.dir).map_err(|e| match e {
                     ShaderError::Unavailable(r) => Outcome::Skip(r),
                     ShaderError::Failed(r) => fail(line, format!("shader {}: {r}", sh.name)),
@@ -257,12 +386,40 @@ impl<E: Engine> State<'_, E> {
                 }
             }
             StmtKind::Pipeline(p) => {
+                // A derived pipeline's own KERNEL arguments are found in its parent's shader.
+                let parent = match &p.derived_from {
+                    Some(name) => Some(self.derivable.get(name).cloned().ok_or_else(|| {
+                        fail(
+                            line,
+                            format!("DERIVE_PIPELINE {}: unknown pipeline {name}", p.name),
+                        )
+                    })?),
+                    None => None,
+                };
+                let attach = p
+                    .attach
+                    .first()
+                    .or(parent.as_ref().and_then(|b| b.attach.first()));
+                let own = match attach {
+                    Some(at) if has_kernel_args(p) => {
+                        self.resolve_kernel_refs(p, at).map_err(|m| fail(line, m))?
+                    }
+                    _ => p.clone(),
+                };
+                let p = match &parent {
+                    Some(base) => derive(base, &own),
+                    None => own,
+                };
                 if p.attach.len() != 1 {
                     return Err(fail(
                         line,
                         format!("compute pipeline {} needs exactly one ATTACH", p.name),
                     ));
                 }
+                self.derivable.insert(p.name.clone(), p.clone());
+                let p = &self
+                    .materialize_kernel_values(&p)
+                    .map_err(|m| fail(line, m))?;
                 for b in &p.binds {
                     for name in &b.buffers {
                         if !self.buffers.contains_key(name) {
@@ -308,6 +465,165 @@ impl<E: Engine> State<'_, E> {
             }
         }
         Ok(())
+    }
+
+    /// Resolves `BIND BUFFER ... KERNEL` and `SET KERNEL` by the clspv reflection of the module
+    /// `at` attaches ([`crate::clspv`]): buffer arguments get their set and binding, and every
+    /// value names its argument by number (so a derived pipeline's values replace its parent's).
+    fn resolve_kernel_refs(
+        &self,
+        p: &PipelineDef,
+        at: &parse::Attach,
+    ) -> Result<PipelineDef, String> {
+        let words = self
+            .shaders
+            .get(&at.shader)
+            .ok_or_else(|| format!("unknown shader {}", at.shader))?;
+        let module = coopmat_spirv::Module::from_words(words).map_err(|e| e.to_string())?;
+        let args = clspv::kernel_args(&module, &at.entry_point).ok_or_else(|| {
+            format!(
+                "shader {} has no clspv reflection (NonSemantic.ClspvReflection) for kernel {}: \
+                 its arguments cannot be bound by KERNEL ARG_NAME / ARG_NUMBER",
+                at.shader, at.entry_point
+            )
+        })?;
+        let find = |r: &parse::KernelArgRef| {
+            args.iter()
+                .find(|a| match r {
+                    parse::KernelArgRef::Name(n) => a.name.as_deref() == Some(n.as_str()),
+                    parse::KernelArgRef::Number(k) => a.ordinal == *k,
+                })
+                .ok_or_else(|| format!("kernel {} has no argument {r:?}", at.entry_point))
+        };
+        let mut out = p.clone();
+        for b in &mut out.binds {
+            let Some(r) = b.kernel_arg.take() else {
+                continue;
+            };
+            let arg = find(&r)?;
+            let clspv::ArgPlace::Buffer {
+                set,
+                binding,
+                uniform,
+            } = arg.place
+            else {
+                return Err(format!(
+                    "kernel argument {r:?} is not a buffer argument ({:?})",
+                    arg.place
+                ));
+            };
+            (b.set, b.binding) = (set, binding);
+            b.kind = if uniform {
+                BindKind::Uniform
+            } else {
+                BindKind::Storage
+            };
+        }
+        for (r, sc, _) in &mut out.kernel_values {
+            let arg = find(r)?;
+            let size = match arg.place {
+                clspv::ArgPlace::PodPushConstant { size, .. }
+                | clspv::ArgPlace::PodBuffer { size, .. } => size,
+                ref other => {
+                    return Err(format!(
+                        "kernel argument {r:?} is not a value argument ({other:?})"
+                    ));
+                }
+            };
+            if size as usize != sc.size() {
+                return Err(format!(
+                    "kernel argument {r:?} has {size} bytes; SET gives a {}-byte value",
+                    sc.size()
+                ));
+            }
+            *r = parse::KernelArgRef::Number(arg.ordinal);
+        }
+        Ok(out)
+    }
+
+    /// The pipeline with its `SET KERNEL` values written into buffers of its own, bound with it:
+    /// `PIPELINE/pod-push` for values in push constants, `PIPELINE/pod-SET-BINDING` for values in a
+    /// buffer (where clspv's reflection puts each; the values name their arguments by number).
+    fn materialize_kernel_values(&mut self, p: &PipelineDef) -> Result<PipelineDef, String> {
+        let mut out = p.clone();
+        out.kernel_values.clear();
+        if p.kernel_values.is_empty() {
+            return Ok(out);
+        }
+        let at = &p.attach[0];
+        let words = self
+            .shaders
+            .get(&at.shader)
+            .ok_or_else(|| format!("unknown shader {}", at.shader))?;
+        let module = coopmat_spirv::Module::from_words(words).map_err(|e| e.to_string())?;
+        let args = clspv::kernel_args(&module, &at.entry_point).unwrap_or_default();
+        let mut pods: Vec<(Option<PodBuffer>, Vec<u8>)> = Vec::new();
+        for (r, sc, v) in &p.kernel_values {
+            let place = args
+                .iter()
+                .find(|a| *r == parse::KernelArgRef::Number(a.ordinal))
+                .map(|a| a.place.clone())
+                .ok_or_else(|| format!("kernel {} has no argument {r:?}", at.entry_point))?;
+            let (key, offset) = match place {
+                clspv::ArgPlace::PodPushConstant { offset, .. } => (None, offset),
+                clspv::ArgPlace::PodBuffer {
+                    set,
+                    binding,
+                    offset,
+                    uniform,
+                    ..
+                } => (Some((set, binding, uniform)), offset),
+                other => return Err(format!("kernel argument {r:?} is not a value ({other:?})")),
+            };
+            let i = match pods.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    pods.push((key, Vec::new()));
+                    pods.len() - 1
+                }
+            };
+            let bytes = &mut pods[i].1;
+            let (start, end) = (offset as usize, offset as usize + sc.size());
+            if bytes.len() < end {
+                bytes.resize(end, 0);
+            }
+            sc.encode(*v, &mut bytes[start..end]);
+        }
+        for (key, bytes) in pods {
+            let (name, set, binding, kind) = match key {
+                None => (format!("{}/pod-push", p.name), 0, 0, BindKind::PushConstant),
+                Some((s, b, uniform)) => (
+                    format!("{}/pod-{s}-{b}", p.name),
+                    s,
+                    b,
+                    if uniform {
+                        BindKind::Uniform
+                    } else {
+                        BindKind::Storage
+                    },
+                ),
+            };
+            self.buffers.insert(
+                name.clone(),
+                Buffer {
+                    ty: DataType::parse("uint8").expect("a type"),
+                    layout: Layout::Std430,
+                    bytes,
+                },
+            );
+            out.binds.push(parse::Bind {
+                buffers: vec![name],
+                kind,
+                set,
+                binding,
+                offsets: Vec::new(),
+                descriptor_offsets: Vec::new(),
+                descriptor_ranges: Vec::new(),
+                line: 0,
+                kernel_arg: None,
+            });
+        }
+        Ok(out)
     }
 
     fn init_buffer(&self, b: &BufferDef) -> Result<Vec<u8>, String> {
@@ -377,8 +693,11 @@ impl<E: Engine> State<'_, E> {
                     _ => {
                         let text = std::fs::read_to_string(&p)
                             .map_err(|e| format!("{}: {e}", p.display()))?;
+                        // `#` starts a comment to the end of the line, as in scripts.
                         let vals = text
-                            .split(|c: char| c.is_whitespace() || c == ',')
+                            .lines()
+                            .map(|l| l.split('#').next().unwrap_or(""))
+                            .flat_map(|l| l.split(|c: char| c.is_whitespace() || c == ','))
                             .filter(|t| !t.is_empty())
                             .map(|t| {
                                 Value::parse(t)
@@ -567,7 +886,21 @@ impl<E: Engine> State<'_, E> {
 
     fn compile(&self, def: &PipelineDef) -> Result<E::Pipeline, Outcome> {
         let at = &def.attach[0];
-        let words = &self.shaders[&at.shader];
+        let mut words = std::borrow::Cow::Borrowed(&self.shaders[&at.shader]);
+        for (shader, passes) in &def.optimizations {
+            if *shader == at.shader {
+                words =
+                    std::borrow::Cow::Owned(shader::optimize(&words, passes).map_err(
+                        |e| match e {
+                            ShaderError::Unavailable(r) => Outcome::Skip(r),
+                            ShaderError::Failed(r) => Outcome::Fail(format!(
+                                "pipeline {}: SHADER_OPTIMIZATION {shader}: {r}",
+                                def.name
+                            )),
+                        },
+                    )?);
+            }
+        }
         let spec: SpecMap = at
             .specialize
             .iter()
@@ -578,7 +911,13 @@ impl<E: Engine> State<'_, E> {
         }
         let p = self
             .engine
-            .compile(words, &at.entry_point, &spec, def.subgroup.required_size)
+            .compile(
+                &words,
+                &at.entry_point,
+                &spec,
+                def.subgroup.required_size,
+                self.robust,
+            )
             .map_err(|e| {
                 Outcome::Fail(format!(
                     "pipeline {}: engine rejected shader {}: {e}",
@@ -805,7 +1144,14 @@ mod tests {
     struct NullEngine;
     impl Engine for NullEngine {
         type Pipeline = ();
-        fn compile(&self, _: &[u32], _: &str, _: &SpecMap, _: Option<u32>) -> Result<(), String> {
+        fn compile(
+            &self,
+            _: &[u32],
+            _: &str,
+            _: &SpecMap,
+            _: Option<u32>,
+            _: bool,
+        ) -> Result<(), String> {
             Ok(())
         }
         fn local_size(&self, _: &()) -> [u32; 3] {

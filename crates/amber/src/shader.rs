@@ -78,11 +78,51 @@ pub fn compile(shader: &ShaderDef, script_dir: &Path) -> Result<Vec<u32>, Shader
             "shader {}: SPIRV-BIN needs FILE",
             shader.name
         ))),
+        // OpenCL C through clspv when one is installed (the kernels' arguments are then found
+        // by the module's clspv reflection); Amber's COMPILE_OPTIONS only move plain-old-data
+        // arguments, which the reflection reports wherever they are, so they are not passed.
+        ShaderFormat::Other(f) if f == "OPENCL-C" && find_tool("clspv").is_some() => {
+            run_tool("clspv", &[], &source, "cl", &shader.name)
+        }
         ShaderFormat::Other(f) => Err(ShaderError::Unavailable(format!(
             "{f} shaders (no {} compiler for them here)",
             if f == "OPENCL-C" { "clspv" } else { "suitable" }
         ))),
     }
+}
+
+/// Runs SPIRV-Tools' optimizer (`spirv-opt`, a peer tool) with `passes` (its command-line flags,
+/// as Amber's `SHADER_OPTIMIZATION` names them) over `words`.
+pub fn optimize(words: &[u32], passes: &[String]) -> Result<Vec<u32>, ShaderError> {
+    let exe = find_tool("spirv-opt").ok_or_else(|| {
+        ShaderError::Unavailable(
+            "SHADER_OPTIMIZATION needs spirv-opt, which is not installed".into(),
+        )
+    })?;
+    if let Some(p) = passes.iter().find(|p| !p.starts_with("--")) {
+        return Err(ShaderError::Failed(format!("{p} is not a spirv-opt flag")));
+    }
+    let dir = tempfile::tempdir()
+        .map_err(|e| ShaderError::Failed(format!("temporary directory: {e}")))?;
+    let (input, output) = (dir.path().join("in.spv"), dir.path().join("out.spv"));
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    std::fs::write(&input, bytes).map_err(|e| ShaderError::Failed(format!("{e}")))?;
+    let out = Command::new(&exe)
+        .args(passes)
+        .arg(&input)
+        .arg("-o")
+        .arg(&output)
+        .output()
+        .map_err(|e| ShaderError::Unavailable(format!("cannot run {}: {e}", exe.display())))?;
+    if !out.status.success() {
+        return Err(ShaderError::Failed(format!(
+            "spirv-opt {}: {}",
+            passes.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let bytes = std::fs::read(&output).map_err(|e| ShaderError::Failed(format!("{e}")))?;
+    words_of(&bytes, "optimized")
 }
 
 fn words_of(bytes: &[u8], name: &str) -> Result<Vec<u32>, ShaderError> {
@@ -194,8 +234,12 @@ fn glsl(source: &str, shader: &ShaderDef) -> Result<Vec<u32>, ShaderError> {
     let env = glslang_env(shader.target_env.as_deref()).map_err(ShaderError::Failed)?;
     let mut args: Vec<&str> = vec!["-V", "-S", "comp"];
     args.extend(env.iter().map(String::as_str));
-    // Amber (shaderc) accepts GLSL without a #version line; glslang wants one.
-    let src = if source.trim_start().starts_with("#version") {
+    // Amber (shaderc) accepts GLSL without a #version line; glslang wants one (comments may
+    // come before it).
+    let src = if source
+        .lines()
+        .any(|l| l.trim_start().starts_with("#version"))
+    {
         source.to_string()
     } else {
         format!("#version 430\n{source}")

@@ -217,7 +217,9 @@ pub enum Layout {
     Std430,
 }
 
-/// A buffer element type: a scalar, vector (`rows` components) or column-major matrix (`cols` columns of `rows`).
+/// A buffer element type: a scalar, vector (`rows` components) or column-major matrix (`cols` columns of `rows`),
+/// possibly marked as an array element (`T[]`), or the texel of a Vulkan format (`R32G32B32A32_SFLOAT`: its
+/// components packed without padding).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DataType {
     /// Component type.
@@ -226,33 +228,115 @@ pub struct DataType {
     pub rows: u32,
     /// Matrix columns (1 for scalars and vectors).
     pub cols: u32,
+    /// `T[]`: the buffer is an array of `T`, which std140 pads to 16 bytes an element.
+    pub array: bool,
+    /// A Vulkan format's texel: components one after the other, whatever the layout.
+    pub packed: bool,
+}
+
+/// Why a `DATA_TYPE` was not taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TypeError {
+    /// Not a type Amber knows.
+    Unknown,
+    /// A Vulkan format Amber knows whose texels this runner does not lay out (packed bit fields, mixed
+    /// component widths): only graphics scripts use them.
+    UnsupportedFormat,
 }
 
 impl DataType {
-    /// Parses `uint32`, `vec4<float>`, `mat3x3<float16>` (Amber's `matCxR`: C columns, R rows).
+    /// Parses `uint32`, `vec4<float>`, `mat3x3<float16>` (Amber's `matCxR`: C columns, R rows), `T[]`, and
+    /// Vulkan format names such as `R8G8B8A8_UNORM`.
     pub fn parse(s: &str) -> Option<DataType> {
+        Self::parse_checked(s).ok()
+    }
+
+    /// [`DataType::parse`] telling an unknown name from a format it does not lay out.
+    pub fn parse_checked(s: &str) -> Result<DataType, TypeError> {
+        if let Some(inner) = s.strip_suffix("[]") {
+            let t = Self::parse_number(inner).ok_or(TypeError::Unknown)?;
+            return Ok(DataType { array: true, ..t });
+        }
+        if let Some(t) = Self::parse_number(s) {
+            return Ok(t);
+        }
+        Self::parse_format(s)
+    }
+
+    fn parse_number(s: &str) -> Option<DataType> {
+        let plain = |scalar, rows, cols| DataType {
+            scalar,
+            rows,
+            cols,
+            array: false,
+            packed: false,
+        };
         if let Some(scalar) = Scalar::parse(s) {
-            return Some(DataType {
-                scalar,
-                rows: 1,
-                cols: 1,
-            });
+            return Some(plain(scalar, 1, 1));
         }
         let (head, inner) = s.strip_suffix('>')?.split_once('<')?;
         let scalar = Scalar::parse(inner)?;
         let dim = |d: &str| d.parse::<u32>().ok().filter(|n| (2..=4).contains(n));
         if let Some(n) = head.strip_prefix("vec") {
-            return Some(DataType {
-                scalar,
-                rows: dim(n)?,
-                cols: 1,
-            });
+            return Some(plain(scalar, dim(n)?, 1));
         }
         let (c, r) = head.strip_prefix("mat")?.split_once('x')?;
-        Some(DataType {
+        Some(plain(scalar, dim(r)?, dim(c)?))
+    }
+
+    /// A Vulkan format name (`VkFormat` without `VK_FORMAT_`): components `R|G|B|A|D|S|X` with bit widths, then
+    /// the numeric format. Amber stores every component by its width: UNORM, SNORM, SCALED and SRGB
+    /// components hold the integers the script gives (Amber's `Buffer::WriteValueFromComponent`).
+    fn parse_format(s: &str) -> Result<DataType, TypeError> {
+        let mut parts = s.split('_');
+        let comps = parts.next().ok_or(TypeError::Unknown)?;
+        let mode = parts.next().ok_or(TypeError::Unknown)?;
+        let rest: Vec<&str> = parts.collect();
+        let mut widths = Vec::new();
+        let mut chars = comps.chars().peekable();
+        while let Some(c) = chars.next() {
+            if !"RGBADSX".contains(c) {
+                return Err(TypeError::Unknown);
+            }
+            let mut digits = String::new();
+            while let Some(d) = chars.next_if(|d| d.is_ascii_digit()) {
+                digits.push(d);
+            }
+            widths.push(digits.parse::<u32>().map_err(|_| TypeError::Unknown)?);
+        }
+        let signed = match mode {
+            "SFLOAT" | "SINT" | "SNORM" | "SSCALED" => true,
+            "UFLOAT" | "UINT" | "UNORM" | "USCALED" | "SRGB" => false,
+            _ => return Err(TypeError::Unknown),
+        };
+        if widths.is_empty() || widths.len() > 4 {
+            return Err(TypeError::Unknown);
+        }
+        // Packed (`_PACK32`), mixed-width or multi-mode formats (`D24_UNORM_S8_UINT`).
+        if !rest.is_empty() || widths.iter().any(|&w| w != widths[0]) {
+            return Err(TypeError::UnsupportedFormat);
+        }
+        let scalar = match (mode, widths[0]) {
+            ("SFLOAT", 16) => Scalar::F16,
+            ("SFLOAT", 32) => Scalar::F32,
+            ("SFLOAT", 64) => Scalar::F64,
+            ("SFLOAT" | "UFLOAT", _) => return Err(TypeError::UnsupportedFormat),
+            (_, 8) if signed => Scalar::I8,
+            (_, 16) if signed => Scalar::I16,
+            (_, 32) if signed => Scalar::I32,
+            (_, 64) if signed => Scalar::I64,
+            (_, 8) => Scalar::U8,
+            (_, 16) => Scalar::U16,
+            (_, 32) => Scalar::U32,
+            (_, 64) => Scalar::U64,
+            _ => return Err(TypeError::UnsupportedFormat),
+        };
+        Ok(DataType {
             scalar,
-            rows: dim(r)?,
-            cols: dim(c)?,
+            rows: widths.len() as u32,
+            cols: 1,
+            array: false,
+            packed: true,
         })
     }
 
@@ -261,38 +345,21 @@ impl DataType {
         (self.rows * self.cols) as usize
     }
 
-    /// Byte offsets of the values of one element, and the element stride, under `layout`.
+    /// Byte offsets of the values of one element, and the element stride, under `layout`, as Amber lays them
+    /// out (its `Format` segments): a column of `rows` values, padded to four values for a vec3, a matrix with
+    /// three rows, and under std140 any matrix or array element; a format's texel is never padded.
     pub fn element_layout(&self, layout: Layout) -> ElementLayout {
         let s = self.scalar.size();
-        // Alignment of a vector of `rows` components: vec3 aligns like vec4.
-        let vec_align = if self.rows == 3 {
-            4 * s
-        } else {
-            self.rows as usize * s
-        };
-        let round16 = |x: usize| x.div_ceil(16) * 16;
-        let offsets;
-        let stride;
-        if self.cols == 1 {
-            offsets = (0..self.rows as usize).map(|i| i * s).collect::<Vec<_>>();
-            // An array of vec3 has a stride of the vec3 alignment (std430); std140 rounds array strides to 16.
-            stride = match layout {
-                Layout::Std430 => vec_align,
-                Layout::Std140 => round16(vec_align),
-            };
-        } else {
-            let col_stride = match layout {
-                Layout::Std430 => vec_align,
-                Layout::Std140 => round16(vec_align),
-            };
-            offsets = (0..self.cols as usize)
-                .flat_map(|c| (0..self.rows as usize).map(move |r| c * col_stride + r * s))
-                .collect();
-            stride = col_stride * self.cols as usize;
-        }
+        let rows = self.rows as usize;
+        let padded = !self.packed
+            && (rows == 3 || (layout == Layout::Std140 && (self.cols > 1 || self.array)));
+        let column = if padded { 4 * s } else { rows * s };
+        let offsets = (0..self.cols as usize)
+            .flat_map(|c| (0..rows).map(move |r| c * column + r * s))
+            .collect();
         ElementLayout {
             offsets,
-            stride,
+            stride: column * self.cols as usize,
             scalar: self.scalar,
         }
     }
@@ -389,7 +456,14 @@ mod tests {
         assert_eq!(vec3.element_layout(Layout::Std430).offsets, [0, 4, 8]);
         let f = DataType::parse("float").unwrap();
         assert_eq!(f.element_layout(Layout::Std430).stride, 4);
-        assert_eq!(f.element_layout(Layout::Std140).stride, 16);
+        // Amber pads std140 scalars and vectors only as array elements (`float[]`).
+        assert_eq!(f.element_layout(Layout::Std140).stride, 4);
+        let fa = DataType::parse("float[]").unwrap();
+        assert_eq!(fa.element_layout(Layout::Std140).stride, 16);
+        assert_eq!(fa.element_layout(Layout::Std430).stride, 4);
+        let v2a = DataType::parse("vec2<int32>[]").unwrap();
+        assert_eq!(v2a.element_layout(Layout::Std140).offsets, [0, 4]);
+        assert_eq!(v2a.element_layout(Layout::Std140).stride, 16);
         let m3 = DataType::parse("mat3x3<float>")
             .unwrap()
             .element_layout(Layout::Std430);
@@ -406,6 +480,35 @@ mod tests {
             .unwrap()
             .element_layout(Layout::Std430);
         assert_eq!(d4.stride, 128);
+    }
+
+    #[test]
+    fn vulkan_formats_are_packed_texels() {
+        let f = DataType::parse("R32G32B32_SFLOAT").unwrap();
+        assert_eq!((f.scalar, f.rows), (Scalar::F32, 3));
+        assert_eq!(
+            f.element_layout(Layout::Std430).stride,
+            12,
+            "no vec3 padding"
+        );
+        assert_eq!(f.element_layout(Layout::Std140).offsets, [0, 4, 8]);
+        let b = DataType::parse("B8G8R8A8_UNORM").unwrap();
+        assert_eq!((b.scalar, b.rows), (Scalar::U8, 4));
+        assert_eq!(DataType::parse("R8G8_SNORM").unwrap().scalar, Scalar::I8);
+        assert_eq!(DataType::parse("R16_SFLOAT").unwrap().scalar, Scalar::F16);
+        assert_eq!(
+            DataType::parse_checked("A2B10G10R10_UNORM_PACK32"),
+            Err(TypeError::UnsupportedFormat)
+        );
+        assert_eq!(
+            DataType::parse_checked("D24_UNORM_S8_UINT"),
+            Err(TypeError::UnsupportedFormat)
+        );
+        assert_eq!(DataType::parse_checked("R33_QUUX"), Err(TypeError::Unknown));
+        assert_eq!(
+            DataType::parse_checked("my_struct"),
+            Err(TypeError::Unknown)
+        );
     }
 
     #[test]

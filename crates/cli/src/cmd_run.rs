@@ -372,7 +372,7 @@ pub fn run(args: Args) -> Result<u8> {
         push_constants: a.push_constants()?,
         buffer_arrays: a.buffer_arrays()?,
     };
-    // Missing bindings or short buffers are reported before the run (dispatch checks too).
+    // Missing bindings are errors and short buffers warnings, before the run.
     // (Arrays of descriptors are checked by the engine.)
     for b in pipe.bindings().iter().filter(|b| b.count == 1) {
         match res.buffers.get(&(b.set, b.binding)) {
@@ -385,8 +385,9 @@ pub fn run(args: Args) -> Result<u8> {
                     .map(|n| format!(" ({n})"))
                     .unwrap_or_default()
             ),
-            Some(v) if v.len() < b.min_size => bail!(
-                "buffer {}:{} has {} bytes; the layout needs {}",
+            // Valid Vulkan (accesses past the end are out of bounds), but usually a mistake.
+            Some(v) if v.len() < b.min_size => eprintln!(
+                "warning: buffer {}:{} has {} bytes, less than the {} its block declares: accesses past its end are out of bounds",
                 b.set,
                 b.binding,
                 v.len(),
@@ -394,6 +395,13 @@ pub fn run(args: Args) -> Result<u8> {
             ),
             _ => {}
         }
+    }
+    if res.push_constants.len() < pipe.push_constant_size() {
+        eprintln!(
+            "warning: --push gives {} bytes of the {} the shader's push constants declare; the rest read as 0",
+            res.push_constants.len(),
+            pipe.push_constant_size()
+        );
     }
     let st = pipe.dispatch(&mut res, groups)?;
     write_outs(&a.outs, &res.buffers)?;

@@ -1793,7 +1793,9 @@ impl Pipeline {
             );
         }
         for b in p.bindings.iter().filter(|b| b.count != 1) {
-            let Some(arr) = resources.buffer_arrays.get(&(b.set, b.binding)) else {
+            // Buffers shorter than the block's static layout are valid Vulkan: accesses past
+            // their end are out of bounds (an error, or the robust result), checked per access.
+            if !resources.buffer_arrays.contains_key(&(b.set, b.binding)) {
                 return fail(
                     ErrorKind::MissingBinding,
                     format!(
@@ -1803,57 +1805,35 @@ impl Pipeline {
                         b.name.as_ref().map(|n| format!(" {n}")).unwrap_or_default()
                     ),
                 );
-            };
-            if let Some((i, buf)) = arr
-                .iter()
-                .enumerate()
-                .find(|(_, v)| v.bytes < b.min_size as u64)
-            {
+            }
+        }
+        for b in p.bindings.iter().filter(|b| b.count == 1) {
+            if !resources.buffers.contains_key(&(b.set, b.binding)) {
                 return fail(
                     ErrorKind::MissingBinding,
                     format!(
-                        "buffer {i} of the array at (set {}, binding {}) has {} bytes; the shader's layout needs at least {}",
-                        b.set, b.binding, buf.bytes, b.min_size
+                        "binding (set {}, binding {}){} is used by the shader but not bound",
+                        b.set,
+                        b.binding,
+                        b.name.as_ref().map(|n| format!(" {n}")).unwrap_or_default()
                     ),
                 );
             }
         }
-        for b in p.bindings.iter().filter(|b| b.count == 1) {
-            match resources.buffers.get(&(b.set, b.binding)) {
-                None => {
-                    return fail(
-                        ErrorKind::MissingBinding,
-                        format!(
-                            "binding (set {}, binding {}){} is used by the shader but not bound",
-                            b.set,
-                            b.binding,
-                            b.name.as_ref().map(|n| format!(" {n}")).unwrap_or_default()
-                        ),
-                    );
-                }
-                Some(buf) if buf.bytes < b.min_size as u64 => {
-                    return fail(
-                        ErrorKind::MissingBinding,
-                        format!(
-                            "buffer (set {}, binding {}) has {} bytes; the shader's layout needs at least {}",
-                            b.set, b.binding, buf.bytes, b.min_size
-                        ),
-                    );
-                }
-                _ => {}
-            }
-        }
-        if resources.push_constants.len() < p.push_size {
-            return fail(
-                ErrorKind::MissingBinding,
-                format!(
-                    "push constants have {} bytes; the shader reads {}",
-                    resources.push_constants.len(),
-                    p.push_size
-                ),
-            );
-        }
-        let push = memory::from_bytes(resources.push_constants);
+        // Push-constant bytes the application did not set are undefined in Vulkan; the engine
+        // reads them as 0 (the block is padded to the size the shader declares).
+        let padded;
+        let push_bytes: &[u8] = if resources.push_constants.len() < p.push_size {
+            padded = {
+                let mut v = resources.push_constants.to_vec();
+                v.resize(p.push_size, 0);
+                v
+            };
+            &padded
+        } else {
+            resources.push_constants
+        };
+        let push = memory::from_bytes(push_bytes);
         let sh = shared(p, resources, &push, groups);
         let total = groups.iter().map(|&g| g as u64).product::<u64>();
         // Batches of `pack` consecutive workgroups (one unless the program packs them).

@@ -462,3 +462,22 @@ fn qcom_to_khr_on_small_subgroups_keeps_each_subgroups_rows() {
     // Row i of subgroup s's f32 matrix is that invocation's 8 floats.
     assert_eq!(&a[..4 * 64], &input[..4 * 64]);
 }
+
+/// A matrix among PerElementOp's extra operands is passed element by element, at the same
+/// (row, column) as the element of the operated matrix.
+#[test]
+fn per_element_op_passes_the_elements_of_matrix_operands() {
+    let Some(spv) = compile(&src("per_element_matrix_operand.comp"), &[]) else {
+        return;
+    };
+    let input: Vec<f32> = (0..512).map(|i| (i % 97) as f32 * 0.25 - 3.0).collect();
+    let out = run(&spv, &input, 256).unwrap();
+    for r in 0..16 {
+        for c in 0..16 {
+            let a = input[r * 16 + c];
+            let b = input[256 + c * 16 + r]; // loaded column-major
+            let want = a * 3.0 + b - r as f32 + c as f32 * 0.5;
+            assert_eq!(out[r * 16 + c], want, "({r},{c})");
+        }
+    }
+}

@@ -268,8 +268,13 @@ impl Cx<'_> {
                     if is_mat && v.nmats != 1 {
                         return bad("PerElementOp: matrix operand is not a single matrix");
                     }
+                    // SPV_NV_cooperative_matrix2 defines matrix operands as "the corresponding
+                    // element passed"; a composite holding matrices has no such element, and the
+                    // function may not run matrix (tangled) instructions on a whole matrix.
                     if !is_mat && v.nmats != 0 {
-                        return bad("PerElementOp: operands containing matrices are not supported");
+                        return bad(
+                            "PerElementOp: an extra operand is a composite containing cooperative matrices; only a matrix (passed element by element) or a value without matrices can be passed to the function",
+                        );
                     }
                     extras.push((v, is_mat));
                 }

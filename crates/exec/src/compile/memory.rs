@@ -58,13 +58,72 @@ impl<'m> Cx<'m> {
                     bytes,
                 }));
             }
+            // SPIR-V 3.49.8 OpPtrDiff: (Operand 1 - Operand 2) in elements of the pointee type
+            // (its ArrayStride in explicitly laid-out memory, its size elsewhere). Both point into
+            // one object, so their address difference is a byte distance.
+            op::PtrDiff => {
+                let pty = self.ty_of(arg(0)?)?;
+                let Ty::Pointer { pointee, sc } = self.t.get(pty)?.clone() else {
+                    return bad("OpPtrDiff operands must be pointers");
+                };
+                let explicit = matches!(
+                    sc,
+                    storage_class::Uniform
+                        | storage_class::StorageBuffer
+                        | storage_class::PushConstant
+                        | storage_class::PhysicalStorageBuffer
+                );
+                let stride = match self.m.decoration_param(pty, decoration::ArrayStride) {
+                    Some(Some(s)) if explicit => u64::from(s),
+                    _ => {
+                        let (s, al) = self.t.size_align(pointee)?;
+                        u64::from(s.next_multiple_of(al.max(1)))
+                    }
+                };
+                if stride == 0 {
+                    return bad("OpPtrDiff on pointers to a type of no size");
+                }
+                let (to, n) = self.t.comps(rt)?;
+                if n != 1 || !matches!(to, Num::Int(_)) {
+                    return bad("OpPtrDiff's result type must be an integer scalar");
+                }
+                let bytes = self.alloc_cols(1);
+                out.push(Op::Bin(BinArgs {
+                    op: BinOp::ISub,
+                    num: Num::Int(64),
+                    d: bytes,
+                    a: self.col(arg(0)?)?,
+                    b: self.col(arg(1)?)?,
+                    n: 1,
+                    bs: false,
+                }));
+                let elems = self.alloc_cols(1);
+                let k = self.konst(stride);
+                out.push(Op::Bin(BinArgs {
+                    op: BinOp::SDiv,
+                    num: Num::Int(64),
+                    d: elems,
+                    a: bytes,
+                    b: k,
+                    n: 1,
+                    bs: false,
+                }));
+                out.push(Op::Cvt(CvtArgs {
+                    kind: CvtKind::SConv,
+                    from: Num::Int(64),
+                    to,
+                    d: d.col,
+                    a: elems,
+                    n: 1,
+                }));
+            }
             op::AccessChain
             | op::InBoundsAccessChain
             | op::PtrAccessChain
             | op::InBoundsPtrAccessChain => {
                 let base = arg(0)?;
                 let bty = self.ty_of(base)?;
-                let Ty::Pointer { pointee, .. } = self.t.get(bty)?.clone() else {
+                let Ty::Pointer { pointee, sc } = self.t.get(bty)?.clone() else {
                     return bad("access chain base is not a pointer");
                 };
                 let mut steps: Vec<Step> = Vec::new();
@@ -115,8 +174,19 @@ impl<'m> Cx<'m> {
                     Ok(())
                 };
                 if matches!(opcode, op::PtrAccessChain | op::InBoundsPtrAccessChain) {
+                    // SPIR-V 3.49.8 OpPtrAccessChain: the base type's ArrayStride counts for
+                    // objects in Uniform, StorageBuffer and PushConstant (and physical storage
+                    // buffer) memory; elsewhere the implementation places elements, here at
+                    // their natural size (CTS ptr_access_chain/workgroup_bad_stride).
+                    let explicit = matches!(
+                        sc,
+                        storage_class::Uniform
+                            | storage_class::StorageBuffer
+                            | storage_class::PushConstant
+                            | storage_class::PhysicalStorageBuffer
+                    );
                     let stride = match self.m.decoration_param(bty, decoration::ArrayStride) {
-                        Some(Some(s)) => s as i64,
+                        Some(Some(s)) if explicit => s as i64,
                         _ => {
                             let (s, al) = self.t.size_align(pointee)?;
                             s.next_multiple_of(al.max(1)) as i64
