@@ -118,6 +118,9 @@ struct Buf {
     binding: u32,
 }
 
+/// A test-section buffer: (kind, set, binding), its type, and the elements it needs.
+type BufferType = ((Kind, u32, u32), DataType, usize);
+
 /// Lines with their 1-based numbers.
 type Lines = Vec<(usize, String)>;
 
@@ -239,7 +242,7 @@ fn logical_lines(body: &[(usize, String)]) -> Vec<(usize, String)> {
 /// The buffer of (kind, set, binding), declared (a `BUFFER` statement) on first use.
 fn declare(
     bufs: &mut Vec<Buf>,
-    types: &[((Kind, u32, u32), DataType)],
+    types: &[BufferType],
     kind: Kind,
     set: u32,
     bind: u32,
@@ -258,10 +261,13 @@ fn declare(
         Kind::Push => "push_constants".to_string(),
     };
     // A buffer no command types holds bytes (Amber's default format, R8_SINT).
-    let ty = types
+    let (ty, elements) = types
         .iter()
-        .find(|(k, _)| *k == (kind, set, bind))
-        .map_or(DataType::parse("int8").expect("a type"), |(_, t)| *t);
+        .find(|(k, _, _)| *k == (kind, set, bind))
+        .map_or(
+            (DataType::parse("int8").expect("a type"), 0),
+            |(_, t, n)| (*t, *n),
+        );
     out.push(Stmt {
         line,
         kind: StmtKind::Buffer(BufferDef {
@@ -272,7 +278,7 @@ fn declare(
             } else {
                 Layout::Std430
             },
-            init: BufferInit::Zero { elements: 0 },
+            init: BufferInit::Zero { elements },
         }),
     });
     bufs.push(Buf {
@@ -292,7 +298,7 @@ fn test_section(
 ) -> Result<(), ParseError> {
     let lines = logical_lines(body);
     // Each binding's type: that of the first command naming one (Amber gives every buffer one format).
-    let mut types: Vec<((Kind, u32, u32), DataType)> = Vec::new();
+    let mut types: Vec<BufferType> = Vec::new();
     for (l, text) in &lines {
         let t = tokens(text);
         let found = match t.as_slice() {
@@ -309,10 +315,59 @@ fn test_section(
                 binding(b, *l)?
             };
             let d = datum_type(ty).ok_or_else(|| err(*l, format!("unknown type {ty}")))?;
-            if !types.iter().any(|(k, _)| *k == (kind, set, bind)) {
-                types.push(((kind, set, bind), d));
+            if !types.iter().any(|(k, _, _)| *k == (kind, set, bind)) {
+                types.push(((kind, set, bind), d, 0));
             }
         }
+    }
+    // Each buffer's size: the most any data command reaches over the whole script (Amber sizes
+    // the buffer when it parses the script, so a dispatch before the command that grows it
+    // already sees the full size), or `ssbo B N` elements.
+    for (l, text) in &lines {
+        let t = tokens(text);
+        let reach = match t.as_slice() {
+            ["ssbo", b, "subdata", _, off, vals @ ..] => {
+                Some((Kind::Ssbo, binding(b, *l)?, Some((*off, vals.len())), None))
+            }
+            ["ssbo", b, size] => Some((Kind::Ssbo, binding(b, *l)?, None, size.parse().ok())),
+            ["uniform", "ubo", b, _, off, vals @ ..] => {
+                Some((Kind::Ubo, binding(b, *l)?, Some((*off, vals.len())), None))
+            }
+            ["uniform", _, off, vals @ ..] => {
+                Some((Kind::Push, (0, 0), Some((*off, vals.len())), None))
+            }
+            _ => None,
+        };
+        let Some((kind, (set, bind), data, size)) = reach else {
+            continue;
+        };
+        let entry = match types.iter_mut().find(|(k, _, _)| *k == (kind, set, bind)) {
+            Some(e) => e,
+            None => {
+                types.push((
+                    (kind, set, bind),
+                    DataType::parse("int8").expect("a type"),
+                    0,
+                ));
+                types.last_mut().expect("just pushed")
+            }
+        };
+        let el = entry.1.element_layout(if kind == Kind::Ubo {
+            Layout::Std140
+        } else {
+            Layout::Std430
+        });
+        let needed = match (data, size) {
+            (Some((off, n)), _) => {
+                let off: usize = off
+                    .parse()
+                    .map_err(|_| err(*l, format!("bad offset {off}")))?;
+                off.div_ceil(el.stride) + n.div_ceil(el.offsets.len())
+            }
+            (None, Some(n)) => n,
+            (None, None) => 0,
+        };
+        entry.2 = entry.2.max(needed);
     }
     let mut bufs: Vec<Buf> = Vec::new();
     let mut tolerance: Vec<Tolerance> = Vec::new();
