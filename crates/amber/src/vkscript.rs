@@ -591,4 +591,32 @@ mod tests {
         assert_eq!(tolerance.len(), 1, "the first tolerance only");
         assert!(tolerance[0].percent);
     }
+
+    #[test]
+    fn buffers_are_sized_by_every_data_command_of_the_script() {
+        let s = parse(
+            "[compute shader]\nvoid main() {}\n[test]\nssbo 0 subdata float 0 1 2\ncompute 1 1 1\n\
+             ssbo 0 subdata float 40 1\nssbo 1:1 64\nuniform ubo 2 vec3 16 1 2 3 4 5 6\n",
+        )
+        .unwrap();
+        let sizes: Vec<(String, usize)> = s
+            .statements
+            .iter()
+            .filter_map(|st| match &st.kind {
+                StmtKind::Buffer(b) => match b.init {
+                    BufferInit::Zero { elements } => Some((b.name.clone(), elements)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            sizes,
+            [
+                ("ssbo_0_0".to_string(), 11),
+                ("ssbo_1_1".to_string(), 64),
+                ("ubo_0_2".to_string(), 3)
+            ]
+        );
+    }
 }
