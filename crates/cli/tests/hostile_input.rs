@@ -235,6 +235,13 @@ fn sizes_from_input_are_checked_before_allocation() {
         2,
         "is 4 GiB or more",
     );
+    // A push-constant block 4 GiB long (its member at offset 0xFFFF0000).
+    let pc = s.module("push_huge");
+    s.expect(
+        &["run", &pc],
+        2,
+        "the push-constant block is 4294901764 bytes: more than the engine's 65536",
+    );
     s.expect(
         &["run", &w, "--buffer", "0:0=zeros:1000000000000000"],
         2,

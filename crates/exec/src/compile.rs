@@ -2,11 +2,12 @@
 //! materialized (spec constants included, OpSpecConstantOp evaluated by running the op on a
 //! one-lane register image), blocks in structured order.
 
+use crate::error::fail;
 use crate::eval;
 use crate::floats;
 use crate::program::*;
 use crate::types::{Ty, Types};
-use crate::{ExecError, err};
+use crate::{ErrorKind, ExecError, err};
 use coopmat_spirv::Module;
 use coopmat_spirv::grammar::{self, built_in, decoration, execution_mode, op, storage_class};
 use coopmat_spirv::scalar_ops::{ScalarOp, ScalarOpRow};
@@ -59,6 +60,10 @@ pub(super) fn operand(a: &[u32], i: usize) -> Result<u32, ExecError> {
         .copied()
         .ok_or_else(|| ExecError::invalid(format!("missing operand {i}")))
 }
+
+/// The largest push-constant block a module may declare (Vulkan requires at least 128 bytes of
+/// devices; the coopmat driver reports 256).
+pub const MAX_PUSH_CONSTANT_BYTES: usize = 64 << 10;
 
 impl Pipeline {
     /// Compiles `entry_point` ("" = the first GLCompute entry point) of `module`.
@@ -427,6 +432,16 @@ impl<'m> Cx<'m> {
                 }
                 _ => {}
             }
+        }
+        // Vulkan bounds push constants by maxPushConstantsSize (128 to a few KiB on real devices);
+        // the engine pads what a dispatch gives to the block's size, so a block must be small.
+        if push_size > MAX_PUSH_CONSTANT_BYTES {
+            return fail(
+                ErrorKind::ResourceLimit,
+                format!(
+                    "the push-constant block is {push_size} bytes: more than the engine's {MAX_PUSH_CONSTANT_BYTES}"
+                ),
+            );
         }
         bindings.sort_by_key(|b| (b.set, b.binding));
         bindings.dedup_by_key(|b| (b.set, b.binding));
