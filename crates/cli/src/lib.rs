@@ -21,6 +21,7 @@ macro_rules! outln {
 
 mod cmd_amber;
 mod cmd_as;
+mod cmd_conformance;
 mod cmd_coopvec;
 mod cmd_dis;
 mod cmd_ggml;
@@ -70,6 +71,8 @@ pub enum Command {
     Diff(cmd_gpu::DiffArgs),
     /// Run a llama.cpp matmul_*_cm2 module as ggml-vulkan dispatches it and check it against f64.
     GgmlMatmul(cmd_ggml::Args),
+    /// Run the generated cooperative-matrix conformance suite on the engine or a Vulkan device.
+    Conformance(cmd_conformance::Args),
 }
 
 impl Cli {
@@ -88,6 +91,7 @@ impl Cli {
             Command::CoopvecConvert(a) => cmd_coopvec::run(a),
             Command::Gpu(a) => cmd_gpu::gpu(a),
             Command::Diff(a) => cmd_gpu::diff(a),
+            Command::Conformance(a) => cmd_conformance::run(a),
         };
         match result {
             Ok(code) => ExitCode::from(code),

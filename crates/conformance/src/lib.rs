@@ -1,0 +1,402 @@
+//! A generated conformance suite for the cooperative-matrix family, in the spirit of the Vulkan
+//! CTS's cooperative-matrix tests and written here: families of cases (loads and stores over
+//! types, uses, layouts, strides and storage classes; multiply-add over every type combination a
+//! device lists, with signedness and saturation; conversions; element-wise arithmetic;
+//! reductions and per-element operations), each with its inputs and the results a reference of
+//! its own computes (`reference.rs`: no engine code), run on the engine or on a Vulkan device and
+//! compared per component type.
+//!
+//! Cases are generated for a device's cooperative-matrix property list (a `coopmat-val` profile,
+//! or what the device reports), so that a device runs the shapes and types it claims.
+
+pub mod families;
+pub mod reference;
+pub mod spv;
+
+use std::collections::BTreeMap;
+
+/// A component type of the cases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Comp {
+    /// float16
+    F16,
+    /// bfloat16
+    BF16,
+    /// float32
+    F32,
+    /// sint8
+    S8,
+    /// uint8
+    U8,
+    /// sint32
+    S32,
+    /// uint32
+    U32,
+}
+
+impl Comp {
+    /// The name profiles and case names use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Comp::F16 => "float16",
+            Comp::BF16 => "bfloat16",
+            Comp::F32 => "float32",
+            Comp::S8 => "sint8",
+            Comp::U8 => "uint8",
+            Comp::S32 => "sint32",
+            Comp::U32 => "uint32",
+        }
+    }
+
+    /// From a profile's name.
+    pub fn parse(s: &str) -> Option<Comp> {
+        [
+            Comp::F16,
+            Comp::BF16,
+            Comp::F32,
+            Comp::S8,
+            Comp::U8,
+            Comp::S32,
+            Comp::U32,
+        ]
+        .into_iter()
+        .find(|c| c.name() == s)
+    }
+
+    /// Bits.
+    pub fn bits(self) -> u32 {
+        match self {
+            Comp::S8 | Comp::U8 => 8,
+            Comp::F16 | Comp::BF16 => 16,
+            Comp::F32 | Comp::S32 | Comp::U32 => 32,
+        }
+    }
+
+    /// Bytes.
+    pub fn bytes(self) -> u32 {
+        self.bits() / 8
+    }
+
+    /// Floating point.
+    pub fn is_float(self) -> bool {
+        matches!(self, Comp::F16 | Comp::BF16 | Comp::F32)
+    }
+
+    /// Signed integer.
+    pub fn is_signed_int(self) -> bool {
+        matches!(self, Comp::S8 | Comp::S32)
+    }
+}
+
+/// How an output is compared with its expected bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compare {
+    /// Every bit (integers; floats whose results are exact).
+    Exact,
+    /// Floats: any NaN matches any NaN, otherwise within `ulps` units in the last place.
+    Float {
+        /// Allowed distance in ulps.
+        ulps: u32,
+    },
+}
+
+/// One output buffer of a case.
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// (set, binding).
+    pub binding: (u32, u32),
+    /// Component type of its elements.
+    pub comp: Comp,
+    /// The reference's result.
+    pub expected: Vec<u8>,
+    /// How it is compared.
+    pub compare: Compare,
+    /// Row length, to report coordinates (elements per row of the output matrix).
+    pub row_len: u32,
+}
+
+/// One case.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// `family/parameters`.
+    pub name: String,
+    /// Family name.
+    pub family: &'static str,
+    /// The module (SPIR-V text assembled by coopmat).
+    pub text: String,
+    /// Workgroup counts.
+    pub groups: [u32; 3],
+    /// Input buffers by (set, binding) (outputs are given zeroed at their expected length).
+    pub inputs: BTreeMap<(u32, u32), Vec<u8>>,
+    /// Outputs.
+    pub outputs: Vec<Output>,
+}
+
+/// What a device offers the suite: its subgroup size and cooperative-matrix property list.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// A name for reports.
+    pub name: String,
+    /// Subgroup size (every case is one subgroup).
+    pub subgroup_size: u32,
+    /// (M, N, K, A, B, C, Result, saturating).
+    pub muladd: Vec<MulAddShape>,
+    /// VK_NV_cooperative_matrix2 reductions, conversions and per-element operations.
+    pub coop2_functions: bool,
+    /// The profile the target comes from: each case is validated against it, and one that
+    /// uses what the device does not list (a matrix type outside its lists) does not apply.
+    pub profile: Option<coopmat_val::Profile>,
+}
+
+/// One entry of a cooperative-matrix property list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MulAddShape {
+    /// MSize, NSize, KSize.
+    pub mnk: [u32; 3],
+    /// AType, BType, CType, ResultType.
+    pub types: [Comp; 4],
+    /// saturatingAccumulation.
+    pub saturating: bool,
+}
+
+impl Target {
+    /// From a coopmat-val device profile (subgroup-scope entries of known types).
+    pub fn from_profile(p: &coopmat_val::Profile) -> Target {
+        let muladd = p
+            .cooperative_matrix
+            .iter()
+            .filter(|e| e.scope == "subgroup")
+            .filter_map(|e| {
+                Some(MulAddShape {
+                    mnk: [e.m, e.n, e.k],
+                    types: [
+                        Comp::parse(&e.a)?,
+                        Comp::parse(&e.b)?,
+                        Comp::parse(&e.c)?,
+                        Comp::parse(&e.result)?,
+                    ],
+                    saturating: e.saturating,
+                })
+            })
+            .collect();
+        Target {
+            name: p.name.clone(),
+            subgroup_size: p.subgroup_size.max(1),
+            muladd,
+            coop2_functions: p.features.reductions != 0
+                && p.features.per_element_operations != 0
+                && p.features.conversions != 0,
+            profile: Some(p.clone()),
+        }
+    }
+
+    /// The target with SaturatingAccumulation on every integer multiply-add tuple as well (the
+    /// engine has it for all; its device profile, which the coopmat driver reports, lists none).
+    pub fn with_saturating_everywhere(mut self) -> Target {
+        for s in self.muladd.clone() {
+            if !s.types[3].is_float() && !s.saturating {
+                self.muladd.push(MulAddShape {
+                    saturating: true,
+                    ..s
+                });
+            }
+        }
+        if let Some(p) = &mut self.profile {
+            for e in p.cooperative_matrix.clone() {
+                if !e.saturating && !Comp::parse(&e.result).is_some_and(Comp::is_float) {
+                    p.cooperative_matrix.push(coopmat_val::profile::MatrixEntry {
+                        saturating: true,
+                        ..e
+                    });
+                }
+            }
+        }
+        self
+    }
+
+    /// Whether `case` is for this target: None when it validates against the profile (or there
+    /// is none); `Some(Err)` for a module invalid whatever the device (a fault of the generator),
+    /// `Some(Ok(reason))` when only the device profile's rules refuse it.
+    pub fn refuses(&self, case: &Case) -> Option<Result<String, String>> {
+        let words = match assemble(case) {
+            Ok(w) => w,
+            Err(e) => return Some(Err(format!("assembling: {e}"))),
+        };
+        let m = match coopmat_spirv::Module::from_words(&words) {
+            Ok(m) => m,
+            Err(e) => return Some(Err(e.to_string())),
+        };
+        let opts = coopmat_val::ValidateOptions {
+            target_env: coopmat_val::TargetEnv::Vulkan(3),
+            profile: self.profile.clone(),
+        };
+        let errors: Vec<_> = coopmat_val::validate(&m, &opts)
+            .into_iter()
+            .filter(|d| d.severity == coopmat_val::Severity::Error)
+            .collect();
+        if let Some(d) = errors.iter().find(|d| !d.rule.id.starts_with("VK-Profile")) {
+            return Some(Err(format!("{}: {}", d.rule.id, d.message)));
+        }
+        errors
+            .first()
+            .map(|d| Ok(format!("{}: {}", d.rule.id, d.message)))
+    }
+}
+
+/// One case's outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every output matched.
+    Pass,
+    /// An output differed: the first differences, described.
+    Fail(String),
+    /// The case could not run (the runner's error).
+    Error(String),
+}
+
+/// Compares `got` with an output's expectation; None when they agree, else the first
+/// differences with their (row, column).
+pub fn compare(o: &Output, got: &[u8]) -> Option<String> {
+    let size = o.comp.bytes() as usize;
+    if got.len() < o.expected.len() {
+        return Some(format!(
+            "binding {:?}: {} bytes, expected {}",
+            o.binding,
+            got.len(),
+            o.expected.len()
+        ));
+    }
+    let mut bad = Vec::new();
+    let mut count = 0;
+    for (i, (w, g)) in o
+        .expected
+        .chunks(size)
+        .zip(got.chunks(size))
+        .enumerate()
+    {
+        let (we, ge) = (reference::bits(w), reference::bits(g));
+        let ok = match o.compare {
+            Compare::Exact => we == ge,
+            Compare::Float { ulps } => reference::float_close(o.comp, we, ge, ulps),
+        };
+        if !ok {
+            count += 1;
+            if bad.len() < 4 {
+                let (r, c) = (i as u32 / o.row_len.max(1), i as u32 % o.row_len.max(1));
+                bad.push(format!(
+                    "({r},{c}): expected {}, got {}",
+                    reference::show(o.comp, we),
+                    reference::show(o.comp, ge)
+                ));
+            }
+        }
+    }
+    (count > 0).then(|| {
+        format!(
+            "binding {:?}: {count} element(s) differ; {}",
+            o.binding,
+            bad.join("; ")
+        )
+    })
+}
+
+/// The buffers a case is dispatched with: inputs, and each output zeroed at its length.
+pub fn buffers_of(case: &Case) -> BTreeMap<(u32, u32), Vec<u8>> {
+    let mut b = case.inputs.clone();
+    for o in &case.outputs {
+        b.insert(o.binding, vec![0; o.expected.len()]);
+    }
+    b
+}
+
+/// Checks the buffers after a dispatch.
+pub fn verdict_of(case: &Case, buffers: &BTreeMap<(u32, u32), Vec<u8>>) -> Verdict {
+    let mut fails = Vec::new();
+    for o in &case.outputs {
+        match buffers.get(&o.binding) {
+            None => fails.push(format!("binding {:?} missing", o.binding)),
+            Some(got) => fails.extend(compare(o, got)),
+        }
+    }
+    if fails.is_empty() {
+        Verdict::Pass
+    } else {
+        Verdict::Fail(fails.join("; "))
+    }
+}
+
+/// The module's words.
+pub fn assemble(case: &Case) -> Result<Vec<u32>, String> {
+    let opts = coopmat_spirv::asm::AsmOptions {
+        target_env: coopmat_spirv::asm::TargetEnv::from_name("vulkan1.3"),
+        ..Default::default()
+    };
+    coopmat_spirv::asm::assemble(&case.text, &opts).map_err(|e| e.render(&case.name, &case.text))
+}
+
+/// Runs a case on the engine with `subgroup_size`.
+pub fn run_engine(case: &Case, subgroup_size: u32) -> Verdict {
+    let words = match assemble(case) {
+        Ok(w) => w,
+        Err(e) => return Verdict::Error(format!("assembling: {e}")),
+    };
+    let m = match coopmat_spirv::Module::from_words(&words) {
+        Ok(m) => m,
+        Err(e) => return Verdict::Error(e.to_string()),
+    };
+    let opts = coopmat_exec::EngineOptions {
+        subgroup_size,
+        threads: 1,
+        ..Default::default()
+    };
+    let p = match coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &opts) {
+        Ok(p) => p,
+        Err(e) => return Verdict::Error(e.to_string()),
+    };
+    let mut res = coopmat_exec::Resources {
+        buffers: buffers_of(case),
+        ..Default::default()
+    };
+    match p.dispatch(&mut res, case.groups) {
+        Ok(_) => verdict_of(case, &res.buffers),
+        Err(e) => Verdict::Error(e.to_string()),
+    }
+}
+
+/// Runs a case on a Vulkan device.
+pub fn run_gpu(gpu: &coopmat_gpu::Gpu, case: &Case, subgroup_size: Option<u32>) -> Verdict {
+    let words = match assemble(case) {
+        Ok(w) => w,
+        Err(e) => return Verdict::Error(format!("assembling: {e}")),
+    };
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let spec = BTreeMap::new();
+    let d = coopmat_gpu::Dispatch {
+        module: &bytes,
+        entry: "main",
+        spec: &spec,
+        push: &[],
+        groups: case.groups,
+        repeat: 1,
+        subgroup_size,
+    };
+    let mut buffers = buffers_of(case);
+    match gpu.dispatch(&d, &mut buffers) {
+        Ok(_) => verdict_of(case, &buffers),
+        Err(e) => Verdict::Error(e.to_string()),
+    }
+}
+
+/// Every case of every family for `target`.
+pub fn cases(target: &Target) -> Vec<Case> {
+    let mut out = Vec::new();
+    out.extend(families::load_store(target));
+    out.extend(families::muladd(target));
+    out.extend(families::convert(target));
+    out.extend(families::elementwise(target));
+    if target.coop2_functions {
+        out.extend(families::reduce(target));
+        out.extend(families::per_element(target));
+    }
+    out
+}
