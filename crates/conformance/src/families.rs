@@ -11,7 +11,10 @@ use std::fmt::Write;
 
 /// Bytes of `values` encoded as `t`.
 fn pack(t: Comp, values: &[f64]) -> Vec<u8> {
-    values.iter().flat_map(|&v| bytes(t, encode(t, v))).collect()
+    values
+        .iter()
+        .flat_map(|&v| bytes(t, encode(t, v)))
+        .collect()
 }
 
 /// A deterministic value for element `i` of a load/store input: distinct, exact in `t`.
@@ -43,7 +46,14 @@ fn matrix_types(target: &Target) -> BTreeSet<(Comp, u32, u32, Use)> {
 
 /// A structured loop of the workgroup's `lanes` invocations copying `len` elements from `src` to
 /// `dst` (each a variable and its element pointer type), then a workgroup barrier.
-fn copy_loop(m: &mut ModuleText, t: Comp, src: (&str, &str), dst: (&str, &str), len: u32, lanes: u32) -> String {
+fn copy_loop(
+    m: &mut ModuleText,
+    t: Comp,
+    src: (&str, &str),
+    dst: (&str, &str),
+    len: u32,
+    lanes: u32,
+) -> String {
     let ty = m.comp(t);
     let li = m.local_index();
     let (u0, n, step, wg, sem) = (m.u32(0), m.u32(len), m.u32(lanes), m.u32(2), m.u32(0x108));
@@ -74,7 +84,11 @@ pub fn load_store(target: &Target) -> Vec<Case> {
             for pad in [0u32, unit] {
                 for off in [0u32, unit] {
                     for workgroup in [false, true] {
-                        let (major, minor) = if col_major { (cols, rows) } else { (rows, cols) };
+                        let (major, minor) = if col_major {
+                            (cols, rows)
+                        } else {
+                            (rows, cols)
+                        };
                         let stride = minor + pad;
                         let len = off + (major - 1) * stride + minor + 1;
                         let input: Vec<f64> =
@@ -94,7 +108,14 @@ pub fn load_store(target: &Target) -> Vec<Case> {
                         let mut body = String::new();
                         let src = if workgroup {
                             let (sh, psh) = m.shared(t, len);
-                            body.push_str(&copy_loop(&mut m, t, (&inb, &pin), (&sh, &psh), len, sg));
+                            body.push_str(&copy_loop(
+                                &mut m,
+                                t,
+                                (&inb, &pin),
+                                (&sh, &psh),
+                                len,
+                                sg,
+                            ));
                             body.push('\n');
                             writeln!(body, "%p = OpAccessChain {psh} {sh} {c_off}").unwrap();
                             "%p"
@@ -145,11 +166,17 @@ pub fn load_store(target: &Target) -> Vec<Case> {
             }
             // Stores in this layout with a padded stride and an offset: every other element
             // of the output stays zero.
-            let (major, minor) = if col_major { (cols, rows) } else { (rows, cols) };
+            let (major, minor) = if col_major {
+                (cols, rows)
+            } else {
+                (rows, cols)
+            };
             let (pad, off) = (unit, 2 * unit);
             let stride = minor + pad;
             let len = off + (major - 1) * stride + minor + 2;
-            let input: Vec<f64> = (0..(rows * cols) as usize).map(|i| load_value(t, i, 2)).collect();
+            let input: Vec<f64> = (0..(rows * cols) as usize)
+                .map(|i| load_value(t, i, 2))
+                .collect();
             let mut m = ModuleText::new(sg);
             let (inb, pin) = m.buffer(0, t);
             let (outb, pout) = m.buffer(1, t);
@@ -432,7 +459,9 @@ pub fn convert(target: &Target) -> Vec<Case> {
                 let v = conversion_values(count);
                 // A float16 source holds what float16 can.
                 if from == Comp::F16 {
-                    v.iter().map(|&x| decode(Comp::F16, encode(Comp::F16, x))).collect()
+                    v.iter()
+                        .map(|&x| decode(Comp::F16, encode(Comp::F16, x)))
+                        .collect()
                 } else {
                     v.iter().map(|&x| f64::from(x as f32)).collect()
                 }
@@ -512,7 +541,14 @@ pub fn elementwise(target: &Target) -> Vec<Case> {
                 continue;
             }
             let ops: &[&str] = if t.is_float() {
-                &["OpFAdd", "OpFSub", "OpFMul", "OpFDiv", "OpFNegate", "OpMatrixTimesScalar"]
+                &[
+                    "OpFAdd",
+                    "OpFSub",
+                    "OpFMul",
+                    "OpFDiv",
+                    "OpFNegate",
+                    "OpMatrixTimesScalar",
+                ]
             } else if t.is_signed_int() {
                 &["OpIAdd", "OpISub", "OpIMul", "OpSDiv", "OpSNegate"]
             } else {
@@ -633,7 +669,12 @@ fn float_accumulators(target: &Target) -> BTreeSet<(Comp, u32, u32)> {
     target
         .muladd
         .iter()
-        .flat_map(|s| [(s.types[2], s.mnk[0], s.mnk[1]), (s.types[3], s.mnk[0], s.mnk[1])])
+        .flat_map(|s| {
+            [
+                (s.types[2], s.mnk[0], s.mnk[1]),
+                (s.types[3], s.mnk[0], s.mnk[1]),
+            ]
+        })
         .filter(|(t, _, _)| matches!(t, Comp::F16 | Comp::F32))
         .collect()
 }
@@ -759,7 +800,9 @@ pub fn per_element(target: &Target) -> Vec<Case> {
     let mut out = Vec::new();
     for (t, rows, cols) in float_accumulators(target) {
         let count = (rows * cols) as usize;
-        let x: Vec<f64> = (0..count).map(|i| ((i * 40503) % 41) as f64 - 20.0).collect();
+        let x: Vec<f64> = (0..count)
+            .map(|i| ((i * 40503) % 41) as f64 - 20.0)
+            .collect();
         let expected: Vec<u64> = (0..count)
             .map(|i| {
                 let (r, c) = ((i as u32 / cols) as f64, (i as u32 % cols) as f64);

@@ -204,10 +204,11 @@ impl Target {
         if let Some(p) = &mut self.profile {
             for e in p.cooperative_matrix.clone() {
                 if !e.saturating && !Comp::parse(&e.result).is_some_and(Comp::is_float) {
-                    p.cooperative_matrix.push(coopmat_val::profile::MatrixEntry {
-                        saturating: true,
-                        ..e
-                    });
+                    p.cooperative_matrix
+                        .push(coopmat_val::profile::MatrixEntry {
+                            saturating: true,
+                            ..e
+                        });
                 }
             }
         }
@@ -268,12 +269,7 @@ pub fn compare(o: &Output, got: &[u8]) -> Option<String> {
     }
     let mut bad = Vec::new();
     let mut count = 0;
-    for (i, (w, g)) in o
-        .expected
-        .chunks(size)
-        .zip(got.chunks(size))
-        .enumerate()
-    {
+    for (i, (w, g)) in o.expected.chunks(size).zip(got.chunks(size)).enumerate() {
         let (we, ge) = (reference::bits(w), reference::bits(g));
         let ok = match o.compare {
             Compare::Exact => we == ge,

@@ -151,7 +151,11 @@ mod tests {
         assert_eq!(f64_to_f16(1.0), 0x3c00);
         assert_eq!(f64_to_f16(-2.0), 0xc000);
         assert_eq!(f64_to_f16(65504.0), 0x7bff);
-        assert_eq!(f64_to_f16(65520.0), 0x7c00, "halfway to 2^16 rounds up to infinity");
+        assert_eq!(
+            f64_to_f16(65520.0),
+            0x7c00,
+            "halfway to 2^16 rounds up to infinity"
+        );
         assert_eq!(f64_to_f16(2f64.powi(-24)), 0x0001);
         assert_eq!(f64_to_f16(2f64.powi(-25)), 0x0000, "halfway to 0: even");
         assert_eq!(f64_to_f16(3.0 * 2f64.powi(-25)), 0x0002, "1.5 ulps: even");
@@ -168,8 +172,16 @@ mod tests {
     #[test]
     fn bfloat16_rounding() {
         assert_eq!(f32_to_bf16(1.0), 0x3f80);
-        assert_eq!(f32_to_bf16(f32::from_bits(0x3f80_8000)), 0x3f80, "halfway: even");
-        assert_eq!(f32_to_bf16(f32::from_bits(0x3f81_8000)), 0x3f82, "halfway: even up");
+        assert_eq!(
+            f32_to_bf16(f32::from_bits(0x3f80_8000)),
+            0x3f80,
+            "halfway: even"
+        );
+        assert_eq!(
+            f32_to_bf16(f32::from_bits(0x3f81_8000)),
+            0x3f82,
+            "halfway: even up"
+        );
         assert_eq!(f32_to_bf16(f32::from_bits(0x3f80_8001)), 0x3f81);
     }
 }

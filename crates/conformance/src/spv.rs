@@ -143,7 +143,12 @@ impl ModuleText {
         }
         let rt = format!("%rt_{name}");
         if self.declared.insert(rt.clone()) {
-            writeln!(self.decorations, "OpDecorate {rt} ArrayStride {}", t.bytes()).unwrap();
+            writeln!(
+                self.decorations,
+                "OpDecorate {rt} ArrayStride {}",
+                t.bytes()
+            )
+            .unwrap();
             writeln!(self.types, "{rt} = OpTypeRuntimeArray {ty}").unwrap();
         }
         let blk = format!("%blk_{name}");
@@ -151,13 +156,21 @@ impl ModuleText {
             writeln!(self.decorations, "OpDecorate {blk} Block").unwrap();
             writeln!(self.decorations, "OpMemberDecorate {blk} 0 Offset 0").unwrap();
             writeln!(self.types, "{blk} = OpTypeStruct {rt}").unwrap();
-            writeln!(self.types, "%pblk_{name} = OpTypePointer StorageBuffer {blk}").unwrap();
+            writeln!(
+                self.types,
+                "%pblk_{name} = OpTypePointer StorageBuffer {blk}"
+            )
+            .unwrap();
             writeln!(self.types, "%psb_{name} = OpTypePointer StorageBuffer {ty}").unwrap();
         }
         let var = format!("%buf{binding}");
         writeln!(self.decorations, "OpDecorate {var} DescriptorSet 0").unwrap();
         writeln!(self.decorations, "OpDecorate {var} Binding {binding}").unwrap();
-        writeln!(self.globals, "{var} = OpVariable %pblk_{name} StorageBuffer").unwrap();
+        writeln!(
+            self.globals,
+            "{var} = OpVariable %pblk_{name} StorageBuffer"
+        )
+        .unwrap();
         self.interface.push(var.clone());
         (var, format!("%psb_{name}"))
     }
@@ -170,12 +183,20 @@ impl ModuleText {
         let arr = format!("%warr_{name}_{len}");
         if self.declared.insert(arr.clone()) {
             writeln!(self.types, "{arr} = OpTypeArray {ty} {n}").unwrap();
-            writeln!(self.types, "%pwarr_{name}_{len} = OpTypePointer Workgroup {arr}").unwrap();
+            writeln!(
+                self.types,
+                "%pwarr_{name}_{len} = OpTypePointer Workgroup {arr}"
+            )
+            .unwrap();
         }
         let elem = format!("%pw_{name}");
         self.decl(&elem, &format!("{elem} = OpTypePointer Workgroup {ty}"));
         let var = format!("%sh_{name}_{len}");
-        writeln!(self.globals, "{var} = OpVariable %pwarr_{name}_{len} Workgroup").unwrap();
+        writeln!(
+            self.globals,
+            "{var} = OpVariable %pwarr_{name}_{len} Workgroup"
+        )
+        .unwrap();
         self.interface.push(var.clone());
         (var, elem)
     }
@@ -184,7 +205,11 @@ impl ModuleText {
     pub fn local_index(&mut self) -> String {
         let var = "%lindex".to_string();
         if self.declared.insert(var.clone()) {
-            writeln!(self.decorations, "OpDecorate {var} BuiltIn LocalInvocationIndex").unwrap();
+            writeln!(
+                self.decorations,
+                "OpDecorate {var} BuiltIn LocalInvocationIndex"
+            )
+            .unwrap();
             writeln!(self.types, "%pin_uint = OpTypePointer Input %uint").unwrap();
             writeln!(self.globals, "{var} = OpVariable %pin_uint Input").unwrap();
             self.interface.push(var.clone());
@@ -198,7 +223,10 @@ impl ModuleText {
         let scope = self.u32(3);
         let (r, c, uv) = (self.u32(rows), self.u32(cols), self.u32(u.value()));
         let id = format!("%m_{}_{rows}x{cols}_{}", t.name(), u.name());
-        self.decl(&id, &format!("{id} = OpTypeCooperativeMatrixKHR {ty} {scope} {r} {c} {uv}"));
+        self.decl(
+            &id,
+            &format!("{id} = OpTypeCooperativeMatrixKHR {ty} {scope} {r} {c} {uv}"),
+        );
         id
     }
 

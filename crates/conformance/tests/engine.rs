@@ -53,7 +53,10 @@ fn a_wrong_expectation_is_reported_with_its_coordinates() {
     let t = target("coopmat-engine");
     let mut c = cases(&t)
         .into_iter()
-        .find(|c| c.name.starts_with("muladd/16x16x16/float16xfloat16+float32"))
+        .find(|c| {
+            c.name
+                .starts_with("muladd/16x16x16/float16xfloat16+float32")
+        })
         .expect("a float32 multiply-add");
     // Element (1, 2) of a 16-column float32 output.
     let at = (16 + 2) * 4;
@@ -75,8 +78,14 @@ fn every_module_validates_with_spirv_val() {
         for c in cases(&target(name)) {
             let words = coopmat_conformance::assemble(&c).unwrap();
             let path = dir.path().join("m.spv");
-            std::fs::write(&path, words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>())
-                .unwrap();
+            std::fs::write(
+                &path,
+                words
+                    .iter()
+                    .flat_map(|w| w.to_le_bytes())
+                    .collect::<Vec<u8>>(),
+            )
+            .unwrap();
             let out = std::process::Command::new(&val)
                 .args(["--target-env", "vulkan1.3"])
                 .arg(&path)
