@@ -7,6 +7,8 @@
 #   engine:      the read_binary binaries plus the repository's test shaders (.spv under crates/).
 #   amber:       the compute scripts of ../shared/amber under 16 KiB and the repository's examples.
 #   npy:         small arrays of every dtype, both orders, version 1 and 2 headers (made here).
+#   lower:       the cooperative-matrix binaries of read_binary, the repository's test shaders, and the
+#                coop2-to-khr test GEMM (crates/lower/tests/coop2) compiled by glslang when present.
 #   cli:         command lines (NUL-separated) with a file `f` after two NULs: every command but gpu,
 #                diff and ggml-matmul, on a small module, its text, an .npy array and an Amber script.
 set -eu
@@ -61,6 +63,19 @@ for descr, size in [("|u1", 1), ("|i1", 1), ("<u2", 2), (">i2", 2), ("<f2", 2), 
             name = "%s_%s_v%d.npy" % (descr.replace("<", "le").replace(">", "be").replace("|", ""), "F" if fortran else "C", version)
             open("%s/%s" % (out, name), "wb").write(b"\x93NUMPY" + bytes([version, 0]) + length + header.encode() + data)
 PY
+# lower: cooperative-matrix modules (the rewrites return at once on anything else), including the
+# engine corpus's grown ones.
+mkdir -p "$here/corpus/lower"
+cp $(grep -l -E "SPV_NV_cooperative_matrix|SPV_KHR_cooperative_matrix|SPV_QCOM" "$here"/corpus/engine/*) "$here/corpus/lower/"
+glslang=${COOPMAT_PEERS_BIN:-/opt/coopmat-peers/bin}/glslangValidator
+if [ -x "$glslang" ]; then
+    for c in "$here"/../crates/exec/tests/coop2/*.comp; do
+        "$glslang" -V --target-env vulkan1.3 -DV=4 -DBS=4 -o "$here/corpus/lower/$(basename "$c" .comp).spv" "$c" > /dev/null || true
+    done
+    cat "$here"/../crates/lower/tests/coop2/header.glsl "$here"/../crates/lower/tests/coop2/gemm.glsl > /tmp/coopmat-seed.comp
+    "$glslang" -V --target-env vulkan1.3 -o "$here/corpus/lower/tensor_gemm.spv" /tmp/coopmat-seed.comp > /dev/null || true
+    rm -f /tmp/coopmat-seed.comp
+fi
 # cli: command lines of every sandboxed command, with a module, its text, an array or a script as `f`.
 mkdir -p "$here/corpus/cli"
 small=$(ls -S "$here"/corpus/read_binary/*.spv | tail -1)
@@ -77,6 +92,7 @@ seed val "$coopmod" val --target-env vulkan1.3 --profile nvidia-h100-580 f
 seed lint "$coopmod" lint --format sarif f
 seed lint_json "$coopmod" lint --format json -W coopmat-nonuniform-operand f
 seed lower "$coopmod" lower f -o out.spv --pass nv-to-khr
+[ -f "$here/corpus/lower/tensor_gemm.spv" ] && seed lower_coop2 "$here/corpus/lower/tensor_gemm.spv" lower f -o out.spv --pass coop2-to-khr --pass strip-decode-vector
 seed run "$small" run f --groups 1,1,1 --buffer 0:0=zeros:256 --buffer 0:1=const:64:7 --spec 0=4 --push 0x01000000
 seed run_npy "$npy" run f --groups 2,1,1 --buffer 0:0=f.npy --out 0:0=o.npy:u32
 seed run_rand "$small" run f --buffer 0:0=random:1024:9 --buffer 1:0[0]=zeros:16 --buffer 1:0[1]=zeros:16 --robust
@@ -84,4 +100,4 @@ seed coopvec "$npy" coopvec-convert f.npy -o w.bin --dst-type float16 --dst-layo
 seed amber "$here/../examples/khr_coopmat_gemm.amber" amber f
 seed amber_dir "$here/../examples/khr_coopmat_gemm.amber" amber -v .
 rm -f /tmp/coopmat-seed.spvasm
-echo "seeds: $(ls "$here/corpus/read_binary" | wc -l) binaries, $(ls "$here/corpus/assemble" | wc -l) texts, $(ls "$here/corpus/engine" | wc -l) engine modules, $(ls "$here/corpus/amber" | wc -l) scripts, $(ls "$here/corpus/npy" | wc -l) arrays, $(ls "$here/corpus/cli" | wc -l) command lines"
+echo "seeds: $(ls "$here/corpus/read_binary" | wc -l) binaries, $(ls "$here/corpus/assemble" | wc -l) texts, $(ls "$here/corpus/engine" | wc -l) engine modules, $(ls "$here/corpus/amber" | wc -l) scripts, $(ls "$here/corpus/npy" | wc -l) arrays, $(ls "$here/corpus/lower" | wc -l) lowering inputs, $(ls "$here/corpus/cli" | wc -l) command lines"

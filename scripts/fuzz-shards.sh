@@ -7,12 +7,12 @@ set -u
 T=$1; W=/tmp/fuzzrun; rm -rf $W; mkdir -p $W; tar -C $W -xJf .devrun/fuzz/corpus.tar.xz
 tar -C $W -xJf .devrun/fuzz/bin.tar.xz
 # Workers per target: FUZZ_WORKERS="engine=7 validate=2 ..." overrides the default split of 16 cores.
-declare -A workers=([engine]=3 [validate]=2 [assemble]=2 [read_binary]=2 [npy]=2 [amber]=2 [cli]=3)
+declare -A workers=([engine]=3 [validate]=2 [assemble]=2 [read_binary]=2 [npy]=2 [amber]=2 [cli]=3 [lower]=0)
 # A target given 0 workers is not run.
 for kv in ${FUZZ_WORKERS:-}; do workers[${kv%%=*}]=${kv#*=}; done
 for t in "${!workers[@]}"; do [ "${workers[$t]}" -gt 0 ] || unset "workers[$t]"; done
 declare -A extra=([engine]="-rss_limit_mb=4096 -timeout=30" [assemble]="-max_len=65536 -timeout=10" \
-  [amber]="-max_len=16384" [validate]="" [read_binary]="" [npy]="" \
+  [amber]="-max_len=16384" [validate]="" [read_binary]="" [lower]="" [npy]="" \
   [cli]="-close_fd_mask=3 -timeout=20 -rss_limit_mb=4096")
 bin=$W/bin
 for t in "${!workers[@]}"; do

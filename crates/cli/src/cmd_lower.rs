@@ -12,6 +12,8 @@ pub enum Pass {
     NvToKhr,
     /// Rewrite SPV_QCOM_cooperative_matrix_conversion with KHR loads and stores through Workgroup memory.
     QcomToKhr,
+    /// Rewrite cooperative-matrix-2 tensor loads and stores (no view, decode or clamp) as KHR loads and stores.
+    Coop2ToKhr,
 }
 
 /// Arguments of `coopmat lower`.
@@ -46,6 +48,13 @@ pub fn run(args: Args) -> Result<u8> {
                 eprintln!(
                     "qcom-to-khr: {} constructs and extracts through {} Workgroup scratch arrays, {} array bitcasts and sub-arrays rewritten",
                     report.conversions, report.scratch_arrays, report.arrays
+                );
+            }
+            Pass::Coop2ToKhr => {
+                let report = coopmat_lower::coop2_to_khr(&mut module)?;
+                eprintln!(
+                    "coop2-to-khr: {} tensor loads and {} stores rewritten, {} layout types became structs, {} layout instructions rewritten",
+                    report.loads, report.stores, report.layout_types, report.layout_ops
                 );
             }
             Pass::NvToKhr => {

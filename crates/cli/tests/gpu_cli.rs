@@ -103,19 +103,105 @@ fn gpu_commands_fail_cleanly_without_a_loader_or_on_bad_input() {
     assert!(err.contains("reading /nonexistent.spv"), "{err}");
 }
 
+/// A shader lavapipe cannot run: `gpu run` refuses it naming `missing`; after `coopmat lower
+/// --pass PASS`, `coopmat diff` (engine against lavapipe) finds every compared buffer equal.
+/// `buffers` get the directory's path for `{dir}`; `files` are written there first.
+struct LoweredOnLavapipe<'a> {
+    glsl: &'a str,
+    pass: &'a str,
+    missing: &'a str,
+    files: Vec<(&'a str, Vec<u8>)>,
+    args: Vec<String>,
+    /// `coopmat diff --compare` of the output.
+    compare: &'a str,
+    agree: &'a str,
+}
+
+impl LoweredOnLavapipe<'_> {
+    fn check(self) {
+        let peers = Path::new("/opt/coopmat-peers/bin");
+        let (sid_run, glslang) = (peers.join("sid-run"), peers.join("glslangValidator"));
+        if !sid_run.exists() || !glslang.exists() {
+            eprintln!("notice: sid-run or glslangValidator absent; skipping");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("in.comp");
+        std::fs::write(&src, self.glsl).unwrap();
+        for (name, bytes) in &self.files {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+        }
+        let (original, lowered) = (dir.path().join("in.spv"), dir.path().join("lowered.spv"));
+        let st = Command::new(&glslang)
+            .args(["-V", "--target-env", "vulkan1.3", "-o"])
+            .arg(&original)
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "{}",
+            String::from_utf8_lossy(&st.stdout)
+        );
+        let args: Vec<String> = self
+            .args
+            .iter()
+            .map(|a| a.replace("{dir}", dir.path().to_str().unwrap()))
+            .collect();
+        let gpu = |spv: &Path, cmd: &str| {
+            let o = Command::new(&sid_run)
+                .arg(env!("CARGO_BIN_EXE_coopmat"))
+                .arg(cmd)
+                .args(if cmd == "gpu" { vec!["run"] } else { vec![] })
+                .arg(spv)
+                .args(&args)
+                .args(if cmd == "diff" {
+                    vec!["--compare", self.compare]
+                } else {
+                    vec![]
+                })
+                .output()
+                .unwrap();
+            (
+                o.status.code(),
+                String::from_utf8_lossy(&o.stdout).into_owned()
+                    + &String::from_utf8_lossy(&o.stderr),
+            )
+        };
+        let (code, text) = gpu(&original, "gpu");
+        if text.contains("no Vulkan loader") {
+            eprintln!("notice: lavapipe not usable here; skipping");
+            return;
+        }
+        assert_eq!(code, Some(2), "{text}");
+        assert!(text.contains(self.missing), "{text}");
+        let lower = Command::new(env!("CARGO_BIN_EXE_coopmat"))
+            .arg("lower")
+            .arg(&original)
+            .arg("-o")
+            .arg(&lowered)
+            .args(["--pass", self.pass])
+            .output()
+            .unwrap();
+        assert!(
+            lower.status.success(),
+            "{}",
+            String::from_utf8_lossy(&lower.stderr)
+        );
+        let (code, text) = gpu(&lowered, "diff");
+        assert_eq!(code, Some(0), "{text}");
+        assert!(text.contains(self.agree), "{text}");
+    }
+}
+
 #[test]
 fn lavapipe_refuses_nv_matrices_by_name_and_runs_them_after_nv_to_khr() {
-    let peers = Path::new("/opt/coopmat-peers/bin");
-    let (sid_run, glslang) = (peers.join("sid-run"), peers.join("glslangValidator"));
-    if !sid_run.exists() || !glslang.exists() {
-        eprintln!("notice: sid-run or glslangValidator absent; skipping");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("nv.comp");
-    std::fs::write(
-        &src,
-        r#"#version 450
+    // Integers as f16 inputs: every product and sum exact, so any order agrees.
+    let halfs: Vec<u8> = (0..512u32)
+        .flat_map(|i| half::f16::from_f32((i % 7) as f32 - 3.0).to_le_bytes())
+        .collect();
+    LoweredOnLavapipe {
+        glsl: r#"#version 450
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types : require
@@ -131,75 +217,63 @@ void main() {
     mc = coopMatMulAddNV(ma, mb, mc);
     coopMatStoreNV(mc, c, 0, 16, false);
 }"#,
-    )
-    .unwrap();
-    let (nv, khr) = (dir.path().join("nv.spv"), dir.path().join("khr.spv"));
-    let st = Command::new(&glslang)
-        .args(["-V", "--target-env", "vulkan1.3", "-o"])
-        .arg(&nv)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stdout)
-    );
-    // Integers as f16 inputs: every product and sum exact, so any order agrees.
-    let input = dir.path().join("a.bin");
-    let halfs: Vec<u8> = (0..512u32)
-        .flat_map(|i| half::f16::from_f32((i % 7) as f32 - 3.0).to_le_bytes())
-        .collect();
-    std::fs::write(&input, halfs).unwrap();
-    let buffers = |spv: &Path| {
-        vec![
-            spv.to_str().unwrap().to_string(),
-            "--buffer".into(),
-            format!("0:0=raw:{}", input.display()),
-            "--buffer".into(),
-            "0:1=zeros:1024".into(),
+        pass: "nv-to-khr",
+        missing: "capability CooperativeMatrixNV needs VK_NV_cooperative_matrix",
+        files: vec![("a.bin", halfs)],
+        args: [
+            "--buffer",
+            "0:0=raw:{dir}/a.bin",
+            "--buffer",
+            "0:1=zeros:1024",
         ]
-    };
-    let gpu = |spv: &Path, cmd: &[&str], extra: &[&str]| {
-        let o = Command::new(&sid_run)
-            .arg(env!("CARGO_BIN_EXE_coopmat"))
-            .args(cmd)
-            .args(buffers(spv))
-            .args(extra)
-            .output()
-            .unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr),
-        )
-    };
-    let (code, text) = gpu(&nv, &["gpu", "run"], &[]);
-    if text.contains("no Vulkan loader") {
-        eprintln!("notice: lavapipe not usable here; skipping");
-        return;
+        .map(String::from)
+        .to_vec(),
+        compare: "0:1:f32:16",
+        agree: "0:1 (256 f32): agree",
     }
-    assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains("capability CooperativeMatrixNV needs VK_NV_cooperative_matrix"),
-        "{text}"
-    );
-    let lower = Command::new(env!("CARGO_BIN_EXE_coopmat"))
-        .args([
-            "lower",
-            nv.to_str().unwrap(),
-            "-o",
-            khr.to_str().unwrap(),
-            "--pass",
-            "nv-to-khr",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        lower.status.success(),
-        "{}",
-        String::from_utf8_lossy(&lower.stderr)
-    );
-    let (code, text) = gpu(&khr, &["diff"], &["--compare", "0:1:f32:16"]);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("0:1 (256 f32): agree"), "{text}");
+    .check();
+}
+
+/// The coop2-to-khr test GEMM (tensor loads and stores through row-major, column-major and
+/// one-dimensional layouts): lavapipe lacks VK_NV_cooperative_matrix2, runs the lowered module,
+/// and agrees with the engine on all of C (small integers: exact in any order).
+#[test]
+fn lavapipe_refuses_tensor_addressing_and_runs_it_after_coop2_to_khr() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lower/tests/coop2");
+    let glsl = std::fs::read_to_string(tests.join("header.glsl")).unwrap()
+        + &std::fs::read_to_string(tests.join("gemm.glsl")).unwrap();
+    let f16 = |v: f32| half::f16::from_f32(v).to_le_bytes();
+    let a: Vec<u8> = (0..64 * 48)
+        .flat_map(|i| f16(((i * 7) % 11) as f32 - 5.0))
+        .collect();
+    let b: Vec<u8> = (0..64 * 48)
+        .flat_map(|i| f16(((i * 5) % 13) as f32 - 6.0))
+        .collect();
+    // lda, ldb, ldc, k, row0, col0
+    let push: String = [48u32, 48, 64, 32, 16, 32]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    LoweredOnLavapipe {
+        glsl: &glsl,
+        pass: "coop2-to-khr",
+        missing: "needs VK_NV_cooperative_matrix2 cooperativeMatrixTensorAddressing",
+        files: vec![("a.bin", a), ("b.bin", b)],
+        args: [
+            "--buffer",
+            "0:0=raw:{dir}/a.bin",
+            "--buffer",
+            "0:1=raw:{dir}/b.bin",
+            "--buffer",
+            "0:2=zeros:17408",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain(["--push".into(), format!("0x{push}")])
+        .collect(),
+        compare: "0:2:f32:64",
+        agree: "0:2 (4352 f32): agree",
+    }
+    .check();
 }

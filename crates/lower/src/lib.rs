@@ -7,8 +7,10 @@ use coopmat_spirv::binary::{Instruction, decode_string};
 use coopmat_spirv::grammar::{OperandKind, capability, op, tensor_addressing_operands};
 use coopmat_spirv::{Module, ModuleError};
 
+mod coop2_to_khr;
 mod nv_to_khr;
 mod qcom_to_khr;
+pub use coop2_to_khr::{Coop2ToKhrReport, coop2_to_khr};
 pub use nv_to_khr::{NvToKhrReport, nv_to_khr};
 pub use qcom_to_khr::{QcomToKhrReport, qcom_to_khr};
 
@@ -39,52 +41,63 @@ pub struct RewriteReport {
 /// implementation may invoke either DecodeFunc or DecodeVectorFunc", SPV_NV_cooperative_matrix_decode_vector,
 /// modifications to OpCooperativeMatrixLoadTensorNV), and DecodeFunc must be present beside it. The vector
 /// decode functions stay in the module, unused.
-pub fn strip_decode_vector(module: &mut Module) -> Result<RewriteReport, ModuleError> {
+///
+/// A load whose mask names DecodeVectorFunc without its operand is refused, the module unchanged.
+pub fn strip_decode_vector(module: &mut Module) -> Result<RewriteReport, LowerError> {
     let mut report = RewriteReport::default();
-    let before = module.instructions.len();
-    module.instructions.retain(|inst| {
+    let mut edited = module.clone();
+    let before = edited.instructions.len();
+    edited.instructions.retain(|inst| {
         !(inst.opcode == op::Capability
             && inst.word(0) == Some(capability::CooperativeMatrixDecodeVectorNV)
             || inst.opcode == op::Extension
                 && decode_string(&inst.words[1..]).0 == "SPV_NV_cooperative_matrix_decode_vector")
     });
-    report.removed = before - module.instructions.len();
-    for inst in &mut module.instructions {
+    report.removed = before - edited.instructions.len();
+    for inst in &mut edited.instructions {
         if inst.opcode == op::CooperativeMatrixLoadTensorNV
-            && drop_mask_bit(inst, tensor_addressing_operands::DecodeVectorFunc)
+            && drop_mask_bit(inst, tensor_addressing_operands::DecodeVectorFunc)?
         {
             report.rewritten += 1;
         }
     }
     // Re-parse so operand tables match the edited words.
-    let words = module.to_words();
+    let words = edited.to_words();
     *module = Module::from_words(&words)?;
     Ok(report)
 }
 
 /// Clears `bit` in the instruction's TensorAddressingOperands mask and removes that bit's single
 /// id parameter. Parameters follow the mask in ascending bit order (SPIR-V 2.2.2, "Instructions":
-/// operands of enabled mask bits appear in bit order).
-fn drop_mask_bit(inst: &mut Instruction, bit: u32) -> bool {
+/// operands of enabled mask bits appear in bit order). Refused when the parameter is missing.
+fn drop_mask_bit(inst: &mut Instruction, bit: u32) -> Result<bool, LowerError> {
     let Some(mask_index) = inst
         .operands
         .iter()
         .position(|o| o.kind == Some(OperandKind::TensorAddressingOperands))
     else {
-        return false;
+        return Ok(false);
     };
     let mask_word = inst.operands[mask_index].offset as usize;
-    let mask = inst.words[mask_word];
+    let Some(&mask) = inst.words.get(mask_word) else {
+        return Ok(false);
+    };
     if mask & bit == 0 {
-        return false;
+        return Ok(false);
     }
     // Every TensorAddressingOperands bit carries exactly one id.
     let param = mask_word + 1 + (mask & (bit - 1)).count_ones() as usize;
+    if param >= inst.words.len() {
+        return Err(LowerError::Refused(format!(
+            "the tensor load at word {} sets TensorAddressingOperands bit {bit:#x} without its operand",
+            inst.offset
+        )));
+    }
     inst.words.remove(param);
     inst.words[mask_word] = mask & !bit;
     let count = inst.words.len() as u32;
     inst.words[0] = (count << 16) | (inst.words[0] & 0xffff);
-    true
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -120,10 +133,7 @@ mod tests {
             result_id: Some(2),
             offset: 0,
         };
-        assert!(drop_mask_bit(
-            &mut inst,
-            tensor_addressing_operands::DecodeVectorFunc
-        ));
+        assert!(drop_mask_bit(&mut inst, tensor_addressing_operands::DecodeVectorFunc).unwrap());
         assert_eq!(
             inst.words,
             vec![

@@ -7,27 +7,8 @@ use coopmat_lower::{LowerError, nv_to_khr};
 use coopmat_spirv::Module;
 use coopmat_spirv::grammar::op;
 
-fn glsl(src: &str) -> Option<Module> {
-    let glslang = coopmat_testkit::peer_tool("glslangValidator")?;
-    let dir = std::env::temp_dir().join(format!("coopmat-lower-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (comp, spv) = (dir.join(format!("{n}.comp")), dir.join(format!("{n}.spv")));
-    std::fs::write(&comp, src).unwrap();
-    let out = std::process::Command::new(glslang)
-        .args(["-V", "--target-env", "vulkan1.3", "-o"])
-        .arg(&spv)
-        .arg(&comp)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    Some(Module::from_bytes(&std::fs::read(spv).unwrap()).unwrap())
-}
+mod common;
+use common::{glsl, valid};
 
 fn run(m: &Module, input: &[u8], out_bytes: usize) -> Vec<u8> {
     let p = Pipeline::compile(m, "main", &Default::default(), &EngineOptions::default()).unwrap();
@@ -36,34 +17,6 @@ fn run(m: &Module, input: &[u8], out_bytes: usize) -> Vec<u8> {
     r.buffers.insert((0, 1), vec![0; out_bytes]);
     p.dispatch(&mut r, [1, 1, 1]).unwrap();
     r.buffers[&(0, 1)].clone()
-}
-
-fn valid(m: &Module) {
-    let opts = coopmat_val::ValidateOptions {
-        target_env: coopmat_val::TargetEnv::parse("vulkan1.3").unwrap(),
-        ..Default::default()
-    };
-    let errors: Vec<_> = coopmat_val::validate(m, &opts)
-        .into_iter()
-        .filter(|d| d.severity == coopmat_val::Severity::Error)
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    // And SPIRV-Tools' validator, when installed.
-    if let Some(spirv_val) = coopmat_testkit::peer_tool("spirv-val") {
-        let path =
-            std::env::temp_dir().join(format!("coopmat-lower-val-{}.spv", std::process::id()));
-        std::fs::write(&path, m.to_bytes(m.endian)).unwrap();
-        let out = std::process::Command::new(spirv_val)
-            .args(["--target-env", "vulkan1.3"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "spirv-val: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
 }
 
 const GEMM: &str = r#"#version 450
