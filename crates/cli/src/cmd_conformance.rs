@@ -52,6 +52,7 @@ pub fn run(a: Args) -> Result<u8> {
     };
     if engine {
         target.coop2_functions = true;
+        target.tensor_addressing = true;
     }
     if a.saturating_all {
         target = target.with_saturating_everywhere();

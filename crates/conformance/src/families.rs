@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 /// Bytes of `values` encoded as `t`.
-fn pack(t: Comp, values: &[f64]) -> Vec<u8> {
+pub(crate) fn pack(t: Comp, values: &[f64]) -> Vec<u8> {
     values
         .iter()
         .flat_map(|&v| bytes(t, encode(t, v)))
@@ -665,7 +665,7 @@ fn elementwise_case(sg: u32, t: Comp, rows: u32, cols: u32, op: &str) -> Case {
 }
 
 /// The float accumulator types and shapes of the target.
-fn float_accumulators(target: &Target) -> BTreeSet<(Comp, u32, u32)> {
+pub(crate) fn float_accumulators(target: &Target) -> BTreeSet<(Comp, u32, u32)> {
     target
         .muladd
         .iter()
@@ -780,7 +780,7 @@ pub fn reduce(target: &Target) -> Vec<Case> {
 }
 
 /// Appends a function after the module's entry point.
-fn with_function(module: String, function: &str) -> String {
+pub(crate) fn with_function(module: String, function: &str) -> String {
     let glsl_import = module.contains("%glsl = OpExtInstImport");
     let mut s = module;
     if glsl_import {

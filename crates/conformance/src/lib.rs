@@ -2,7 +2,8 @@
 //! CTS's cooperative-matrix tests and written here: families of cases (loads and stores over
 //! types, uses, layouts, strides and storage classes; multiply-add over every type combination a
 //! device lists, with signedness and saturation; conversions; element-wise arithmetic;
-//! reductions and per-element operations), each with its inputs and the results a reference of
+//! reductions and per-element operations; tensor layouts, views, clamp modes, block sizes and
+//! decode functions), each with its inputs and the results a reference of
 //! its own computes (`reference.rs`: no engine code), run on the engine or on a Vulkan device and
 //! compared per component type.
 //!
@@ -12,6 +13,7 @@
 pub mod families;
 pub mod reference;
 pub mod spv;
+pub mod tensor;
 
 use std::collections::BTreeMap;
 
@@ -143,6 +145,8 @@ pub struct Target {
     pub muladd: Vec<MulAddShape>,
     /// VK_NV_cooperative_matrix2 reductions, conversions and per-element operations.
     pub coop2_functions: bool,
+    /// VK_NV_cooperative_matrix2 tensor addressing and block loads.
+    pub tensor_addressing: bool,
     /// The profile the target comes from: each case is validated against it, and one that
     /// uses what the device does not list (a matrix type outside its lists) does not apply.
     pub profile: Option<coopmat_val::Profile>,
@@ -186,6 +190,7 @@ impl Target {
             coop2_functions: p.features.reductions != 0
                 && p.features.per_element_operations != 0
                 && p.features.conversions != 0,
+            tensor_addressing: p.features.tensor_addressing != 0 && p.features.block_loads != 0,
             profile: Some(p.clone()),
         }
     }
@@ -393,6 +398,9 @@ pub fn cases(target: &Target) -> Vec<Case> {
     if target.coop2_functions {
         out.extend(families::reduce(target));
         out.extend(families::per_element(target));
+    }
+    if target.tensor_addressing {
+        out.extend(tensor::tensor(target));
     }
     out
 }

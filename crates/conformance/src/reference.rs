@@ -142,6 +142,179 @@ pub fn show(t: Comp, b: u64) -> String {
     }
 }
 
+/// `TensorClampMode` (SPV_NV_tensor_addressing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClampMode {
+    /// Out of range is undefined behaviour (the cases stay in range).
+    Undefined,
+    /// Loads read the clamp value; stores are discarded.
+    Constant,
+    /// Coordinates clamp to the edge.
+    ClampToEdge,
+    /// Coordinates wrap (`OpSMod`).
+    Repeat,
+    /// Coordinates wrap with period `2*dim-2`, mirrored.
+    RepeatMirrored,
+}
+
+impl ClampMode {
+    /// Every mode.
+    pub const ALL: [ClampMode; 5] = [
+        ClampMode::Undefined,
+        ClampMode::Constant,
+        ClampMode::ClampToEdge,
+        ClampMode::Repeat,
+        ClampMode::RepeatMirrored,
+    ];
+
+    /// The enumerant's value.
+    pub fn value(self) -> u32 {
+        match self {
+            ClampMode::Undefined => 0,
+            ClampMode::Constant => 1,
+            ClampMode::ClampToEdge => 2,
+            ClampMode::Repeat => 3,
+            ClampMode::RepeatMirrored => 4,
+        }
+    }
+
+    /// The enumerant's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClampMode::Undefined => "Undefined",
+            ClampMode::Constant => "Constant",
+            ClampMode::ClampToEdge => "ClampToEdge",
+            ClampMode::Repeat => "Repeat",
+            ClampMode::RepeatMirrored => "RepeatMirrored",
+        }
+    }
+}
+
+/// A two-dimensional tensor layout's state after the instructions a case runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout2 {
+    /// layoutDimension.
+    pub dim: [u32; 2],
+    /// stride (in blocks).
+    pub stride: [u32; 2],
+    /// offset (cumulative slice offsets).
+    pub offset: [i32; 2],
+    /// span.
+    pub span: [u32; 2],
+    /// blockSize.
+    pub block: [u32; 2],
+    /// The type's clamp mode.
+    pub mode: ClampMode,
+}
+
+/// A two-dimensional tensor view's state.
+#[derive(Clone, Copy, Debug)]
+pub struct View2 {
+    /// viewDimension and viewStride when the view has dimensions.
+    pub dims_strides: Option<([u32; 2], [u32; 2])>,
+    /// The permutation.
+    pub perm: [usize; 2],
+    /// clipRowOffset, clipRowSpan, clipColOffset, clipColSpan.
+    pub clip: [u32; 4],
+}
+
+/// Where element (row, col) of a tensor load or store goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorElement {
+    /// Memory: the block index (`sum(blockCoord * stride)`), the block coordinate and the
+    /// coordinate within the block.
+    At {
+        /// The index.
+        index: u64,
+        /// blockCoord.
+        block: [u32; 2],
+        /// coordInBlock.
+        in_block: [u32; 2],
+    },
+    /// Constant clamp mode, a load out of range: the clamp value.
+    ClampValue,
+    /// Outside the view's clip: a load keeps Object's element, a store writes nothing.
+    Clipped,
+    /// A store out of range under a mode other than Undefined: nothing is written.
+    Discarded,
+    /// Out of range under Undefined: undefined behaviour.
+    Undefined,
+}
+
+/// The spec's `matrixCoordToTensorElement(WithView)` (SPV_NV_cooperative_matrix2, "Tensor
+/// Layout and View"), written here from the pseudo-code in 64-bit arithmetic: clip and view
+/// permutation, span coordinates, offset and clamp, blocks, strides.
+pub fn tensor_element(
+    l: &Layout2,
+    view: Option<&View2>,
+    row: u32,
+    col: u32,
+    cols: u32,
+    store: bool,
+) -> TensorElement {
+    let (row, col) = (u64::from(row), u64::from(col));
+    let mut index = match view {
+        None => row * u64::from(cols) + col,
+        Some(v) => {
+            let [ro, rs, co, cs] = v.clip.map(u64::from);
+            if row < ro || row >= ro + rs || col < co || col >= co + cs {
+                return TensorElement::Clipped;
+            }
+            let width = u64::from(cols).min(cs);
+            let linear = (row - ro) * width + (col - co);
+            let dims = v.dims_strides.map_or(l.span, |(d, _)| d).map(u64::from);
+            let mut rest = linear;
+            let mut view_coord = [0u64; 2];
+            for dim in (0..2).rev() {
+                let i = v.perm[dim];
+                view_coord[i] = rest % dims[i];
+                rest /= dims[i];
+            }
+            let strides = v
+                .dims_strides
+                .map_or([u64::from(l.span[1]), 1], |(_, s)| s.map(u64::from));
+            view_coord[0] * strides[0] + view_coord[1] * strides[1]
+        }
+    };
+    let mut span_coord = [0u64; 2];
+    for dim in (0..2).rev() {
+        let s = u64::from(l.span[dim]);
+        span_coord[dim] = index % s;
+        index /= s;
+    }
+    let (mut block, mut in_block) = ([0u32; 2], [0u32; 2]);
+    for dim in 0..2 {
+        let d = i64::from(l.dim[dim]);
+        let mut c = span_coord[dim] as i64 + i64::from(l.offset[dim]);
+        if c < 0 || c >= d {
+            if store && l.mode != ClampMode::Undefined {
+                return TensorElement::Discarded;
+            }
+            c = match l.mode {
+                ClampMode::Undefined => return TensorElement::Undefined,
+                ClampMode::Constant => return TensorElement::ClampValue,
+                ClampMode::ClampToEdge => c.clamp(0, d - 1),
+                ClampMode::Repeat => c.rem_euclid(d),
+                ClampMode::RepeatMirrored => {
+                    let period = 2 * d - 2;
+                    let m = c.rem_euclid(period);
+                    if m >= d { period - m } else { m }
+                }
+            };
+        }
+        let b = i64::from(l.block[dim]);
+        block[dim] = (c / b) as u32;
+        in_block[dim] = (c % b) as u32;
+    }
+    let index =
+        u64::from(block[0]) * u64::from(l.stride[0]) + u64::from(block[1]) * u64::from(l.stride[1]);
+    TensorElement::At {
+        index,
+        block,
+        in_block,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +356,75 @@ mod tests {
             "halfway: even up"
         );
         assert_eq!(f32_to_bf16(f32::from_bits(0x3f80_8001)), 0x3f81);
+    }
+
+    fn layout(mode: ClampMode, offset: [i32; 2]) -> Layout2 {
+        Layout2 {
+            dim: [5, 6],
+            stride: [10, 1],
+            offset,
+            span: [4, 4],
+            block: [1, 1],
+            mode,
+        }
+    }
+
+    #[test]
+    fn tensor_coordinates_worked_by_hand() {
+        let at = |e: TensorElement| match e {
+            TensorElement::At { index, .. } => Some(index),
+            _ => None,
+        };
+        // (1, 2) of a 4x4 matrix at offset (3, 4) of a 5x6 tensor: tensor (4, 6), column 6 out.
+        let l = layout(ClampMode::ClampToEdge, [3, 4]);
+        assert_eq!(
+            at(tensor_element(&l, None, 1, 2, 4, false)),
+            Some(4 * 10 + 5)
+        );
+        // Repeat: column 6 -> 0; mirrored: period 10, 6 -> 4; row -1 -> 1 mirrored, 4 repeated.
+        let l = layout(ClampMode::Repeat, [3, 4]);
+        assert_eq!(at(tensor_element(&l, None, 1, 2, 4, false)), Some(40));
+        let l = layout(ClampMode::RepeatMirrored, [3, 4]);
+        assert_eq!(at(tensor_element(&l, None, 1, 2, 4, false)), Some(44));
+        let l = layout(ClampMode::RepeatMirrored, [-1, 0]);
+        assert_eq!(at(tensor_element(&l, None, 0, 0, 4, false)), Some(10));
+        let l = layout(ClampMode::Repeat, [-1, 0]);
+        assert_eq!(at(tensor_element(&l, None, 0, 0, 4, false)), Some(40));
+        // Constant: a load reads the clamp value, a store is discarded; Undefined says so.
+        let l = layout(ClampMode::Constant, [3, 4]);
+        assert_eq!(
+            tensor_element(&l, None, 1, 2, 4, false),
+            TensorElement::ClampValue
+        );
+        assert_eq!(
+            tensor_element(&l, None, 1, 2, 4, true),
+            TensorElement::Discarded
+        );
+        let l = layout(ClampMode::Undefined, [3, 4]);
+        assert_eq!(
+            tensor_element(&l, None, 1, 2, 4, false),
+            TensorElement::Undefined
+        );
+        // A transposing view: matrix (1, 2) reads tensor (2, 1).
+        let l = layout(ClampMode::Undefined, [0, 0]);
+        let v = View2 {
+            dims_strides: None,
+            perm: [1, 0],
+            clip: [0, u32::MAX, 0, u32::MAX],
+        };
+        assert_eq!(at(tensor_element(&l, Some(&v), 1, 2, 4, false)), Some(21));
+        // Blocks of 2x4: element (3, 5) is in block (1, 1), at (1, 1) within it.
+        let mut l = layout(ClampMode::Undefined, [0, 0]);
+        l.block = [2, 4];
+        l.stride = [2, 1];
+        l.span = [4, 8];
+        assert_eq!(
+            tensor_element(&l, None, 3, 5, 8, false),
+            TensorElement::At {
+                index: 3,
+                block: [1, 1],
+                in_block: [1, 1]
+            }
+        );
     }
 }

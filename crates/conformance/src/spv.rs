@@ -17,6 +17,7 @@ pub struct ModuleText {
     interface: Vec<String>,
     declared: BTreeSet<String>,
     local_size: u32,
+    physical_addressing: bool,
 }
 
 /// The cooperative-matrix use enumerant (SPV_KHR_cooperative_matrix).
@@ -62,6 +63,7 @@ impl ModuleText {
             interface: Vec::new(),
             declared: BTreeSet::new(),
             local_size,
+            physical_addressing: false,
         };
         for c in ["Shader", "VulkanMemoryModel", "CooperativeMatrixKHR"] {
             m.caps.insert(c);
@@ -230,6 +232,20 @@ impl ModuleText {
         id
     }
 
+    /// Switches the addressing model to PhysicalStorageBuffer64 (with its capability).
+    pub fn physical_addressing(&mut self) {
+        self.physical_addressing = true;
+        self.cap("PhysicalStorageBufferAddresses");
+    }
+
+    /// Adds an annotation line once under `key`.
+    pub fn raw_decoration(&mut self, key: &str, text: &str) {
+        if self.declared.insert(format!("decoration {key}")) {
+            self.decorations.push_str(text);
+            self.decorations.push('\n');
+        }
+    }
+
     /// Declares a line among the types and constants (after what it uses).
     pub fn raw_decl(&mut self, key: &str, text: &str) {
         self.decl(key, text);
@@ -244,7 +260,11 @@ impl ModuleText {
         for e in &self.exts {
             writeln!(s, "OpExtension \"{e}\"").unwrap();
         }
-        s.push_str("OpMemoryModel Logical Vulkan\n");
+        if self.physical_addressing {
+            s.push_str("OpMemoryModel PhysicalStorageBuffer64 Vulkan\n");
+        } else {
+            s.push_str("OpMemoryModel Logical Vulkan\n");
+        }
         writeln!(
             s,
             "OpEntryPoint GLCompute %main \"main\" {}",

@@ -9,6 +9,7 @@ fn target(name: &str) -> Target {
     let mut t = Target::from_profile(&profile);
     // The engine has every NV2 function whatever the profile says.
     t.coop2_functions = true;
+    t.tensor_addressing = true;
     t
 }
 
