@@ -114,8 +114,11 @@ pub fn run(a: Args) -> Result<u8> {
                 continue;
             }
         }
-        let v = match &gpu {
-            None => coopmat_conformance::run_engine(c, target.subgroup_size),
+        let (v, passes) = match &gpu {
+            None => (
+                coopmat_conformance::run_engine(c, target.subgroup_size),
+                Vec::new(),
+            ),
             Some(g) => coopmat_conformance::run_gpu(g, c, Some(target.subgroup_size)),
         };
         let slot = per_family.entry(c.family).or_default();
@@ -131,7 +134,11 @@ pub fn run(a: Args) -> Result<u8> {
             }
         }
         if a.verbose {
-            outln!("{:?} {}", v, c.name);
+            if passes.is_empty() {
+                outln!("{:?} {}", v, c.name);
+            } else {
+                outln!("{:?} {} (through {})", v, c.name, passes.join(", "));
+            }
         }
     }
     outln!(

@@ -277,3 +277,40 @@ fn lavapipe_refuses_tensor_addressing_and_runs_it_after_coop2_to_khr() {
     }
     .check();
 }
+
+/// The conformance suite's QCOM family on lavapipe, which lacks the extension: every case runs
+/// through qcom-to-khr and agrees with the suite's reference.
+#[test]
+fn lavapipe_passes_the_qcom_family_through_qcom_to_khr() {
+    let sid_run = Path::new("/opt/coopmat-peers/bin/sid-run");
+    if !sid_run.exists() {
+        eprintln!("notice: sid-run absent; skipping");
+        return;
+    }
+    let o = Command::new(sid_run)
+        .arg(env!("CARGO_BIN_EXE_coopmat"))
+        .args([
+            "conformance",
+            "--device",
+            "gpu",
+            "--profile",
+            "lavapipe-26",
+            "--family",
+            "qcom",
+            "-v",
+        ])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    if text.contains("no Vulkan loader") {
+        eprintln!("notice: lavapipe not usable here; skipping");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(text.contains("| qcom | 17 | 17 | 0 | 0 | 0 |"), "{text}");
+    assert!(
+        text.contains("Pass qcom/float32/8x8/Acc/packed/extract (through qcom-to-khr)"),
+        "{text}"
+    );
+}

@@ -18,7 +18,7 @@ pub(crate) fn pack(t: Comp, values: &[f64]) -> Vec<u8> {
 }
 
 /// A deterministic value for element `i` of a load/store input: distinct, exact in `t`.
-fn load_value(t: Comp, i: usize, seed: usize) -> f64 {
+pub(crate) fn load_value(t: Comp, i: usize, seed: usize) -> f64 {
     let k = (i * 7 + seed * 13) % 240;
     match t {
         Comp::F16 | Comp::F32 => k as f64 * 0.125 - 14.0,
@@ -31,7 +31,7 @@ fn load_value(t: Comp, i: usize, seed: usize) -> f64 {
 }
 
 /// Every (type, rows, columns, use) the target's multiply-adds use.
-fn matrix_types(target: &Target) -> BTreeSet<(Comp, u32, u32, Use)> {
+pub(crate) fn matrix_types(target: &Target) -> BTreeSet<(Comp, u32, u32, Use)> {
     let mut s = BTreeSet::new();
     for m in &target.muladd {
         let [mm, n, k] = m.mnk;

@@ -11,6 +11,7 @@
 //! or what the device reports), so that a device runs the shapes and types it claims.
 
 pub mod families;
+pub mod qcom;
 pub mod reference;
 pub mod spv;
 pub mod tensor;
@@ -364,13 +365,47 @@ pub fn run_engine(case: &Case, subgroup_size: u32) -> Verdict {
     }
 }
 
-/// Runs a case on a Vulkan device.
-pub fn run_gpu(gpu: &coopmat_gpu::Gpu, case: &Case, subgroup_size: Option<u32>) -> Verdict {
+/// The module a device runs for a case: the case's own, or, where the device lacks
+/// SPV_QCOM_cooperative_matrix_conversion or SPV_NV_cooperative_matrix_decode_vector, the module
+/// rewritten by `qcom-to-khr` / `strip-decode-vector` (the lowerings the suite checks this way),
+/// with the passes applied.
+pub fn for_device(
+    gpu: &coopmat_gpu::Gpu,
+    words: &[u32],
+) -> Result<(Vec<u8>, Vec<&'static str>), String> {
+    let mut m = coopmat_spirv::Module::from_words(words).map_err(|e| e.to_string())?;
+    let mut passes = Vec::new();
+    let lacks = |m: &coopmat_spirv::Module, name: &str| {
+        let line = format!("capability {name} ");
+        gpu.missing_for(m).iter().any(|l| l.starts_with(&line))
+    };
+    if lacks(&m, "CooperativeMatrixConversionQCOM") {
+        coopmat_lower::qcom_to_khr(&mut m).map_err(|e| format!("qcom-to-khr: {e}"))?;
+        passes.push("qcom-to-khr");
+    }
+    if lacks(&m, "CooperativeMatrixDecodeVectorNV") {
+        coopmat_lower::strip_decode_vector(&mut m)
+            .map_err(|e| format!("strip-decode-vector: {e}"))?;
+        passes.push("strip-decode-vector");
+    }
+    Ok((m.to_bytes(m.endian), passes))
+}
+
+/// Runs a case on a Vulkan device (through [`for_device`]'s lowerings where it needs them):
+/// the verdict and the lowerings applied.
+pub fn run_gpu(
+    gpu: &coopmat_gpu::Gpu,
+    case: &Case,
+    subgroup_size: Option<u32>,
+) -> (Verdict, Vec<&'static str>) {
     let words = match assemble(case) {
         Ok(w) => w,
-        Err(e) => return Verdict::Error(format!("assembling: {e}")),
+        Err(e) => return (Verdict::Error(format!("assembling: {e}")), Vec::new()),
     };
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let (bytes, passes) = match for_device(gpu, &words) {
+        Ok(lowered) => lowered,
+        Err(e) => return (Verdict::Error(e), Vec::new()),
+    };
     let spec = BTreeMap::new();
     let d = coopmat_gpu::Dispatch {
         module: &bytes,
@@ -382,10 +417,11 @@ pub fn run_gpu(gpu: &coopmat_gpu::Gpu, case: &Case, subgroup_size: Option<u32>) 
         subgroup_size,
     };
     let mut buffers = buffers_of(case);
-    match gpu.dispatch(&d, &mut buffers) {
+    let verdict = match gpu.dispatch(&d, &mut buffers) {
         Ok(_) => verdict_of(case, &buffers),
         Err(e) => Verdict::Error(e.to_string()),
-    }
+    };
+    (verdict, passes)
 }
 
 /// Every case of every family for `target`.
@@ -402,5 +438,7 @@ pub fn cases(target: &Target) -> Vec<Case> {
     if target.tensor_addressing {
         out.extend(tensor::tensor(target));
     }
+    // Every device: through qcom-to-khr where it lacks the extension.
+    out.extend(qcom::qcom(target));
     out
 }
