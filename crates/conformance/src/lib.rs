@@ -336,7 +336,8 @@ pub fn assemble(case: &Case) -> Result<Vec<u32>, String> {
     coopmat_spirv::asm::assemble(&case.text, &opts).map_err(|e| e.render(&case.name, &case.text))
 }
 
-/// Runs a case on the engine with `subgroup_size`.
+/// Runs a case on the engine with `subgroup_size` (a module with a DecodeVectorFunc under the
+/// vector decode policy, both decode forms checked against each other).
 pub fn run_engine(case: &Case, subgroup_size: u32) -> Verdict {
     let words = match assemble(case) {
         Ok(w) => w,
@@ -346,9 +347,20 @@ pub fn run_engine(case: &Case, subgroup_size: u32) -> Verdict {
         Ok(m) => m,
         Err(e) => return Verdict::Error(e.to_string()),
     };
+    // With a DecodeVectorFunc, the engine calls it wherever the spec allows and checks it
+    // against DecodeFunc on every group: the vector path is what such a case is about.
+    let decode_vector = m
+        .capabilities()
+        .any(|c| c == coopmat_spirv::grammar::capability::CooperativeMatrixDecodeVectorNV);
     let opts = coopmat_exec::EngineOptions {
         subgroup_size,
         threads: 1,
+        decode_policy: if decode_vector {
+            coopmat_exec::DecodePolicy::Vector
+        } else {
+            coopmat_exec::DecodePolicy::Scalar
+        },
+        check_decode: decode_vector,
         ..Default::default()
     };
     let p = match coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &opts) {

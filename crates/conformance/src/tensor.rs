@@ -19,6 +19,8 @@ struct Setup {
     view: Option<View2>,
     store: bool,
     decode: bool,
+    /// Components of a DecodeVectorFunc beside the DecodeFunc (0: none).
+    vector: u32,
     /// Strides set by OpTensorLayoutSetStrideNV (otherwise SetDimension's packed strides).
     explicit_stride: bool,
 }
@@ -76,6 +78,7 @@ pub fn tensor(target: &Target) -> Vec<Case> {
                             view: None,
                             store,
                             decode: false,
+                            vector: 0,
                             explicit_stride: true,
                         },
                     ));
@@ -98,6 +101,7 @@ pub fn tensor(target: &Target) -> Vec<Case> {
                 }),
                 store: false,
                 decode: false,
+                vector: 0,
                 explicit_stride: true,
             },
         ));
@@ -112,6 +116,7 @@ pub fn tensor(target: &Target) -> Vec<Case> {
                 }),
                 store: false,
                 decode: false,
+                vector: 0,
                 explicit_stride: true,
             },
         ));
@@ -127,14 +132,19 @@ pub fn tensor(target: &Target) -> Vec<Case> {
                     }),
                     store,
                     decode: false,
+                    vector: 0,
                     explicit_stride: true,
                 },
             ));
         }
         // Blocks: SetDimension's strides count blocks, stride[0] = ceil(dim[1] / block[1]).
-        for (name, block, decode) in [
-            ("load/block-2x4", [2, 4], false),
-            ("load/decode-1x4", [1, 4], true),
+        // Decode vectors of 2 and 4 components beside the DecodeFunc (blockSize[1] = 4 is a
+        // multiple of both: VUID-RuntimeSpirv-OpCooperativeMatrixLoadTensorNV-12429).
+        for (name, block, decode, vector) in [
+            ("load/block-2x4", [2, 4], false, 0),
+            ("load/decode-1x4", [1, 4], true, 0),
+            ("load/decode-vector2-1x4", [1, 4], true, 2),
+            ("load/decode-vector4-1x4", [1, 4], true, 4),
         ] {
             let mut l = plain(ClampMode::Undefined, [2, 3]);
             l.block = block;
@@ -146,6 +156,7 @@ pub fn tensor(target: &Target) -> Vec<Case> {
                     view: None,
                     store: false,
                     decode,
+                    vector,
                     explicit_stride: false,
                 },
             ));
@@ -335,6 +346,42 @@ fn case(sg: u32, t: Comp, rows: u32, cols: u32, name: &str, s: &Setup) -> Option
              %dr = OpFAdd {ty} %dv %dh\nOpReturnValue %dr\nOpFunctionEnd\n"
         );
         addressing = "DecodeFunc %dec".into();
+        if s.vector != 0 {
+            let v = s.vector;
+            m.cap("CooperativeMatrixDecodeVectorNV");
+            m.ext("SPV_NV_cooperative_matrix_decode_vector");
+            m.raw_decl(
+                &format!("%vec{v}_{name}"),
+                &format!(
+                    "%vec{v}_{name} = OpTypeVector {ty} {v}\n\
+                     %fn_decv{v}_{name} = OpTypeFunction %vec{v}_{name} %pq4_{name} %arr2u %arr2u"
+                ),
+            );
+            // Component i is the element at coordInBlock[1] + i of the same block.
+            let mut parts = String::new();
+            let mut components = Vec::new();
+            for i in 0..v {
+                let ci = m.u32(i);
+                write!(
+                    parts,
+                    "%vk{i} = OpIAdd %uint %vcib1 {ci}\n%ve{i} = OpAccessChain %pqe_{name} %vp {u0} %vk{i}\n\
+                     %vv{i} = OpLoad {ty} %ve{i} Aligned {bytes_of}\n%vr{i} = OpFAdd {ty} %vv{i} %vh\n"
+                )
+                .unwrap();
+                components.push(format!("%vr{i}"));
+            }
+            write!(
+                function,
+                "%decv = OpFunction %vec{v}_{name} None %fn_decv{v}_{name}\n%vp = OpFunctionParameter %pq4_{name}\n\
+                 %vbc = OpFunctionParameter %arr2u\n%vcib = OpFunctionParameter %arr2u\n%vl = OpLabel\n\
+                 %vcib1 = OpCompositeExtract %uint %vcib 1\n%vbc0 = OpCompositeExtract %uint %vbc 0\n\
+                 %vbf = OpConvertUToF {ty} %vbc0\n%vh = OpFMul {ty} %vbf %half_{name}\n{parts}\
+                 %vres = OpCompositeConstruct %vec{v}_{name} {}\nOpReturnValue %vres\nOpFunctionEnd\n",
+                components.join(" ")
+            )
+            .unwrap();
+            addressing = "DecodeFunc|DecodeVectorFunc %dec %decv".into();
+        }
     }
     if s.store {
         writeln!(
