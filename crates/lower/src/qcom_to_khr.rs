@@ -31,6 +31,9 @@ use coopmat_spirv::module::Section;
 use coopmat_spirv::types::Type;
 use std::collections::HashMap;
 
+/// The longest array a QCOM instruction takes or makes (256 bytes of 16-bit elements).
+const MAX_ARRAY_LEN: u32 = 128;
+
 /// What `qcom_to_khr` did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct QcomToKhrReport {
@@ -210,6 +213,13 @@ pub fn qcom_to_khr(module: &mut Module) -> Result<QcomToKhrReport, LowerError> {
                         "the array type %{ty} has a length that is not a constant"
                     )));
                 };
+                // The extension's arrays are at most 256 bytes (GLSL_QCOM_cooperative_matrix_conversion:
+                // 64 32-bit or 128 16-bit elements); each element becomes instructions here.
+                if n > MAX_ARRAY_LEN {
+                    return Err(LowerError::Refused(format!(
+                        "the array type %{ty} has {n} elements, more than the {MAX_ARRAY_LEN} the extension's arrays can have"
+                    )));
+                }
                 let bytes = match m.type_view(elem) {
                     Type::Int { width, .. } | Type::Float { width, .. } => width / 8,
                     _ => 0,
@@ -267,6 +277,12 @@ pub fn qcom_to_khr(module: &mut Module) -> Result<QcomToKhrReport, LowerError> {
                 "the matrix type %{matrix_ty} has rows, columns or Use that are not constants"
             ));
         };
+        // Rows and columns are at most the subgroup size (128) or a 256-bit line (32).
+        if rows > MAX_ARRAY_LEN || cols > MAX_ARRAY_LEN {
+            return refuse(format!(
+                "the matrix type %{matrix_ty} is {rows}x{cols}: QCOM conversions need lines within a subgroup (at most 128)"
+            ));
+        }
         let (elem_ty, len, elem_bytes) = array_of(array_ty)?;
         if elem_bytes == 0 {
             return refuse(format!("the array type %{array_ty} does not hold scalars"));
