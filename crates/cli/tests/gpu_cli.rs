@@ -5,6 +5,21 @@
 use std::path::Path;
 use std::process::Command;
 
+/// GLSL `src` to SPIR-V `spv` for Vulkan 1.3 with glslang.
+fn compile(glslang: &Path, src: &Path, spv: &Path) {
+    let st = Command::new(glslang)
+        .args(["-V", "--target-env", "vulkan1.3", "-o"])
+        .arg(spv)
+        .arg(src)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stdout)
+    );
+}
+
 #[test]
 fn gpu_run_on_lavapipe_matches_the_engine() {
     let peers = Path::new("/opt/coopmat-peers/bin");
@@ -16,17 +31,7 @@ fn gpu_run_on_lavapipe_matches_the_engine() {
     let dir = tempfile::tempdir().unwrap();
     let spv = dir.path().join("arith.spv");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../exec/bench/arith.comp");
-    let st = Command::new(&glslang)
-        .args(["-V", "--target-env", "vulkan1.3", "-o"])
-        .arg(&spv)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stdout)
-    );
+    compile(&glslang, &src, &spv);
     let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let common = |o: &str| {
         vec![
@@ -132,17 +137,7 @@ impl LoweredOnLavapipe<'_> {
             std::fs::write(dir.path().join(name), bytes).unwrap();
         }
         let (original, lowered) = (dir.path().join("in.spv"), dir.path().join("lowered.spv"));
-        let st = Command::new(&glslang)
-            .args(["-V", "--target-env", "vulkan1.3", "-o"])
-            .arg(&original)
-            .arg(&src)
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "{}",
-            String::from_utf8_lossy(&st.stdout)
-        );
+        compile(&glslang, &src, &original);
         let args: Vec<String> = self
             .args
             .iter()

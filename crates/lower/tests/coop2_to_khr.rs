@@ -100,82 +100,72 @@ fn refused(body: &str, expect: &str) {
     }
 }
 
+/// A 16x16 A matrix loaded through the layout `l` that `setup` makes (`load` replaces the
+/// load's layout argument when given), then stored.
+fn load_through(setup: &str, load: &str) -> String {
+    let declared = if setup.starts_with("tensorLayoutNV") {
+        String::new()
+    } else {
+        "tensorLayoutNV<2> l = createTensorLayoutNV(2);\n".into()
+    };
+    format!(
+        "void main() {{\n{declared}{setup}\nMA m; coopMatLoadTensorNV(m, a, 0, {load});\n\
+         coopMatStore(m, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);\n}}"
+    )
+}
+
 #[test]
 fn what_has_no_khr_form_is_refused_with_the_reason() {
-    // Clamp mode Constant: out-of-range elements need bounds checks.
-    refused(
-        r#"void main() {
-    tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> l = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
-    l = setTensorLayoutDimensionNV(l, 16, 16);
-    MA m; coopMatLoadTensorNV(m, a, 0, l);
-    coopMatStore(m, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
-}"#,
-        "clamp mode Constant",
-    );
-    // A span of 8 columns for a 16-column matrix wraps each matrix row over two tensor rows.
-    refused(
-        r#"void main() {
-    tensorLayoutNV<2> l = createTensorLayoutNV(2);
-    l = setTensorLayoutDimensionNV(l, 32, 32);
-    MA m; coopMatLoadTensorNV(m, a, 0, sliceTensorLayoutNV(l, 0, 32, 0, 8));
-    coopMatStore(m, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
-}"#,
-        "spans (32, 8)",
-    );
-    // Spans that depend on the path: 16 columns on one branch, 8 on the other.
-    refused(
-        r#"void main() {
-    tensorLayoutNV<2> l = createTensorLayoutNV(2);
-    l = setTensorLayoutDimensionNV(l, 32, 32);
-    if (p.k > 16) { l = sliceTensorLayoutNV(l, 0, 16, 0, 16); } else { l = sliceTensorLayoutNV(l, 0, 16, 0, 8); }
-    MA m; coopMatLoadTensorNV(m, a, 0, l);
-    coopMatStore(m, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
-}"#,
-        "spans (16, not a constant)",
-    );
-    // Columns from a push constant: not provably the matrix's 16.
-    refused(
-        r#"void main() {
-    tensorLayoutNV<2> l = createTensorLayoutNV(2);
-    l = setTensorLayoutDimensionNV(l, 16, p.k);
-    MA m; coopMatLoadTensorNV(m, a, 0, l);
-    coopMatStore(m, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
-}"#,
-        "not a constant",
-    );
-    // Neither stride provably 1.
-    refused(
-        r#"void main() {
-    tensorLayoutNV<2> l = createTensorLayoutNV(2);
-    l = setTensorLayoutDimensionNV(l, 16, 16);
-    l = setTensorLayoutStrideNV(l, p.lda, p.ldb);
-    MA m; coopMatLoadTensorNV(m, a, 0, l);
-    coopMatStore(m, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
-}"#,
-        "neither stride",
-    );
-    // Block sizes address whole blocks.
-    refused(
-        r#"void main() {
-    tensorLayoutNV<2> l = createTensorLayoutNV(2);
-    l = setTensorLayoutBlockSizeNV(l, 1, 2);
-    l = setTensorLayoutDimensionNV(l, 16, 16);
-    MA m; coopMatLoadTensorNV(m, a, 0, l);
-    coopMatStore(m, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
-}"#,
-        "block size",
-    );
-    // A view.
-    refused(
-        r#"void main() {
-    tensorLayoutNV<2> l = createTensorLayoutNV(2);
-    l = setTensorLayoutDimensionNV(l, 16, 16);
-    tensorViewNV<2, false, 1, 0> v = createTensorViewNV(2, false, 1, 0);
-    MA m; coopMatLoadTensorNV(m, a, 0, l, v);
-    coopMatStore(m, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
-}"#,
-        "tensor view",
-    );
+    for (why, setup, load, expect) in [
+        (
+            "clamp mode Constant: out-of-range elements need bounds checks",
+            "tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> l = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);\n\
+             l = setTensorLayoutDimensionNV(l, 16, 16);",
+            "l",
+            "clamp mode Constant",
+        ),
+        (
+            "a span of 8 columns for a 16-column matrix wraps each row over two tensor rows",
+            "l = setTensorLayoutDimensionNV(l, 32, 32);",
+            "sliceTensorLayoutNV(l, 0, 32, 0, 8)",
+            "spans (32, 8)",
+        ),
+        (
+            "spans that depend on the path: 16 columns on one branch, 8 on the other",
+            "l = setTensorLayoutDimensionNV(l, 32, 32);\n\
+             if (p.k > 16) { l = sliceTensorLayoutNV(l, 0, 16, 0, 16); } else { l = sliceTensorLayoutNV(l, 0, 16, 0, 8); }",
+            "l",
+            "spans (16, not a constant)",
+        ),
+        (
+            "columns from a push constant: not provably the matrix's 16",
+            "l = setTensorLayoutDimensionNV(l, 16, p.k);",
+            "l",
+            "not a constant",
+        ),
+        (
+            "neither stride provably 1",
+            "l = setTensorLayoutDimensionNV(l, 16, 16);\nl = setTensorLayoutStrideNV(l, p.lda, p.ldb);",
+            "l",
+            "neither stride",
+        ),
+        (
+            "block sizes address whole blocks",
+            "l = setTensorLayoutBlockSizeNV(l, 1, 2);\nl = setTensorLayoutDimensionNV(l, 16, 16);",
+            "l",
+            "block size",
+        ),
+        (
+            "a view",
+            "l = setTensorLayoutDimensionNV(l, 16, 16);\n\
+             tensorViewNV<2, false, 1, 0> v = createTensorViewNV(2, false, 1, 0);",
+            "l, v",
+            "tensor view",
+        ),
+    ] {
+        eprintln!("{why}");
+        refused(&load_through(setup, load), expect);
+    }
     // Workgroup scope.
     refused(
         r#"void main() {
