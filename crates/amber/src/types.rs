@@ -245,6 +245,19 @@ pub enum TypeError {
 }
 
 impl DataType {
+    /// A scalar, vector or matrix type, not an array and not a packed format.
+    pub fn plain(scalar: Scalar, rows: u32, cols: u32) -> DataType {
+        DataType {
+            scalar,
+            rows,
+            cols,
+            array: false,
+            packed: false,
+        }
+    }
+}
+
+impl DataType {
     /// Parses `uint32`, `vec4<float>`, `mat3x3<float16>` (Amber's `matCxR`: C columns, R rows), `T[]`, and
     /// Vulkan format names such as `R8G8B8A8_UNORM`.
     pub fn parse(s: &str) -> Option<DataType> {
@@ -264,13 +277,7 @@ impl DataType {
     }
 
     fn parse_number(s: &str) -> Option<DataType> {
-        let plain = |scalar, rows, cols| DataType {
-            scalar,
-            rows,
-            cols,
-            array: false,
-            packed: false,
-        };
+        let plain = DataType::plain;
         if let Some(scalar) = Scalar::parse(s) {
             return Some(plain(scalar, 1, 1));
         }

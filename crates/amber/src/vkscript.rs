@@ -28,13 +28,7 @@ fn err(line: usize, msg: impl Into<String>) -> ParseError {
 
 /// A VkScript datum type (`int`, `uvec3`, `dmat2x3`, `int16_t`, ...) as an Amber data type.
 fn datum_type(name: &str) -> Option<DataType> {
-    let plain = |scalar, rows, cols| DataType {
-        scalar,
-        rows,
-        cols,
-        array: false,
-        packed: false,
-    };
+    let plain = DataType::plain;
     let scalar = match name {
         "int" => Some(Scalar::I32),
         "uint" => Some(Scalar::U32),

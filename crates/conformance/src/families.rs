@@ -141,26 +141,22 @@ pub fn load_store(target: &Target) -> Vec<Case> {
                                 input[at as usize]
                             })
                             .collect();
-                        out.push(Case {
-                            name: format!(
+                        out.push(Case::single(
+                            format!(
                                 "load/{}/{rows}x{cols}/{}/{}/stride+{pad}/offset{off}/{}",
                                 t.name(),
                                 u.name(),
                                 if col_major { "col" } else { "row" },
                                 if workgroup { "workgroup" } else { "storage" }
                             ),
-                            family: "load-store",
-                            text: m.finish(&body),
-                            groups: [1, 1, 1],
-                            inputs: BTreeMap::from([((0, 0), pack(t, &input))]),
-                            outputs: vec![Output {
-                                binding: (0, 1),
-                                comp: t,
-                                expected: pack(t, &expected),
-                                compare: Compare::Exact,
-                                row_len: cols,
-                            }],
-                        });
+                            "load-store",
+                            m.finish(&body),
+                            pack(t, &input),
+                            t,
+                            pack(t, &expected),
+                            Compare::Exact,
+                            cols,
+                        ));
                     }
                 }
             }
@@ -206,25 +202,21 @@ pub fn load_store(target: &Target) -> Vec<Case> {
                     expected[at as usize] = input[(r * cols + c) as usize];
                 }
             }
-            out.push(Case {
-                name: format!(
+            out.push(Case::single(
+                format!(
                     "store/{}/{rows}x{cols}/{}/{}/stride+{pad}/offset{off}",
                     t.name(),
                     u.name(),
                     if col_major { "col" } else { "row" }
                 ),
-                family: "load-store",
-                text: m.finish(&body),
-                groups: [1, 1, 1],
-                inputs: BTreeMap::from([((0, 0), pack(t, &input))]),
-                outputs: vec![Output {
-                    binding: (0, 1),
-                    comp: t,
-                    expected: pack(t, &expected),
-                    compare: Compare::Exact,
-                    row_len: stride,
-                }],
-            });
+                "load-store",
+                m.finish(&body),
+                pack(t, &input),
+                t,
+                pack(t, &expected),
+                Compare::Exact,
+                stride,
+            ));
         }
     }
     out
@@ -759,20 +751,16 @@ pub fn reduce(target: &Target) -> Vec<Case> {
                     t.name()
                 );
                 let text = with_function(m.finish(&body), &combine_fn);
-                out.push(Case {
-                    name: format!("reduce/{}/{rows}x{cols}/{mode}/{combine}", t.name()),
-                    family: "reduce",
+                out.push(Case::single(
+                    format!("reduce/{}/{rows}x{cols}/{mode}/{combine}", t.name()),
+                    "reduce",
                     text,
-                    groups: [1, 1, 1],
-                    inputs: BTreeMap::from([((0, 0), pack(t, &x))]),
-                    outputs: vec![Output {
-                        binding: (0, 1),
-                        comp: t,
-                        expected: expected.iter().flat_map(|&v| bytes(t, v)).collect(),
-                        compare: Compare::Float { ulps: 0 },
-                        row_len: rc,
-                    }],
-                });
+                    pack(t, &x),
+                    t,
+                    expected.iter().flat_map(|&v| bytes(t, v)).collect(),
+                    Compare::Float { ulps: 0 },
+                    rc,
+                ));
             }
         }
     }
@@ -835,20 +823,16 @@ pub fn per_element(target: &Target) -> Vec<Case> {
              %a1 = OpFAdd {ty} %vs %fr\n%hc = OpFMul {ty} %fc %half_c\n%a2 = OpFSub {ty} %a1 %hc\n\
              OpReturnValue %a2\nOpFunctionEnd\n"
         );
-        out.push(Case {
-            name: format!("per-element/{}/{rows}x{cols}", t.name()),
-            family: "per-element",
-            text: with_function(m.finish(&body), &f),
-            groups: [1, 1, 1],
-            inputs: BTreeMap::from([((0, 0), pack(t, &x))]),
-            outputs: vec![Output {
-                binding: (0, 1),
-                comp: t,
-                expected: expected.iter().flat_map(|&v| bytes(t, v)).collect(),
-                compare: Compare::Float { ulps: 0 },
-                row_len: cols,
-            }],
-        });
+        out.push(Case::single(
+            format!("per-element/{}/{rows}x{cols}", t.name()),
+            "per-element",
+            with_function(m.finish(&body), &f),
+            pack(t, &x),
+            t,
+            expected.iter().flat_map(|&v| bytes(t, v)).collect(),
+            Compare::Float { ulps: 0 },
+            cols,
+        ));
     }
     out
 }

@@ -135,6 +135,36 @@ pub struct Case {
     pub outputs: Vec<Output>,
 }
 
+impl Case {
+    /// A one-workgroup case with one input at (0, 0) and one output at (0, 1).
+    #[allow(clippy::too_many_arguments)]
+    pub fn single(
+        name: String,
+        family: &'static str,
+        text: String,
+        input: Vec<u8>,
+        comp: Comp,
+        expected: Vec<u8>,
+        compare: Compare,
+        row_len: u32,
+    ) -> Case {
+        Case {
+            name,
+            family,
+            text,
+            groups: [1, 1, 1],
+            inputs: BTreeMap::from([((0, 0), input)]),
+            outputs: vec![Output {
+                binding: (0, 1),
+                comp,
+                expected,
+                compare,
+                row_len,
+            }],
+        }
+    }
+}
+
 /// What a device offers the suite: its subgroup size and cooperative-matrix property list.
 #[derive(Clone, Debug)]
 pub struct Target {

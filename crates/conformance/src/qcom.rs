@@ -12,8 +12,7 @@
 
 use crate::families::{load_value, matrix_types, pack};
 use crate::spv::{ModuleText, Use};
-use crate::{Case, Comp, Compare, Output, Target};
-use std::collections::BTreeMap;
+use crate::{Case, Comp, Compare, Target};
 use std::fmt::Write;
 
 /// Whether the extension allows a matrix of this type and Use (SPV_QCOM_cooperative_matrix_conversion,
@@ -190,20 +189,16 @@ pub fn qcom(target: &Target) -> Vec<Case> {
                  OpCooperativeMatrixStoreKHR %q %m {u0} {ccols}"
             )
             .unwrap();
-            out.push(Case {
-                name: format!("{name}/construct"),
-                family: "qcom",
-                text: m.finish(&body),
-                groups: [1, 1, 1],
-                inputs: BTreeMap::from([((0, 0), pack(st, &lanes))]),
-                outputs: vec![Output {
-                    binding: (0, 1),
-                    comp: t,
-                    expected: pack(t, &matrix),
-                    compare: Compare::Exact,
-                    row_len: cols,
-                }],
-            });
+            out.push(Case::single(
+                format!("{name}/construct"),
+                "qcom",
+                m.finish(&body),
+                pack(st, &lanes),
+                t,
+                pack(t, &matrix),
+                Compare::Exact,
+                cols,
+            ));
 
             // Extract: a cooperative load, then the invocations inside write their lines.
             let mut m = new_module(sg);
@@ -230,20 +225,16 @@ pub fn qcom(target: &Target) -> Vec<Case> {
                     if packed { pack_words(t, &l) } else { l }
                 })
                 .collect();
-            out.push(Case {
-                name: format!("{name}/extract"),
-                family: "qcom",
-                text: m.finish(&body),
-                groups: [1, 1, 1],
-                inputs: BTreeMap::from([((0, 0), pack(t, &matrix))]),
-                outputs: vec![Output {
-                    binding: (0, 1),
-                    comp: st,
-                    expected: pack(st, &expected),
-                    compare: Compare::Exact,
-                    row_len: len,
-                }],
-            });
+            out.push(Case::single(
+                format!("{name}/extract"),
+                "qcom",
+                m.finish(&body),
+                pack(t, &matrix),
+                st,
+                pack(st, &expected),
+                Compare::Exact,
+                len,
+            ));
         }
     }
     out.extend(arrays(sg));
@@ -275,24 +266,20 @@ fn arrays(sg: u32) -> Vec<Case> {
         let mut body = load_line(&mut m, from, (&inb, &pin), from_len);
         writeln!(body, "%y = OpBitCastArrayQCOM {dst} %arr").unwrap();
         body.push_str(&store_line(&mut m, to, "%y", (&outb, &pout), to_len, None));
-        out.push(Case {
-            name: format!(
+        out.push(Case::single(
+            format!(
                 "qcom/bitcast/{}[{from_len}]-to-{}[{to_len}]",
                 from.name(),
                 to.name()
             ),
-            family: "qcom",
-            text: m.finish(&body),
-            groups: [1, 1, 1],
-            inputs: BTreeMap::from([((0, 0), input.clone())]),
-            outputs: vec![Output {
-                binding: (0, 1),
-                comp: to,
-                expected: input,
-                compare: Compare::Exact,
-                row_len: to_len,
-            }],
-        });
+            "qcom",
+            m.finish(&body),
+            input.clone(),
+            to,
+            input,
+            Compare::Exact,
+            to_len,
+        ));
     }
     for varying in [false, true] {
         let t = Comp::F32;
@@ -324,8 +311,8 @@ fn arrays(sg: u32) -> Vec<Case> {
                 values[i * 16 + start..i * 16 + start + 8].to_vec()
             })
             .collect();
-        out.push(Case {
-            name: format!(
+        out.push(Case::single(
+            format!(
                 "qcom/sub-array/float32[16]-to-[8]/{}",
                 if varying {
                     "start-per-invocation"
@@ -333,18 +320,14 @@ fn arrays(sg: u32) -> Vec<Case> {
                     "start-8"
                 }
             ),
-            family: "qcom",
-            text: m.finish(&body),
-            groups: [1, 1, 1],
-            inputs: BTreeMap::from([((0, 0), pack(t, &values))]),
-            outputs: vec![Output {
-                binding: (0, 1),
-                comp: t,
-                expected: pack(t, &expected),
-                compare: Compare::Exact,
-                row_len: 8,
-            }],
-        });
+            "qcom",
+            m.finish(&body),
+            pack(t, &values),
+            t,
+            pack(t, &expected),
+            Compare::Exact,
+            8,
+        ));
     }
     out
 }

@@ -8,8 +8,7 @@
 use crate::families::{float_accumulators, pack, with_function};
 use crate::reference::{ClampMode, Layout2, TensorElement, View2, bytes, encode, tensor_element};
 use crate::spv::{ModuleText, Use};
-use crate::{Case, Comp, Compare, Output, Target};
-use std::collections::BTreeMap;
+use crate::{Case, Comp, Compare, Target};
 use std::fmt::Write;
 
 /// What one case does.
@@ -410,18 +409,14 @@ fn case(sg: u32, t: Comp, rows: u32, cols: u32, name: &str, s: &Setup) -> Option
     } else {
         with_function(m.finish(&body), &function)
     };
-    Some(Case {
-        name: format!("tensor/{}/{rows}x{cols}/{name}", t.name()),
-        family: "tensor",
+    Some(Case::single(
+        format!("tensor/{}/{rows}x{cols}/{name}", t.name()),
+        "tensor",
         text,
-        groups: [1, 1, 1],
-        inputs: BTreeMap::from([((0, 0), inputs)]),
-        outputs: vec![Output {
-            binding: (0, 1),
-            comp: t,
-            expected: expected.iter().flat_map(|&v| bytes(t, v)).collect(),
-            compare: Compare::Float { ulps: 0 },
-            row_len: if s.store { l.dim[1] + 3 } else { cols },
-        }],
-    })
+        inputs,
+        t,
+        expected.iter().flat_map(|&v| bytes(t, v)).collect(),
+        Compare::Float { ulps: 0 },
+        if s.store { l.dim[1] + 3 } else { cols },
+    ))
 }
