@@ -55,6 +55,14 @@ pub fn run(a: Args) -> Result<u8> {
         target.tensor_addressing = true;
     }
     if a.saturating_all {
+        // VkCooperativeMatrixPropertiesKHR::saturatingAccumulation: where it is VK_FALSE the
+        // operand "must not be present"; a device's answer to it would be undefined.
+        if !engine {
+            bail!(
+                "--saturating-all is for the engine: a device takes SaturatingAccumulation only on the \
+                 tuples its property list marks saturatingAccumulation (Vulkan: elsewhere the operand must not be present)"
+            );
+        }
         target = target.with_saturating_everywhere();
     }
     let mut cases: Vec<Case> = coopmat_conformance::cases(&target);

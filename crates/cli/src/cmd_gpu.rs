@@ -20,14 +20,14 @@ enum GpuCommand {
     /// and limits.
     Info(InfoArgs),
     /// Run a compute shader on the device (the same dispatch description as `coopmat run`).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
 }
 
 /// Runs `coopmat gpu`.
 pub fn gpu(a: Args) -> Result<u8> {
     match a.command {
         GpuCommand::Info(a) => info(a),
-        GpuCommand::Run(a) => run(a),
+        GpuCommand::Run(a) => run(*a),
     }
 }
 
@@ -186,6 +186,7 @@ fn run(args: RunArgs) -> Result<u8> {
         );
     }
     let push = a.push_constants()?;
+    let addresses = a.addresses()?;
     let gpu = Gpu::open()?;
     let d = Dispatch {
         module: &bytes,
@@ -195,6 +196,7 @@ fn run(args: RunArgs) -> Result<u8> {
         groups,
         repeat: args.repeat,
         subgroup_size: args.subgroup_size,
+        addresses: &addresses,
     };
     let t = gpu.dispatch(&d, &mut buffers)?;
     write_outs(&a.outs, &buffers)?;
@@ -351,7 +353,10 @@ pub fn diff(a: DiffArgs) -> Result<u8> {
         push_constants: d.push_constants()?,
         buffer_arrays: Default::default(),
     };
-    let mut device = engine.buffers.clone();
+    // The device writes its own addresses over the same bytes.
+    let (device_push, mut device) = (engine.push_constants.clone(), engine.buffers.clone());
+    let addresses = d.addresses()?;
+    crate::cmd_run::apply_addresses(&mut engine, &addresses)?;
     pipe.dispatch(&mut engine, groups)
         .context("the engine's dispatch")?;
     let gpu = Gpu::open()?;
@@ -360,10 +365,11 @@ pub fn diff(a: DiffArgs) -> Result<u8> {
         module: &bytes,
         entry: d.entry.as_deref().unwrap_or(""),
         spec: &spec,
-        push: &engine.push_constants,
+        push: &device_push,
         groups,
         repeat: 1,
         subgroup_size: None,
+        addresses: &addresses,
     };
     gpu.dispatch(&dispatch, &mut device)
         .context("the device's dispatch")?;

@@ -26,6 +26,11 @@ pub struct DispatchArgs {
     /// Specialization constant ID=VALUE (integer, 0x hex, or a float with a '.' = f32 bits).
     #[arg(long = "spec")]
     pub spec: Vec<String>,
+    /// The device address of buffer SET:BINDING (for PhysicalStorageBuffer pointers), written as 8
+    /// little-endian bytes: push:OFFSET=SET:BINDING (into the push constants at byte OFFSET, which
+    /// --push must cover) or SET:BINDING@OFFSET=SET:BINDING (into that buffer).
+    #[arg(long = "address")]
+    pub addresses: Vec<String>,
     /// Write buffer SET:BINDING=FILE.npy[:DTYPE] (DTYPE f16,f32,f64,i8..i64,u8..u64; default f32)
     /// or FILE.bin (raw bytes).
     #[arg(long = "out")]
@@ -104,6 +109,14 @@ impl DispatchArgs {
         Ok(out)
     }
 
+    /// The `--address` options.
+    pub fn addresses(&self) -> Result<Vec<coopmat_gpu::AddressPatch>> {
+        self.addresses
+            .iter()
+            .map(|a| parse_address(a).with_context(|| format!("--address {a:?}")))
+            .collect()
+    }
+
     /// The push-constant bytes (empty without --push).
     pub fn push_constants(&self) -> Result<Vec<u8>> {
         match &self.push {
@@ -129,6 +142,61 @@ pub type BufferArrays = std::collections::BTreeMap<(u32, u32), Vec<Vec<u8>>>;
 
 /// A `--buffer`/`--out` key: set, binding, and the element of a descriptor array.
 type BindingKey = (u32, u32, Option<u32>);
+
+/// `push:OFFSET=SET:BINDING` or `SET:BINDING@OFFSET=SET:BINDING`.
+fn parse_address(s: &str) -> Result<coopmat_gpu::AddressPatch> {
+    use coopmat_gpu::AddressDest;
+    let (dest, of) = s
+        .split_once('=')
+        .ok_or_else(|| anyhow!("expected DEST=SET:BINDING"))?;
+    let pair = |t: &str| -> Result<(u32, u32)> {
+        let (a, b) = t
+            .split_once(':')
+            .ok_or_else(|| anyhow!("expected SET:BINDING, got {t:?}"))?;
+        Ok((a.parse()?, b.parse()?))
+    };
+    let dest = match dest.strip_prefix("push:") {
+        Some(at) => AddressDest::Push(at.parse().context("the push-constant offset")?),
+        None => {
+            let (key, at) = dest.split_once('@').ok_or_else(|| {
+                anyhow!("DEST is push:OFFSET or SET:BINDING@OFFSET, got {dest:?}")
+            })?;
+            AddressDest::Buffer(pair(key)?, at.parse().context("the buffer offset")?)
+        }
+    };
+    Ok(coopmat_gpu::AddressPatch {
+        dest,
+        of: pair(of)?,
+    })
+}
+
+/// Writes the engine's device addresses the `--address` options ask for into `res`.
+pub(crate) fn apply_addresses(
+    res: &mut Resources,
+    patches: &[coopmat_gpu::AddressPatch],
+) -> Result<()> {
+    for p in patches {
+        let address = res
+            .device_address(p.of.0, p.of.1)
+            .ok_or_else(|| anyhow!("--address: no buffer {}:{}", p.of.0, p.of.1))?;
+        match p.dest {
+            coopmat_gpu::AddressDest::Push(at) => {
+                coopmat_gpu::write_address(&mut res.push_constants, at, address, "--push")
+            }
+            coopmat_gpu::AddressDest::Buffer(key, at) => match res.buffers.get_mut(&key) {
+                Some(data) => coopmat_gpu::write_address(
+                    data,
+                    at,
+                    address,
+                    &format!("buffer {}:{}", key.0, key.1),
+                ),
+                None => Err(format!("no buffer {}:{}", key.0, key.1)),
+            },
+        }
+        .map_err(|e| anyhow!("--address: {e}"))?;
+    }
+    Ok(())
+}
 
 /// `SET:BINDING[=...]` or `SET:BINDING[I]=...` (element I of a descriptor array).
 fn parse_binding(s: &str) -> Result<(BindingKey, &str)> {
@@ -372,6 +440,7 @@ pub fn run(args: Args) -> Result<u8> {
         push_constants: a.push_constants()?,
         buffer_arrays: a.buffer_arrays()?,
     };
+    apply_addresses(&mut res, &a.addresses()?)?;
     // Missing bindings are errors and short buffers warnings, before the run.
     // (Arrays of descriptors are checked by the engine.)
     for b in pipe.bindings().iter().filter(|b| b.count == 1) {

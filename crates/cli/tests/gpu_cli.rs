@@ -106,6 +106,15 @@ fn gpu_commands_fail_cleanly_without_a_loader_or_on_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("reading /nonexistent.spv"), "{err}");
+    // SaturatingAccumulation where the device's list does not allow it is invalid usage: refused
+    // before any device is opened.
+    let out = Command::new(env!("CARGO_BIN_EXE_coopmat"))
+        .args(["conformance", "--device", "gpu", "--saturating-all"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--saturating-all is for the engine"), "{err}");
 }
 
 /// A shader lavapipe cannot run: `gpu run` refuses it naming `missing`; after `coopmat lower
@@ -308,4 +317,99 @@ fn lavapipe_passes_the_qcom_family_through_qcom_to_khr() {
         text.contains("Pass qcom/float32/8x8/Acc/packed/extract (through qcom-to-khr)"),
         "{text}"
     );
+}
+
+/// `--address`: buffer device addresses in the push constants and in a buffer. The engine gives
+/// its own addresses, lavapipe (bufferDeviceAddress) its own; both read through them to the
+/// same results, which the test also knows.
+#[test]
+fn device_addresses_reach_the_engine_and_lavapipe() {
+    let peers = Path::new("/opt/coopmat-peers/bin");
+    let (sid_run, glslang) = (peers.join("sid-run"), peers.join("glslangValidator"));
+    if !glslang.exists() {
+        eprintln!("notice: glslangValidator absent; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spv = dir.path().join("bda.spv");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/glsl/device_addresses.comp");
+    compile(&glslang, &src, &spv);
+    let data: Vec<u8> = (100u32..132).flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(dir.path().join("data.bin"), &data).unwrap();
+    let args_with_push = |out: Option<&Path>, push: &str| {
+        let mut v: Vec<String> = vec![
+            spv.to_str().unwrap().into(),
+            "--buffer".into(),
+            format!("0:0=raw:{}", dir.path().join("data.bin").display()),
+            // Bytes 0..8 become the address of 0:0, the word at 8 (scale) stays 7.
+            "--buffer".into(),
+            "0:1=const:16:7".into(),
+            "--buffer".into(),
+            "0:2=zeros:128".into(),
+            "--push".into(),
+            push.into(),
+            "--address".into(),
+            "push:0=0:1".into(),
+            "--address".into(),
+            "push:8=0:0".into(),
+            "--address".into(),
+            "0:1@0=0:0".into(),
+        ];
+        if let Some(o) = out {
+            v.push("--out".into());
+            v.push(format!("0:2={}", o.display()));
+        }
+        v
+    };
+    let push16 = format!("0x{}", "00".repeat(16));
+    let args = |out: Option<&Path>| args_with_push(out, &push16);
+    let out = dir.path().join("o.bin");
+    let run = Command::new(env!("CARGO_BIN_EXE_coopmat"))
+        .arg("run")
+        .args(args(Some(&out)))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let got: Vec<u32> = std::fs::read(&out)
+        .unwrap()
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let want: Vec<u32> = (100u32..132).map(|v| 4 * v + 7).collect();
+    assert_eq!(got, want);
+    // An address needs room: a push block of 4 bytes cannot take one at byte 0.
+    let short = Command::new(env!("CARGO_BIN_EXE_coopmat"))
+        .arg("run")
+        .args(args_with_push(None, "0x00000000"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&short.stderr);
+    assert_eq!(short.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--address: --push has 4 bytes: no room for an address at byte 0"),
+        "{err}"
+    );
+    if !sid_run.exists() {
+        eprintln!("notice: sid-run absent; skipping lavapipe");
+        return;
+    }
+    let diff = Command::new(&sid_run)
+        .arg(env!("CARGO_BIN_EXE_coopmat"))
+        .arg("diff")
+        .args(args(None))
+        .args(["--compare", "0:2:u32"])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&diff.stdout).into_owned() + &String::from_utf8_lossy(&diff.stderr);
+    if text.contains("no Vulkan loader") {
+        eprintln!("notice: lavapipe not usable here; skipping");
+        return;
+    }
+    assert!(diff.status.success(), "{text}");
+    assert!(text.contains("0:2 (32 u32): agree"), "{text}");
 }

@@ -3,8 +3,8 @@
 //! the result type wherever the operation allows (small multiples of powers of two), making
 //! most float comparisons exact; where rounding is the point (conversions) the reference rounds.
 
-use crate::reference::{bytes, decode, encode, f64_to_f16};
-use crate::spv::{ModuleText, Use};
+use crate::reference::{bytes, decode, encode, f32_to_bf16, f64_to_f16, other_neighbour};
+use crate::spv::{ModuleText, Scope, Use};
 use crate::{Case, Comp, Compare, MulAddShape, Output, Target};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -251,13 +251,51 @@ pub fn muladd(target: &Target) -> Vec<Case> {
             (true, true) => &["saturate"],
         };
         for &kind in kinds {
-            out.push(muladd_case(target.subgroup_size, s, kind));
+            let shape = Shape {
+                mnk: s.mnk,
+                types: s.types,
+                scope: Scope::Subgroup,
+                local_size: target.subgroup_size,
+            };
+            out.push(muladd_case(&shape, kind, "muladd"));
         }
     }
     out
 }
 
-fn muladd_case(sg: u32, s: MulAddShape, kind: &str) -> Case {
+/// SPV_NV_cooperative_matrix2's flexible dimensions: for every entry of the target's list, a
+/// multiply-add of twice each granularity (M, N, K not of the fixed list), at the entry's scope;
+/// Workgroup-scope entries run in a workgroup of the entry's workgroupInvocations, every
+/// invocation taking part (VkCooperativeMatrixFlexibleDimensionsPropertiesNV).
+pub fn flexible(target: &Target) -> Vec<Case> {
+    target
+        .flexible
+        .iter()
+        .map(|f| {
+            let [gm, gn, gk] = f.granularity;
+            let shape = Shape {
+                mnk: [2 * gm, 2 * gn, 2 * gk],
+                types: f.types,
+                scope: f.scope,
+                local_size: match f.scope {
+                    Scope::Subgroup => target.subgroup_size,
+                    Scope::Workgroup => f.workgroup_invocations,
+                },
+            };
+            muladd_case(&shape, "plain", "flexible")
+        })
+        .collect()
+}
+
+/// A multiply-add case's shape, types, scope and workgroup size.
+struct Shape {
+    mnk: [u32; 3],
+    types: [Comp; 4],
+    scope: Scope,
+    local_size: u32,
+}
+
+fn muladd_case(s: &Shape, kind: &str, family: &'static str) -> Case {
     let [mm, n, k] = s.mnk;
     let [ta, tb, tc, tr] = s.types;
     let a: Vec<f64> = (0..(mm * k) as usize)
@@ -294,16 +332,21 @@ fn muladd_case(sg: u32, s: MulAddShape, kind: &str) -> Case {
     if kind == "saturate" {
         ops.push("SaturatingAccumulationKHR");
     }
-    let mut m = ModuleText::new(sg);
+    let mut m = ModuleText::new(s.local_size);
+    // Flexible dimensions and Workgroup scope are Vulkan features of VK_NV_cooperative_matrix2,
+    // with no SPIR-V capability of their own.
+    if family == "flexible" {
+        m.ext("SPV_NV_cooperative_matrix2");
+    }
     let (ba, pa) = m.buffer(0, ta);
     let (br, pr) = m.buffer(1, tr);
     let (bb, pb) = m.buffer(2, tb);
     let (bc, pc) = m.buffer(3, tc);
     let (mta, mtb, mtc, mtr) = (
-        m.mat(ta, mm, k, Use::A),
-        m.mat(tb, k, n, Use::B),
-        m.mat(tc, mm, n, Use::Acc),
-        m.mat(tr, mm, n, Use::Acc),
+        m.mat_in(ta, mm, k, Use::A, s.scope),
+        m.mat_in(tb, k, n, Use::B, s.scope),
+        m.mat_in(tc, mm, n, Use::Acc, s.scope),
+        m.mat_in(tr, mm, n, Use::Acc, s.scope),
     );
     let (u0, row, ck, cn) = (m.u32(0), m.u32(0), m.u32(k), m.u32(n));
     let body = format!(
@@ -350,14 +393,29 @@ fn muladd_case(sg: u32, s: MulAddShape, kind: &str) -> Case {
         }
     }
     Case {
-        name: format!(
-            "muladd/{mm}x{n}x{k}/{}x{}+{}->{}/{kind}",
-            ta.name(),
-            tb.name(),
-            tc.name(),
-            tr.name()
-        ),
-        family: "muladd",
+        name: match s.scope {
+            Scope::Subgroup if family == "muladd" => format!(
+                "muladd/{mm}x{n}x{k}/{}x{}+{}->{}/{kind}",
+                ta.name(),
+                tb.name(),
+                tc.name(),
+                tr.name()
+            ),
+            scope => format!(
+                "{family}/{}{}/{mm}x{n}x{k}/{}x{}+{}->{}",
+                scope.name(),
+                if scope == Scope::Workgroup {
+                    format!("-{}", s.local_size)
+                } else {
+                    String::new()
+                },
+                ta.name(),
+                tb.name(),
+                tc.name(),
+                tr.name()
+            ),
+        },
+        family,
         text: m.finish(&body),
         groups: [1, 1, 1],
         inputs: BTreeMap::from([
@@ -371,13 +429,14 @@ fn muladd_case(sg: u32, s: MulAddShape, kind: &str) -> Case {
             expected: expected.iter().flat_map(|&v| bytes(tr, v)).collect(),
             compare: Compare::Exact,
             row_len: n,
+            alternative: None,
         }],
     }
 }
 
 /// Float values that exercise conversions: specials, both zeros, the ends of float16's range,
-/// values halfway between float16 neighbours (ties to even, both ways), subnormals, and ordinary
-/// values.
+/// values halfway between float16 (and bfloat16) neighbours (ties to even, both ways),
+/// subnormals, and ordinary values.
 fn conversion_values(n: usize) -> Vec<f64> {
     let p = |e: i32| 2f64.powi(e);
     let special = [
@@ -405,6 +464,14 @@ fn conversion_values(n: usize) -> Vec<f64> {
         1.0 / 3.0,
         std::f64::consts::PI,
         1024.0 + 0.5,
+        // bfloat16 (8 significant bits): ties at 1 + 2^-8 and 1 + 3 * 2^-8, just above a tie,
+        // its largest value below float16's overflow, and 2^16.
+        1.0 + p(-8),
+        1.0 + 3.0 * p(-8),
+        -(1.0 + p(-8)),
+        1.0 + p(-8) + p(-10),
+        65280.0,
+        65536.0,
     ];
     (0..n)
         .map(|i| {
@@ -417,7 +484,8 @@ fn conversion_values(n: usize) -> Vec<f64> {
 }
 
 /// Component conversions of accumulator matrices (OpFConvert, OpConvertSToF, OpConvertUToF,
-/// OpConvertFToS, OpSConvert, OpUConvert) between the target's accumulator types.
+/// OpConvertFToS, OpBitcast) between the target's accumulator types, and float16 <-> bfloat16 on
+/// A matrices where the target lists both.
 pub fn convert(target: &Target) -> Vec<Case> {
     let sg = target.subgroup_size;
     let mut out = Vec::new();
@@ -441,16 +509,34 @@ pub fn convert(target: &Target) -> Vec<Case> {
         (Comp::S32, Comp::F16, "OpConvertSToF"),
         (Comp::U32, Comp::S32, "OpBitcast"),
     ];
-    for &(from, to, op) in pairs {
-        if !accs.contains(&from) || !accs.contains(&to) {
-            continue;
-        }
+    let mut jobs: Vec<(Comp, Comp, &str, Use, u32, u32)> = pairs
+        .iter()
+        .filter(|(from, to, _)| accs.contains(from) && accs.contains(to))
+        .map(|&(from, to, op)| (from, to, op, Use::Acc, rows, cols))
+        .collect();
+    // float16 <-> bfloat16 on A matrices of a shape the list has in both types (bfloat16 is an
+    // A/B type only on the lists here): rounding to bfloat16's 8 bits, and back.
+    let mut a_types: BTreeMap<(u32, u32), BTreeSet<Comp>> = BTreeMap::new();
+    for s in &target.muladd {
+        a_types
+            .entry((s.mnk[0], s.mnk[2]))
+            .or_default()
+            .insert(s.types[0]);
+    }
+    if let Some((&(ar, ac), _)) = a_types
+        .iter()
+        .find(|(_, t)| t.contains(&Comp::F16) && t.contains(&Comp::BF16))
+    {
+        jobs.push((Comp::F16, Comp::BF16, "OpFConvert", Use::A, ar, ac));
+        jobs.push((Comp::BF16, Comp::F16, "OpFConvert", Use::A, ar, ac));
+    }
+    for (from, to, op, usage, rows, cols) in jobs {
         let count = (rows * cols) as usize;
         let src: Vec<f64> = match from {
-            Comp::F32 | Comp::F16 if to.is_float() => {
+            Comp::F32 | Comp::F16 | Comp::BF16 if to.is_float() => {
                 let v = conversion_values(count);
-                // A float16 source holds what float16 can.
-                if from == Comp::F16 {
+                // A 16-bit source holds what its type can.
+                if from != Comp::F32 {
                     v.iter()
                         .map(|&x| decode(Comp::F16, encode(Comp::F16, x)))
                         .collect()
@@ -481,16 +567,15 @@ pub fn convert(target: &Target) -> Vec<Case> {
                 } else {
                     v
                 })),
+                // Exact in float32 (a float16 source): one rounding, to nearest even.
+                (_, Comp::BF16) => u64::from(f32_to_bf16(v as f32)),
                 _ => encode(to, v),
             })
             .collect();
         let mut m = ModuleText::new(sg);
         let (inb, pin) = m.buffer(0, from);
         let (outb, pout) = m.buffer(1, to);
-        let (mf, mt) = (
-            m.mat(from, rows, cols, Use::Acc),
-            m.mat(to, rows, cols, Use::Acc),
-        );
+        let (mf, mt) = (m.mat(from, rows, cols, usage), m.mat(to, rows, cols, usage));
         let (u0, row, cc) = (m.u32(0), m.u32(0), m.u32(cols));
         let body = format!(
             "%p = OpAccessChain {pin} {inb} {u0} {u0}\n%a = OpCooperativeMatrixLoadKHR {mf} %p {row} {cc}\n\
@@ -498,7 +583,12 @@ pub fn convert(target: &Target) -> Vec<Case> {
              OpCooperativeMatrixStoreKHR %q %b {row} {cc}\n"
         );
         out.push(Case {
-            name: format!("convert/{rows}x{cols}/{}->{}/{op}", from.name(), to.name()),
+            name: format!(
+                "convert/{rows}x{cols}{}/{}->{}/{op}",
+                if usage == Use::Acc { "" } else { "/A" },
+                from.name(),
+                to.name()
+            ),
             family: "convert",
             text: m.finish(&body),
             groups: [1, 1, 1],
@@ -507,13 +597,20 @@ pub fn convert(target: &Target) -> Vec<Case> {
                 binding: (0, 1),
                 comp: to,
                 expected: expected.iter().flat_map(|&v| bytes(to, v)).collect(),
-                // NaN payloads are the implementation's; everything else is exact.
+                // NaN payloads are the implementation's; an inexact float result may be either
+                // neighbour (Vulkan: "rounded to one or the other"); everything else is exact.
                 compare: if to.is_float() {
                     Compare::Float { ulps: 0 }
                 } else {
                     Compare::Exact
                 },
                 row_len: cols,
+                alternative: to.is_float().then(|| {
+                    src.iter()
+                        .zip(&expected)
+                        .flat_map(|(&v, &e)| bytes(to, other_neighbour(to, v, e)))
+                        .collect()
+                }),
             }],
         });
     }
@@ -645,13 +742,16 @@ fn elementwise_case(sg: u32, t: Comp, rows: u32, cols: u32, op: &str) -> Case {
             binding: (0, 1),
             comp: t,
             expected: expected.iter().flat_map(|&v| bytes(t, v)).collect(),
-            // A float division is rounded twice by the reference (f64, then the type).
+            // Vulkan allows OpFDiv 2.5 ULP of the exact quotient (Appendix A, "Precision and
+            // Operation of SPIR-V Instructions", both 32- and 16-bit); the reference's
+            // correctly rounded result is within 0.5 ULP of it, so results may differ by 3.
             compare: match (t.is_float(), op) {
-                (true, "OpFDiv") => Compare::Float { ulps: 1 },
+                (true, "OpFDiv") => Compare::Float { ulps: 3 },
                 (true, _) => Compare::Float { ulps: 0 },
                 _ => Compare::Exact,
             },
             row_len: cols,
+            alternative: None,
         }],
     }
 }

@@ -3,13 +3,15 @@
 //! types, uses, layouts, strides and storage classes; multiply-add over every type combination a
 //! device lists, with signedness and saturation; conversions; element-wise arithmetic;
 //! reductions and per-element operations; tensor layouts, views, clamp modes, block sizes and
-//! decode functions), each with its inputs and the results a reference of
+//! decode functions; flexible dimensions at Subgroup and Workgroup scope; QCOM conversions;
+//! cooperative-vector matrix-vector products), each with its inputs and the results a reference of
 //! its own computes (`reference.rs`: no engine code), run on the engine or on a Vulkan device and
 //! compared per component type.
 //!
 //! Cases are generated for a device's cooperative-matrix property list (a `coopmat-val` profile,
 //! or what the device reports), so that a device runs the shapes and types it claims.
 
+pub mod coopvec;
 pub mod families;
 pub mod qcom;
 pub mod reference;
@@ -114,6 +116,10 @@ pub struct Output {
     pub expected: Vec<u8>,
     /// How it is compared.
     pub compare: Compare,
+    /// Per element, the other result the spec allows where it leaves a choice (a narrowing
+    /// float conversion may round an inexact value to either neighbour): an element matching
+    /// this instead of `expected` passes too.
+    pub alternative: Option<Vec<u8>>,
     /// Row length, to report coordinates (elements per row of the output matrix).
     pub row_len: u32,
 }
@@ -160,6 +166,7 @@ impl Case {
                 expected,
                 compare,
                 row_len,
+                alternative: None,
             }],
         }
     }
@@ -178,6 +185,11 @@ pub struct Target {
     pub coop2_functions: bool,
     /// VK_NV_cooperative_matrix2 tensor addressing and block loads.
     pub tensor_addressing: bool,
+    /// VkCooperativeVectorPropertiesNV combinations (empty without VK_NV_cooperative_vector).
+    pub coopvec: Vec<coopvec::Combination>,
+    /// VkCooperativeMatrixFlexibleDimensionsPropertiesNV entries (where the device has
+    /// cooperativeMatrixFlexibleDimensions; Workgroup scope where it has that feature too).
+    pub flexible: Vec<FlexShape>,
     /// The profile the target comes from: each case is validated against it, and one that
     /// uses what the device does not list (a matrix type outside its lists) does not apply.
     pub profile: Option<coopmat_val::Profile>,
@@ -192,6 +204,20 @@ pub struct MulAddShape {
     pub types: [Comp; 4],
     /// saturatingAccumulation.
     pub saturating: bool,
+}
+
+/// One entry of a flexible-dimensions property list: a multiply-add of any M, N, K that are
+/// multiples of the granularities, at a scope (and, at Workgroup scope, a workgroup size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FlexShape {
+    /// MGranularity, NGranularity, KGranularity.
+    pub granularity: [u32; 3],
+    /// AType, BType, CType, ResultType.
+    pub types: [Comp; 4],
+    /// The matrices' scope.
+    pub scope: spv::Scope,
+    /// workgroupInvocations (Workgroup scope).
+    pub workgroup_invocations: u32,
 }
 
 impl Target {
@@ -214,10 +240,56 @@ impl Target {
                 })
             })
             .collect();
+        let workgroup_scope = p.features.workgroup_scope != 0;
+        let flexible = if p.features.flexible_dimensions == 0 {
+            Vec::new()
+        } else {
+            p.flexible_dimensions
+                .iter()
+                .filter(|e| !e.saturating)
+                .filter_map(|e| {
+                    let scope = match e.scope.as_str() {
+                        "subgroup" => spv::Scope::Subgroup,
+                        "workgroup" if workgroup_scope && e.workgroup_invocations > 0 => {
+                            spv::Scope::Workgroup
+                        }
+                        _ => return None,
+                    };
+                    Some(FlexShape {
+                        granularity: [e.m, e.n, e.k],
+                        types: [
+                            Comp::parse(&e.a)?,
+                            Comp::parse(&e.b)?,
+                            Comp::parse(&e.c)?,
+                            Comp::parse(&e.result)?,
+                        ],
+                        scope,
+                        workgroup_invocations: e.workgroup_invocations,
+                    })
+                })
+                .collect()
+        };
+        let coopvec = p
+            .cooperative_vector
+            .iter()
+            .flat_map(|cv| &cv.combinations)
+            .filter_map(|e| {
+                let t = coopmat_spirv::coopvec::ComponentType::from_name;
+                Some([
+                    t(&e.input_type)?,
+                    t(&e.input_interpretation)?,
+                    t(&e.matrix_interpretation)?,
+                    t(&e.bias_interpretation)?,
+                    t(&e.result_type)?,
+                ])
+            })
+            .collect();
         Target {
             name: p.name.clone(),
             subgroup_size: p.subgroup_size.max(1),
             muladd,
+            coopvec,
+            flexible,
             coop2_functions: p.features.reductions != 0
                 && p.features.per_element_operations != 0
                 && p.features.conversions != 0,
@@ -307,10 +379,16 @@ pub fn compare(o: &Output, got: &[u8]) -> Option<String> {
     let mut count = 0;
     for (i, (w, g)) in o.expected.chunks(size).zip(got.chunks(size)).enumerate() {
         let (we, ge) = (reference::bits(w), reference::bits(g));
-        let ok = match o.compare {
-            Compare::Exact => we == ge,
-            Compare::Float { ulps } => reference::float_close(o.comp, we, ge, ulps),
+        let close = |w: u64| match o.compare {
+            Compare::Exact => w == ge,
+            Compare::Float { ulps } => reference::float_close(o.comp, w, ge, ulps),
         };
+        let other = o
+            .alternative
+            .as_ref()
+            .and_then(|a| a.get(i * size..(i + 1) * size))
+            .map(reference::bits);
+        let ok = close(we) || other.is_some_and(close);
         if !ok {
             count += 1;
             if bad.len() < 4 {
@@ -457,6 +535,7 @@ pub fn run_gpu(
         groups: case.groups,
         repeat: 1,
         subgroup_size,
+        addresses: &[],
     };
     let mut buffers = buffers_of(case);
     let verdict = match gpu.dispatch(&d, &mut buffers) {
@@ -471,6 +550,7 @@ pub fn cases(target: &Target) -> Vec<Case> {
     let mut out = Vec::new();
     out.extend(families::load_store(target));
     out.extend(families::muladd(target));
+    out.extend(families::flexible(target));
     out.extend(families::convert(target));
     out.extend(families::elementwise(target));
     if target.coop2_functions {
@@ -480,6 +560,7 @@ pub fn cases(target: &Target) -> Vec<Case> {
     if target.tensor_addressing {
         out.extend(tensor::tensor(target));
     }
+    out.extend(coopvec::coopvec(target));
     // Every device: through qcom-to-khr where it lacks the extension.
     out.extend(qcom::qcom(target));
     out

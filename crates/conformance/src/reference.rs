@@ -103,6 +103,24 @@ pub fn f32_to_bf16(v: f32) -> u16 {
     hi as u16
 }
 
+/// For `v` converted to float type `t` and rounded to `nearest` (its bits): the other value
+/// Vulkan allows, which leaves the rounding of an inexact conversion open ("rounded to one or the
+/// other" of the two neighbours; a value beyond the largest finite one may give that or the
+/// infinity): the neighbour on the other side of `v`, or `nearest` itself when `v` is exact, an
+/// infinity or NaN.
+pub fn other_neighbour(t: Comp, v: f64, nearest: u64) -> u64 {
+    let r = decode(t, nearest);
+    if v.is_nan() || v.is_infinite() || r == v {
+        return nearest;
+    }
+    // Bits are sign and magnitude: +1 is the next value away from zero, -1 the next toward it.
+    if r.abs() < v.abs() {
+        nearest + 1
+    } else {
+        nearest - 1
+    }
+}
+
 fn round_even(x: f64) -> f64 {
     let f = x.floor();
     let d = x - f;
@@ -318,6 +336,23 @@ pub fn tensor_element(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_other_neighbour_of_an_inexact_conversion() {
+        // 1 + 2^-11 lies between 1.0 (0x3c00, the nearest even) and 1 + 2^-10 (0x3c01).
+        let v = 1.0 + 2f64.powi(-11);
+        assert_eq!(other_neighbour(Comp::F16, v, encode(Comp::F16, v)), 0x3c01);
+        // 65520 rounds to infinity; the largest finite float16 is the other choice.
+        assert_eq!(
+            other_neighbour(Comp::F16, -65520.0, encode(Comp::F16, -65520.0)),
+            0xfbff
+        );
+        // Exact values have no alternative.
+        assert_eq!(
+            other_neighbour(Comp::BF16, 1.5, encode(Comp::BF16, 1.5)),
+            0x3fc0
+        );
+    }
 
     #[test]
     fn float16_rounding_matches_ieee() {

@@ -51,6 +51,33 @@ impl Use {
     }
 }
 
+/// The scope of a cooperative matrix type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    /// Subgroup (3).
+    Subgroup,
+    /// Workgroup (2).
+    Workgroup,
+}
+
+impl Scope {
+    /// The Scope enumerant's value.
+    pub fn value(self) -> u32 {
+        match self {
+            Scope::Workgroup => 2,
+            Scope::Subgroup => 3,
+        }
+    }
+
+    /// The name profiles and case names use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Workgroup => "workgroup",
+            Scope::Subgroup => "subgroup",
+        }
+    }
+}
+
 impl ModuleText {
     /// A module whose entry point `main` runs `local_size` invocations.
     pub fn new(local_size: u32) -> ModuleText {
@@ -221,13 +248,27 @@ impl ModuleText {
 
     /// A Subgroup-scope cooperative matrix type.
     pub fn mat(&mut self, t: Comp, rows: u32, cols: u32, u: Use) -> String {
+        self.mat_in(t, rows, cols, u, Scope::Subgroup)
+    }
+
+    /// A cooperative matrix type of `scope` (Workgroup scope comes with
+    /// SPV_NV_cooperative_matrix2, declared here).
+    pub fn mat_in(&mut self, t: Comp, rows: u32, cols: u32, u: Use, scope: Scope) -> String {
         let ty = self.comp(t);
-        let scope = self.u32(3);
+        if scope == Scope::Workgroup {
+            self.ext("SPV_NV_cooperative_matrix2");
+        }
+        let scope_id = self.u32(scope.value());
         let (r, c, uv) = (self.u32(rows), self.u32(cols), self.u32(u.value()));
-        let id = format!("%m_{}_{rows}x{cols}_{}", t.name(), u.name());
+        let id = format!(
+            "%m_{}_{rows}x{cols}_{}_{}",
+            t.name(),
+            u.name(),
+            scope.name()
+        );
         self.decl(
             &id,
-            &format!("{id} = OpTypeCooperativeMatrixKHR {ty} {scope} {r} {c} {uv}"),
+            &format!("{id} = OpTypeCooperativeMatrixKHR {ty} {scope_id} {r} {c} {uv}"),
         );
         id
     }

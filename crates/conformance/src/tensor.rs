@@ -139,11 +139,16 @@ pub fn tensor(target: &Target) -> Vec<Case> {
         // Blocks: SetDimension's strides count blocks, stride[0] = ceil(dim[1] / block[1]).
         // Decode vectors of 2 and 4 components beside the DecodeFunc (blockSize[1] = 4 is a
         // multiple of both: VUID-RuntimeSpirv-OpCooperativeMatrixLoadTensorNV-12429).
-        for (name, block, decode, vector) in [
-            ("load/block-2x4", [2, 4], false, 0),
-            ("load/decode-1x4", [1, 4], true, 0),
-            ("load/decode-vector2-1x4", [1, 4], true, 2),
-            ("load/decode-vector4-1x4", [1, 4], true, 4),
+        // The explicit-stride variants set the same strides with OpTensorLayoutSetStrideNV: they
+        // tell a device that computes SetDimension's strides differently (NVIDIA 580 divides
+        // rounding down; CONFORMANCE.md) from one that addresses blocks differently.
+        for (name, block, decode, vector, explicit_stride) in [
+            ("load/block-2x4", [2, 4], false, 0, false),
+            ("load/block-2x4/explicit-stride", [2, 4], false, 0, true),
+            ("load/decode-1x4", [1, 4], true, 0, false),
+            ("load/decode-1x4/explicit-stride", [1, 4], true, 0, true),
+            ("load/decode-vector2-1x4", [1, 4], true, 2, false),
+            ("load/decode-vector4-1x4", [1, 4], true, 4, false),
         ] {
             let mut l = plain(ClampMode::Undefined, [2, 3]);
             l.block = block;
@@ -156,7 +161,7 @@ pub fn tensor(target: &Target) -> Vec<Case> {
                     store: false,
                     decode,
                     vector,
-                    explicit_stride: false,
+                    explicit_stride,
                 },
             ));
         }

@@ -101,3 +101,20 @@ fn every_module_validates_with_spirv_val() {
         }
     }
 }
+
+#[test]
+fn a_conversion_may_give_either_neighbour_and_nothing_else() {
+    use coopmat_conformance::{Comp, Compare, Output, compare};
+    // 1 + 2^-11 to float16: 0x3c00 (nearest even) or 0x3c01; 0x3bff is neither neighbour.
+    let o = Output {
+        binding: (0, 1),
+        comp: Comp::F16,
+        expected: 0x3c00u16.to_le_bytes().to_vec(),
+        compare: Compare::Float { ulps: 0 },
+        row_len: 1,
+        alternative: Some(0x3c01u16.to_le_bytes().to_vec()),
+    };
+    assert_eq!(compare(&o, &0x3c00u16.to_le_bytes()), None);
+    assert_eq!(compare(&o, &0x3c01u16.to_le_bytes()), None);
+    assert!(compare(&o, &0x3bffu16.to_le_bytes()).is_some());
+}

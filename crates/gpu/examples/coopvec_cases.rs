@@ -169,6 +169,7 @@ fn replay(gpu: &Gpu, case: &Path) -> Result<String, String> {
         groups: [groups[0], groups[1], groups[2]],
         repeat: 1,
         subgroup_size: None,
+        addresses: &[],
     };
     let t = gpu
         .dispatch(&d, &mut buffers)

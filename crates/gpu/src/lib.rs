@@ -110,6 +110,8 @@ pub struct Gpu {
     timestamp_period: Option<f64>,
     /// The shader features the device was created with, by the SPIR-V capability they enable.
     capabilities: Vec<(u32, &'static str, bool)>,
+    /// bufferDeviceAddress is enabled: buffers are made with device addresses.
+    buffer_addresses: bool,
 }
 
 /// One VkCooperativeMatrixPropertiesKHR entry (component types as `VkComponentTypeKHR`
@@ -144,6 +146,38 @@ pub struct Dispatch<'a> {
     pub repeat: u32,
     /// VkPipelineShaderStageRequiredSubgroupSizeCreateInfo, if set.
     pub subgroup_size: Option<u32>,
+    /// Device addresses (vkGetBufferDeviceAddress) of bound buffers, written into the push
+    /// constants or a buffer before the dispatch: PhysicalStorageBuffer pointers.
+    pub addresses: &'a [AddressPatch],
+}
+
+/// Where a buffer's 64-bit device address is written (little-endian).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddressDest {
+    /// At this byte of the push constants.
+    Push(usize),
+    /// At this byte of buffer (set, binding).
+    Buffer((u32, u32), usize),
+}
+
+/// The device address of buffer `of` (set, binding), written at `dest`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddressPatch {
+    /// Where the address goes.
+    pub dest: AddressDest,
+    /// The buffer whose address it is.
+    pub of: (u32, u32),
+}
+
+/// Writes `address` at byte `at` of `bytes`, which must hold the 8 bytes.
+pub fn write_address(bytes: &mut [u8], at: usize, address: u64, what: &str) -> Result<(), String> {
+    let len = bytes.len();
+    let slot = at
+        .checked_add(8)
+        .and_then(|end| bytes.get_mut(at..end))
+        .ok_or_else(|| format!("{what} has {len} bytes: no room for an address at byte {at}"))?;
+    slot.copy_from_slice(&address.to_le_bytes());
+    Ok(())
 }
 
 /// How long a dispatch took.
@@ -433,6 +467,7 @@ impl Gpu {
             Err(e) => return Err((vkerr("vkCreateDevice")(e), Some(instance))),
         };
         let coopvec_training = features.coopvec.cooperative_vector_training != 0;
+        let buffer_addresses = features.f12.buffer_device_address != 0;
         let capabilities = features.by_capability();
         let timestamp_period = {
             let families =
@@ -457,6 +492,7 @@ impl Gpu {
             extensions,
             available,
             coopvec_training,
+            buffer_addresses,
             timestamp_period,
             capabilities,
         })
@@ -681,9 +717,13 @@ impl Gpu {
 
     fn buffer(&self, size: u64) -> Result<Buffer, GpuError> {
         let size = size.max(4).next_multiple_of(4);
+        let mut usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::UNIFORM_BUFFER;
+        if self.buffer_addresses {
+            usage |= vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        }
         let info = vk::BufferCreateInfo::builder()
             .size(size)
-            .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::UNIFORM_BUFFER)
+            .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY (this function): handles of this device; the buffer is freed by `free`.
         let buffer =
@@ -699,9 +739,14 @@ impl Gpu {
             unsafe { self.device.destroy_buffer(buffer, None) };
             return Err(GpuError::Invalid("no host-visible coherent memory".into()));
         };
-        let alloc = vk::MemoryAllocateInfo::builder()
+        let mut flags =
+            vk::MemoryAllocateFlagsInfo::builder().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+        let mut alloc = vk::MemoryAllocateInfo::builder()
             .allocation_size(req.size)
             .memory_type_index(ty);
+        if self.buffer_addresses {
+            alloc = alloc.push_next(&mut flags);
+        }
         let memory = match unsafe { self.device.allocate_memory(&alloc, None) } {
             Ok(m) => m,
             Err(e) => {
@@ -818,8 +863,42 @@ impl Gpu {
         // across that call.
         for (key, data) in buffers.iter() {
             let b = self.buffer(data.len() as u64)?;
-            self.access(&b, Some(data), &mut Vec::new())?;
             run.buffers.insert(*key, b);
+        }
+        // Device addresses into the push constants and buffers, then the buffers' contents.
+        let mut push = push.to_vec();
+        for a in dispatch.addresses {
+            if !self.buffer_addresses {
+                return Err(GpuError::Unsupported(
+                    "device addresses need the bufferDeviceAddress feature".into(),
+                ));
+            }
+            let of = run.buffers.get(&a.of).ok_or_else(|| {
+                GpuError::Invalid(format!(
+                    "address of buffer {}:{}: no such buffer",
+                    a.of.0, a.of.1
+                ))
+            })?;
+            let info = vk::BufferDeviceAddressInfo::builder().buffer(of.buffer);
+            // SAFETY: a buffer of this device made with SHADER_DEVICE_ADDRESS usage, its memory
+            // allocated with DEVICE_ADDRESS and bound.
+            let address = unsafe { d.get_buffer_device_address(&info) };
+            match a.dest {
+                AddressDest::Push(at) => {
+                    write_address(&mut push, at, address, "the push constants")
+                }
+                AddressDest::Buffer(key, at) => match buffers.get_mut(&key) {
+                    Some(data) => {
+                        write_address(data, at, address, &format!("buffer {}:{}", key.0, key.1))
+                    }
+                    None => Err(format!("buffer {}:{}: no such buffer", key.0, key.1)),
+                },
+            }
+            .map_err(GpuError::Invalid)?;
+        }
+        let push = push.as_slice();
+        for (key, data) in buffers.iter() {
+            self.access(&run.buffers[key], Some(data), &mut Vec::new())?;
         }
         let words: Vec<u32> = module
             .chunks_exact(4)

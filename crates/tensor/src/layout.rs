@@ -160,6 +160,8 @@ impl TensorLayout {
                     dim: i + 1,
                 });
             }
+            // SPV_NV_tensor_addressing, OpTensorLayoutSetDimensionNV: "ceiling(Dim<i+1> /
+            // blockSize[i+1])". NVIDIA 580 rounds down here (CONFORMANCE.md); the spec rules.
             out.stride[i] = out.stride[i + 1].wrapping_mul(d[i + 1].div_ceil(bs));
         }
         Ok(out)
