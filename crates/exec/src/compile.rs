@@ -551,6 +551,7 @@ impl<'m> Cx<'m> {
         for &fid in &order {
             self.coalesce_phis(fid, &du)?;
         }
+        let private_users = private_users(m, &du, &order);
         let mut funcs = Vec::new();
         for (fi, &fid) in order.iter().enumerate() {
             let blocks = self.function(fid)?;
@@ -560,6 +561,7 @@ impl<'m> Cx<'m> {
                 blocks,
                 ret: rets[fi],
                 params: params[fi].clone(),
+                touches_private: private_users.contains(&fid),
             });
         }
         // Workgroups per batch, decided now that the variables are known.
@@ -1541,5 +1543,45 @@ impl<'m> Cx<'m> {
             return self.coop2_inst(opcode, rt, d, a, out);
         }
         unsupported(format!("{} is not supported by the engine", name()))
+    }
+}
+
+/// The functions of `order` that name a Private variable, themselves or through the functions
+/// they call. Every access to a Private variable starts from its OpVariable id in some function
+/// (parameters of functions the engine calls are values, and Logical addressing cannot store a
+/// pointer to Private memory), so the others never see Private memory.
+fn private_users(m: &Module, du: &coopmat_spirv::module::DefUse, order: &[u32]) -> HashSet<u32> {
+    let mut users: HashSet<u32> = HashSet::new();
+    for v in m.find(op::Variable) {
+        let inst = &m.instructions[v];
+        if m.owner(v).is_none() && inst.word(2) == Some(storage_class::Private) {
+            for &(u, _) in du.uses(inst.result_id.unwrap_or(0)) {
+                users.extend(m.owner(u));
+            }
+        }
+    }
+    let callees = |f: u32| -> Vec<u32> {
+        m.function(f)
+            .map(|f| {
+                f.blocks
+                    .iter()
+                    .flat_map(|b| b.body.clone())
+                    .filter(|&i| m.instructions[i].opcode == op::FunctionCall)
+                    .filter_map(|i| m.instructions[i].word(2))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let calls: Vec<(u32, Vec<u32>)> = order.iter().map(|&f| (f, callees(f))).collect();
+    loop {
+        let before = users.len();
+        for (f, cs) in &calls {
+            if cs.iter().any(|c| users.contains(c)) {
+                users.insert(*f);
+            }
+        }
+        if users.len() == before {
+            return users;
+        }
     }
 }

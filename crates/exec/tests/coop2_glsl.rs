@@ -407,22 +407,26 @@ fn layouts_of_one_to_five_dimensions_and_3d_view() {
 
 #[test]
 fn decode_functions_read_the_invocations_private_variables() {
-    let Some(spv) = compile(&src("private_decode.comp"), &[]) else {
-        return;
-    };
-    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
-    let p = Pipeline::compile(&m, "", &Default::default(), &EngineOptions::default()).unwrap();
-    let mut r = Resources::default();
-    r.buffers.insert((0, 0), 3u32.to_le_bytes().repeat(256));
-    r.buffers.insert((0, 1), vec![0; 1024]);
-    p.dispatch(&mut r, [1, 1, 1]).unwrap();
-    for (e, c) in r.buffers[&(0, 1)].chunks(4).enumerate() {
-        // Before: the call's own (zeroed) Private memory gave 0.
-        assert_eq!(
-            f32::from_le_bytes(c.try_into().unwrap()),
-            6.0,
-            "element {e}"
-        );
+    // Read directly, and through a function the DecodeFunc calls (the engine copies Private
+    // variables only into calls of functions that reach one).
+    for defines in [vec![], vec!["THROUGH_CALL".to_string()]] {
+        let Some(spv) = compile(&src("private_decode.comp"), &defines) else {
+            return;
+        };
+        let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+        let p = Pipeline::compile(&m, "", &Default::default(), &EngineOptions::default()).unwrap();
+        let mut r = Resources::default();
+        r.buffers.insert((0, 0), 3u32.to_le_bytes().repeat(256));
+        r.buffers.insert((0, 1), vec![0; 1024]);
+        p.dispatch(&mut r, [1, 1, 1]).unwrap();
+        for (e, c) in r.buffers[&(0, 1)].chunks(4).enumerate() {
+            // Before: the call's own (zeroed) Private memory gave 0.
+            assert_eq!(
+                f32::from_le_bytes(c.try_into().unwrap()),
+                6.0,
+                "element {e} ({defines:?})"
+            );
+        }
     }
 }
 

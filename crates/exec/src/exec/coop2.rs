@@ -1015,9 +1015,13 @@ impl<'p, 'a> Batch<'p, 'a> {
         let mut res = Ok(());
         // Private variables: every call sees those of the scope instance's first active
         // invocation, and its writes to them are dropped when it returns (DESIGN.md, "call_function").
-        let privs: Vec<usize> = (0..p.locals.len())
-            .filter(|&i| p.locals[i].private)
-            .collect();
+        let privs: Vec<usize> = if f.touches_private {
+            (0..p.locals.len())
+                .filter(|&i| p.locals[i].private)
+                .collect()
+        } else {
+            Vec::new()
+        };
         while start < n {
             let cnt = (n - start).min(MAX_LANES);
             for &i in &privs {

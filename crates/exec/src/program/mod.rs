@@ -607,6 +607,9 @@ pub struct Func {
     pub ret: Option<Val>,
     /// Parameter registers.
     pub params: Vec<Val>,
+    /// Whether it names a Private variable, itself or through a call: only then does a call
+    /// the engine makes itself (decode, combine, per-element functions) need the caller's.
+    pub touches_private: bool,
 }
 
 /// Where a matrix slot lives.

@@ -11,9 +11,15 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer Blk
 // A DecodeFunc reading a Private variable the invocation set before the load: on the H100 every
 // element sees 2.0 (6.0 = 3 x 2.0); the engine gives each call the Private values of the scope
 // instance's first active invocation.
+// With -DTHROUGH_CALL the DecodeFunc reads it through a function of its own.
 float scale;
+float scale_of() { return scale; }
 float dec(const in Blk b, const in uint bc[2], const in uint cib[2]) {
+#ifdef THROUGH_CALL
+  return float(b.q[0]) * scale_of();
+#else
   return float(b.q[0]) * scale;
+#endif
 }
 void main() {
   scale = 2.0;
