@@ -148,8 +148,28 @@ fn flash_attn_small(name: &str, tol: f64) {
             buf.resize(b.min_size, 0);
         }
     }
+    let inputs = res.clone();
     pipe.dispatch(&mut res, fa_groups(n32, br, 1, 1, 1, 1))
         .unwrap();
+    // Without observing, the engine folds one-op combine functions itself instead of calling
+    // them (Func::as_fold): the same bits.
+    let mut folded = inputs;
+    let fast = Pipeline::compile(
+        &module,
+        "",
+        &spec,
+        &EngineOptions {
+            threads: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    fast.dispatch(&mut folded, fa_groups(n32, br, 1, 1, 1, 1))
+        .unwrap();
+    assert_eq!(
+        folded.buffers, res.buffers,
+        "{name}: folded combine functions"
+    );
     let c = coopmat_analysis::Analysis::run(&module).check_observed(&pipe.observed_uniformity());
     eprintln!(
         "{name}: {} values observed, {} violations, {} of {} observed-uniform values called divergent",

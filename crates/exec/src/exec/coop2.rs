@@ -1088,12 +1088,37 @@ impl<'p, 'a> Batch<'p, 'a> {
         let key = (mode, sm.rows, sm.cols, sd.rows, sd.cols);
         let plan = ReducePlan::get(key)?;
         let g = plan.groups;
+        // A combine function that is one binary op (or returns a parameter) is folded here,
+        // with the interpreter's per-lane definition of the op; observing uniformity still
+        // runs it, so that its values are observed.
+        let fold = match self.p.funcs.iter().find(|f| f.id == func) {
+            Some(f) if !self.p.options.observe_uniformity => f.as_fold(),
+            _ => None,
+        };
         for (i, l0) in self.instances(d, mask) {
             let el = |b: &Self, e: u32| b.mat_get(m, i, e as usize);
             let mut acc: Vec<u64> = plan.steps[0].iter().map(|&e| el(self, e)).collect();
             for step in &plan.steps[1..] {
-                let rhs: Vec<u64> = step.iter().map(|&e| el(self, e)).collect();
-                acc = self.call_sub(func, &[acc, rhs], g, l0)?;
+                match fold {
+                    Some(fold) => {
+                        for (a, &e) in acc.iter_mut().zip(step) {
+                            let x = el(self, e);
+                            *a = match fold {
+                                Fold::Param(false) => *a,
+                                Fold::Param(true) => x,
+                                Fold::Bin { op, num, swapped } if swapped => bin1(op, num, x, *a),
+                                Fold::Bin { op, num, .. } => bin1(op, num, *a, x),
+                            };
+                        }
+                        // What the call would have counted: one op over the group's lanes.
+                        self.instr += 1;
+                        self.lane_instr += g as u64;
+                    }
+                    None => {
+                        let rhs: Vec<u64> = step.iter().map(|&e| el(self, e)).collect();
+                        acc = self.call_sub(func, &[acc, rhs], g, l0)?;
+                    }
+                }
             }
             for (e, &k) in plan.which.iter().enumerate() {
                 self.mat_set(d, i, e, acc[k]);

@@ -612,6 +612,61 @@ pub struct Func {
     pub touches_private: bool,
 }
 
+/// A function that only combines its two scalar parameters: what [`Func::as_fold`] finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fold {
+    /// `return op(p0, p1)` (`swapped`: `op(p1, p0)`).
+    Bin {
+        /// The operation.
+        op: BinOp,
+        /// Its number kind.
+        num: Num,
+        /// The operands are (p1, p0).
+        swapped: bool,
+    },
+    /// `return p0` (`false`) or `return p1` (`true`).
+    Param(bool),
+}
+
+impl Func {
+    /// The function as a [`Fold`], when it is one block of at most one scalar binary op on its
+    /// two scalar parameters followed by the return of the result (or of a parameter): a
+    /// combine function the engine then folds with [`crate::eval`]'s `bin1`, the per-lane
+    /// definition the interpreter's column kernels are tested against, instead of calling it.
+    pub fn as_fold(&self) -> Option<Fold> {
+        let scalar = |v: &Val| v.ncols == 1 && v.nmats == 0;
+        let [p0, p1] = self.params.as_slice() else {
+            return None;
+        };
+        let [block] = self.blocks.as_slice() else {
+            return None;
+        };
+        let Term::Return(Some(r)) = &block.term.0 else {
+            return None;
+        };
+        if !(scalar(p0) && scalar(p1) && scalar(r)) {
+            return None;
+        }
+        match block.ops.as_slice() {
+            [] if r.col == p0.col => Some(Fold::Param(false)),
+            [] if r.col == p1.col => Some(Fold::Param(true)),
+            [(Op::Bin(b), _)] if b.n == 1 && b.d == r.col => {
+                let swapped = match (b.a, b.b) {
+                    (a, c) if a == p0.col && c == p1.col => false,
+                    (a, c) if a == p1.col && c == p0.col => true,
+                    _ => return None,
+                };
+                Some(Fold::Bin {
+                    op: b.op,
+                    num: b.num,
+                    swapped,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Where a matrix slot lives.
 #[derive(Clone, Copy, Debug)]
 pub struct MatSlot {
