@@ -66,20 +66,7 @@ impl<'m> Cx<'m> {
                 let Ty::Pointer { pointee, sc } = self.t.get(pty)?.clone() else {
                     return bad("OpPtrDiff operands must be pointers");
                 };
-                let explicit = matches!(
-                    sc,
-                    storage_class::Uniform
-                        | storage_class::StorageBuffer
-                        | storage_class::PushConstant
-                        | storage_class::PhysicalStorageBuffer
-                );
-                let stride = match self.m.decoration_param(pty, decoration::ArrayStride) {
-                    Some(Some(s)) if explicit => u64::from(s),
-                    _ => {
-                        let (s, al) = self.t.size_align(pointee)?;
-                        u64::from(s.next_multiple_of(al.max(1)))
-                    }
-                };
+                let stride = self.pointer_stride(pty, pointee, sc)?;
                 if stride == 0 {
                     return bad("OpPtrDiff on pointers to a type of no size");
                 }
@@ -174,24 +161,7 @@ impl<'m> Cx<'m> {
                     Ok(())
                 };
                 if matches!(opcode, op::PtrAccessChain | op::InBoundsPtrAccessChain) {
-                    // SPIR-V 3.49.8 OpPtrAccessChain: the base type's ArrayStride counts for
-                    // objects in Uniform, StorageBuffer and PushConstant (and physical storage
-                    // buffer) memory; elsewhere the implementation places elements, here at
-                    // their natural size (CTS ptr_access_chain/workgroup_bad_stride).
-                    let explicit = matches!(
-                        sc,
-                        storage_class::Uniform
-                            | storage_class::StorageBuffer
-                            | storage_class::PushConstant
-                            | storage_class::PhysicalStorageBuffer
-                    );
-                    let stride = match self.m.decoration_param(bty, decoration::ArrayStride) {
-                        Some(Some(s)) if explicit => s as i64,
-                        _ => {
-                            let (s, al) = self.t.size_align(pointee)?;
-                            s.next_multiple_of(al.max(1)) as i64
-                        }
-                    };
+                    let stride = self.pointer_stride(bty, pointee, sc)? as i64;
                     push_step(self, &mut steps, idx[0], stride)?;
                     idx = &idx[1..];
                 }
@@ -285,5 +255,27 @@ impl<'m> Cx<'m> {
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// Bytes between the elements a pointer of type `pty` (to `pointee`, in storage class `sc`)
+    /// steps over (OpPtrAccessChain's Element, OpPtrDiff's unit). SPIR-V 3.49.8: the pointer
+    /// type's ArrayStride counts for objects in Uniform, StorageBuffer and PushConstant (and
+    /// physical storage buffer) memory; elsewhere the implementation places elements, here at
+    /// their natural size (CTS ptr_access_chain/workgroup_bad_stride).
+    fn pointer_stride(&self, pty: u32, pointee: u32, sc: u32) -> Result<u64, ExecError> {
+        let explicit = matches!(
+            sc,
+            storage_class::Uniform
+                | storage_class::StorageBuffer
+                | storage_class::PushConstant
+                | storage_class::PhysicalStorageBuffer
+        );
+        match self.m.decoration_param(pty, decoration::ArrayStride) {
+            Some(Some(s)) if explicit => Ok(u64::from(s)),
+            _ => {
+                let (s, al) = self.t.size_align(pointee)?;
+                Ok(u64::from(s.next_multiple_of(al.max(1))))
+            }
+        }
     }
 }
