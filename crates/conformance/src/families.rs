@@ -81,14 +81,22 @@ pub fn load_store(target: &Target) -> Vec<Case> {
         // offsets are whole 16-byte units.
         let unit = 16 / t.bytes();
         for col_major in [false, true] {
+            let (major, minor) = if col_major {
+                (cols, rows)
+            } else {
+                (rows, cols)
+            };
+            // Element (r, c) of a matrix at `off` with `stride` in this layout.
+            let element_at = |r: u32, c: u32, off: u32, stride: u32| {
+                if col_major {
+                    off + c * stride + r
+                } else {
+                    off + r * stride + c
+                }
+            };
             for pad in [0u32, unit] {
                 for off in [0u32, unit] {
                     for workgroup in [false, true] {
-                        let (major, minor) = if col_major {
-                            (cols, rows)
-                        } else {
-                            (rows, cols)
-                        };
                         let stride = minor + pad;
                         let len = off + (major - 1) * stride + minor + 1;
                         let input: Vec<f64> =
@@ -106,7 +114,7 @@ pub fn load_store(target: &Target) -> Vec<Case> {
                             m.u32(cols),
                         );
                         let mut body = String::new();
-                        let src = if workgroup {
+                        if workgroup {
                             let (sh, psh) = m.shared(t, len);
                             body.push_str(&copy_loop(
                                 &mut m,
@@ -118,28 +126,19 @@ pub fn load_store(target: &Target) -> Vec<Case> {
                             ));
                             body.push('\n');
                             writeln!(body, "%p = OpAccessChain {psh} {sh} {c_off}").unwrap();
-                            "%p"
                         } else {
                             writeln!(body, "%p = OpAccessChain {pin} {inb} {u0} {c_off}").unwrap();
-                            "%p"
-                        };
+                        }
                         writeln!(
                             body,
-                            "%mat = OpCooperativeMatrixLoadKHR {mt} {src} {c_layout} {c_stride}\n\
+                            "%mat = OpCooperativeMatrixLoadKHR {mt} %p {c_layout} {c_stride}\n\
                              %q = OpAccessChain {pout} {outb} {u0} {u0}\n\
                              OpCooperativeMatrixStoreKHR %q %mat {c_row} {c_cols}"
                         )
                         .unwrap();
                         let expected: Vec<f64> = (0..rows)
                             .flat_map(|r| (0..cols).map(move |c| (r, c)))
-                            .map(|(r, c)| {
-                                let at = if col_major {
-                                    off + c * stride + r
-                                } else {
-                                    off + r * stride + c
-                                };
-                                input[at as usize]
-                            })
+                            .map(|(r, c)| input[element_at(r, c, off, stride) as usize])
                             .collect();
                         out.push(Case::single(
                             format!(
@@ -162,11 +161,6 @@ pub fn load_store(target: &Target) -> Vec<Case> {
             }
             // Stores in this layout with a padded stride and an offset: every other element
             // of the output stays zero.
-            let (major, minor) = if col_major {
-                (cols, rows)
-            } else {
-                (rows, cols)
-            };
             let (pad, off) = (unit, 2 * unit);
             let stride = minor + pad;
             let len = off + (major - 1) * stride + minor + 2;
@@ -194,12 +188,8 @@ pub fn load_store(target: &Target) -> Vec<Case> {
             let mut expected = vec![0.0; len as usize];
             for r in 0..rows {
                 for c in 0..cols {
-                    let at = if col_major {
-                        off + c * stride + r
-                    } else {
-                        off + r * stride + c
-                    };
-                    expected[at as usize] = input[(r * cols + c) as usize];
+                    expected[element_at(r, c, off, stride) as usize] =
+                        input[(r * cols + c) as usize];
                 }
             }
             out.push(Case::single(

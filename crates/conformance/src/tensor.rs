@@ -24,6 +24,20 @@ struct Setup {
     explicit_stride: bool,
 }
 
+impl Setup {
+    /// A case without blocks or decode functions, its strides set by OpTensorLayoutSetStrideNV.
+    fn explicit(layout: Layout2, view: Option<View2>, store: bool) -> Setup {
+        Setup {
+            layout,
+            view,
+            store,
+            decode: false,
+            vector: 0,
+            explicit_stride: true,
+        }
+    }
+}
+
 /// The value the Constant clamp mode returns: -7.0, as a raw 32-bit pattern.
 const CLAMP_VALUE: f64 = -7.0;
 /// Object's elements, which clipped elements of a load keep.
@@ -72,14 +86,7 @@ pub fn tensor(target: &Target) -> Vec<Case> {
                     }
                     setups.push((
                         format!("{access}/{}/{place}", mode.name()),
-                        Setup {
-                            layout: plain(mode, offset),
-                            view: None,
-                            store,
-                            decode: false,
-                            vector: 0,
-                            explicit_stride: true,
-                        },
+                        Setup::explicit(plain(mode, offset), None, store),
                     ));
                 }
             }
@@ -91,49 +98,40 @@ pub fn tensor(target: &Target) -> Vec<Case> {
         transposed.span = [cols, rows];
         setups.push((
             "load/view-transpose".into(),
-            Setup {
-                layout: transposed,
-                view: Some(View2 {
+            Setup::explicit(
+                transposed,
+                Some(View2 {
                     dims_strides: None,
                     perm: [1, 0],
                     clip: no_clip,
                 }),
-                store: false,
-                decode: false,
-                vector: 0,
-                explicit_stride: true,
-            },
+                false,
+            ),
         ));
         setups.push((
             "load/view-dimensions-transpose".into(),
-            Setup {
-                layout: transposed,
-                view: Some(View2 {
+            Setup::explicit(
+                transposed,
+                Some(View2 {
                     dims_strides: Some(([cols, rows], [rows, 1])),
                     perm: [1, 0],
                     clip: no_clip,
                 }),
-                store: false,
-                decode: false,
-                vector: 0,
-                explicit_stride: true,
-            },
+                false,
+            ),
         ));
         for store in [false, true] {
             setups.push((
                 format!("{}/view-clip", if store { "store" } else { "load" }),
-                Setup {
-                    layout: plain(ClampMode::Undefined, [2, 3]),
-                    view: Some(View2 {
+                Setup::explicit(
+                    plain(ClampMode::Undefined, [2, 3]),
+                    Some(View2 {
                         dims_strides: None,
                         perm: [0, 1],
                         clip,
                     }),
                     store,
-                    decode: false,
-                    vector: 0,
-                    explicit_stride: true,
-                },
+                ),
             ));
         }
         // Blocks: SetDimension's strides count blocks, stride[0] = ceil(dim[1] / block[1]).
