@@ -5,19 +5,11 @@
 use std::path::Path;
 use std::process::Command;
 
-/// GLSL `src` to SPIR-V `spv` for Vulkan 1.3 with glslang.
-fn compile(glslang: &Path, src: &Path, spv: &Path) {
-    let st = Command::new(glslang)
-        .args(["-V", "--target-env", "vulkan1.3", "-o"])
-        .arg(spv)
-        .arg(src)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stdout)
-    );
+/// GLSL `src` to SPIR-V `spv` for Vulkan 1.3 with glslang (the callers have checked that it
+/// is installed).
+fn compile(src: &Path, spv: &Path) {
+    let bytes = coopmat_testkit::glslang(src, &[]).expect("glslangValidator");
+    std::fs::write(spv, bytes).unwrap();
 }
 
 #[test]
@@ -31,7 +23,7 @@ fn gpu_run_on_lavapipe_matches_the_engine() {
     let dir = tempfile::tempdir().unwrap();
     let spv = dir.path().join("arith.spv");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../exec/bench/arith.comp");
-    compile(&glslang, &src, &spv);
+    compile(&src, &spv);
     let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let common = |o: &str| {
         vec![
@@ -146,7 +138,7 @@ impl LoweredOnLavapipe<'_> {
             std::fs::write(dir.path().join(name), bytes).unwrap();
         }
         let (original, lowered) = (dir.path().join("in.spv"), dir.path().join("lowered.spv"));
-        compile(&glslang, &src, &original);
+        compile(&src, &original);
         let args: Vec<String> = self
             .args
             .iter()
@@ -333,7 +325,7 @@ fn device_addresses_reach_the_engine_and_lavapipe() {
     let dir = tempfile::tempdir().unwrap();
     let spv = dir.path().join("bda.spv");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/glsl/device_addresses.comp");
-    compile(&glslang, &src, &spv);
+    compile(&src, &spv);
     let data: Vec<u8> = (100u32..132).flat_map(|v| v.to_le_bytes()).collect();
     std::fs::write(dir.path().join("data.bin"), &data).unwrap();
     let args_with_push = |out: Option<&Path>, push: &str| {

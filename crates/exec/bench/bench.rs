@@ -19,21 +19,11 @@ fn compile(name: &str) -> coopmat_spirv::Module {
 }
 
 fn compile_file(name: &str, path: &str) -> coopmat_spirv::Module {
-    let glslang =
-        coopmat_testkit::peer_tool("glslangValidator").expect("glslangValidator not found");
     let opt = coopmat_testkit::peer_tool("spirv-opt").expect("spirv-opt not found");
     let out = std::env::temp_dir().join(format!("coopmat-bench-{name}-{}.spv", std::process::id()));
-    let st = Command::new(glslang)
-        .args(["-V", "--target-env", "vulkan1.3", "-o"])
-        .arg(&out)
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stdout)
-    );
+    let spv = coopmat_testkit::glslang(std::path::Path::new(path), &[])
+        .expect("glslangValidator not found");
+    std::fs::write(&out, spv).unwrap();
     let st = Command::new(opt)
         .arg("-O")
         .arg(&out)

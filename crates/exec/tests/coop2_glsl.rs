@@ -5,43 +5,15 @@
 //! formulas (SPV_NV_tensor_addressing clamp table), independently of coopmat-tensor.
 
 use coopmat_exec::{EngineOptions, Pipeline, Resources};
-use std::path::PathBuf;
-
-fn glslang() -> Option<PathBuf> {
-    let p = PathBuf::from("/opt/coopmat-peers/bin/glslangValidator");
-    if p.exists() {
-        Some(p)
-    } else {
-        coopmat_testkit::peer_tool("glslangValidator")
-    }
-}
 
 fn compile(src: &str, defines: &[String]) -> Option<Vec<u8>> {
-    let Some(g) = glslang() else {
+    let defines: Vec<String> = defines.iter().map(|d| format!("-D{d}")).collect();
+    let defines: Vec<&str> = defines.iter().map(String::as_str).collect();
+    let spv = coopmat_testkit::glslang(std::path::Path::new(src), &defines);
+    if spv.is_none() {
         eprintln!("NOTICE: glslangValidator absent; skipping GLSL coop2 tests");
-        return None;
-    };
-    let dir = std::env::temp_dir().join(format!("coop2-glsl-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    // One output file per call: tests run in parallel, and two shaders compiled with the same
-    // defines must not share a path.
-    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let out = dir.join(format!("shader{call}.spv"));
-    let st = std::process::Command::new(g)
-        .args(["-V", "--target-env", "vulkan1.3"])
-        .args(defines.iter().map(|d| format!("-D{d}")))
-        .arg(src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "glslang failed: {}",
-        String::from_utf8_lossy(&st.stdout)
-    );
-    Some(std::fs::read(out).unwrap())
+    }
+    spv
 }
 
 fn src(name: &str) -> String {
@@ -254,20 +226,8 @@ fn qcom_to_khr_lowering_gives_the_same_results() {
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
     let bytes = m.to_bytes(m.endian);
-    if let Some(val) = coopmat_testkit::peer_tool("spirv-val") {
-        let tmp = std::env::temp_dir().join(format!("qcom-to-khr-{}.spv", std::process::id()));
-        std::fs::write(&tmp, &bytes).unwrap();
-        let out = std::process::Command::new(val)
-            .args(["--target-env", "vulkan1.3"])
-            .arg(&tmp)
-            .output()
-            .unwrap();
-        let _ = std::fs::remove_file(&tmp);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if let Some(Err(e)) = coopmat_testkit::spirv_val(&bytes, "vulkan1.3") {
+        panic!("spirv-val: {e}");
     }
     run_and_check_qcom(&m, "lowered");
 }

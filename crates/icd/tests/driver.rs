@@ -689,34 +689,26 @@ fn the_device_reports_what_ggml_vulkan_needs_for_its_cm2_path() {
     teardown(s);
 }
 
+/// tests/shaders/bda.comp as SPIR-V words; None (with a notice) without glslang.
+fn bda_words() -> Option<Vec<u32>> {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/shaders/bda.comp");
+    let Some(bytes) = coopmat_testkit::glslang(std::path::Path::new(src), &[]) else {
+        eprintln!("notice: glslangValidator absent; skipping");
+        return None;
+    };
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
 #[test]
 fn device_addresses_from_push_constants_reach_unbound_memory() {
-    let glslang = std::path::Path::new("/opt/coopmat-peers/bin/glslangValidator");
-    if !glslang.exists() {
-        eprintln!("notice: glslangValidator absent; skipping");
+    let Some(words) = bda_words() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let spv = dir.path().join("bda.spv");
-    let st = std::process::Command::new(glslang)
-        .args(["-V", "--target-env", "vulkan1.3", "-o"])
-        .arg(&spv)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/shaders/bda.comp"
-        ))
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stdout)
-    );
-    let words: Vec<u32> = std::fs::read(&spv)
-        .unwrap()
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+    };
     let s = setup();
     let n = 256usize;
     let (bsrc, msrc, psrc) = buffer(s.device, 4 * n as u64);
@@ -768,28 +760,9 @@ fn device_addresses_from_push_constants_reach_unbound_memory() {
 
 #[test]
 fn dispatch_base_indirect_transfers_events_and_timestamps() {
-    let glslang = std::path::Path::new("/opt/coopmat-peers/bin/glslangValidator");
-    if !glslang.exists() {
-        eprintln!("notice: glslangValidator absent; skipping");
+    let Some(words) = bda_words() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let spv = dir.path().join("bda.spv");
-    let st = std::process::Command::new(glslang)
-        .args(["-V", "--target-env", "vulkan1.3", "-o"])
-        .arg(&spv)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/shaders/bda.comp"
-        ))
-        .output()
-        .unwrap();
-    assert!(st.status.success());
-    let words: Vec<u32> = std::fs::read(&spv)
-        .unwrap()
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+    };
     let s = setup();
     let dev = s.device;
     let n = 512usize;

@@ -82,17 +82,8 @@ fn gpu_run_through_the_driver_gives_the_engines_bytes() {
     }
     let spv = dir.path().join("gemm.spv");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../exec/bench/gemm.comp");
-    let st = Command::new(&glslang)
-        .args(["-V", "--target-env", "vulkan1.3", "-o"])
-        .arg(&spv)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stdout)
-    );
+    let bytes = coopmat_testkit::glslang(&src, &[]).expect("glslangValidator");
+    std::fs::write(&spv, bytes).unwrap();
     let args = |out: &Path| {
         let mut v: Vec<String> = [
             spv.to_str().unwrap(),

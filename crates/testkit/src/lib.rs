@@ -109,6 +109,67 @@ pub fn run_tool(tool: &Path, args: &[&str], input: &[u8]) -> Vec<u8> {
     out.stdout
 }
 
+/// glslang on the GLSL file `src` (`-V --target-env vulkan1.3`, then `extra`, e.g. `-DNAME`):
+/// the SPIR-V bytes; `None` when glslangValidator is not installed (the caller skips with a
+/// notice); panics with glslang's messages when the shader does not compile.
+pub fn glslang(src: &Path, extra: &[&str]) -> Option<Vec<u8>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let glslang = peer_tool("glslangValidator")?;
+    // One output file per call: tests run in parallel.
+    let out = std::env::temp_dir().join(format!(
+        "coopmat-glslang-{}-{}.spv",
+        std::process::id(),
+        CALLS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let st = std::process::Command::new(&glslang)
+        .args(["-V", "--target-env", "vulkan1.3"])
+        .args(extra)
+        .arg("-o")
+        .arg(&out)
+        .arg(src)
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", glslang.display()));
+    assert!(
+        st.status.success(),
+        "glslang failed on {}:\n{}{}",
+        src.display(),
+        String::from_utf8_lossy(&st.stdout),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let bytes = std::fs::read(&out).expect("glslang's output");
+    let _ = std::fs::remove_file(&out);
+    Some(bytes)
+}
+
+/// SPIRV-Tools' validator on `module` (the binary's bytes) with `--target-env target_env`:
+/// `Ok` when it accepts it, `Err` with its messages when not; `None` when spirv-val is not
+/// installed (the caller skips with a notice).
+pub fn spirv_val(module: &[u8], target_env: &str) -> Option<Result<(), String>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let val = peer_tool("spirv-val")?;
+    // One file per call: tests run in parallel.
+    let path = std::env::temp_dir().join(format!(
+        "coopmat-spirv-val-{}-{}.spv",
+        std::process::id(),
+        CALLS.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&path, module).expect("writing the module for spirv-val");
+    let out = std::process::Command::new(&val)
+        .args(["--target-env", target_env])
+        .arg(&path)
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", val.display()));
+    let _ = std::fs::remove_file(&path);
+    Some(if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout))
+    })
+}
+
 /// Finds a peer tool (e.g. `spirv-dis`): in `COOPMAT_PEERS_BIN` if set, else in
 /// `/opt/coopmat-peers/bin`, else on `PATH`.
 pub fn peer_tool(name: &str) -> Option<PathBuf> {
@@ -135,6 +196,19 @@ mod tests {
         let mods = corpus_or_notice("corpus_modules_are_spirv");
         for (name, bytes) in &mods {
             assert!(bytes.starts_with(&0x0723_0203u32.to_le_bytes()), "{name}");
+        }
+    }
+
+    #[test]
+    fn spirv_val_reports_a_rejected_module() {
+        // A header and nothing else: no OpMemoryModel, which spirv-val requires.
+        let header: Vec<u8> = [0x0723_0203u32, 0x0001_0600, 0, 1, 0]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        match spirv_val(&header, "vulkan1.3") {
+            None => eprintln!("notice: spirv-val not found; skipping"),
+            Some(r) => assert!(r.is_err(), "{r:?}"),
         }
     }
 

@@ -159,21 +159,10 @@ fn positive_cases_validate_clean_with_coopmat_and_spirv_val() {
             .map(|d| format!("[{}] {}", d.rule.id, d.message))
             .collect();
         assert!(errors.is_empty(), "{name}: {errors:?}");
-        if let Some(sv) = &spirv_val {
-            let f = std::env::temp_dir()
-                .join(format!("coopmat-val-pos-{}-{name}.spv", std::process::id()));
-            std::fs::write(&f, &bytes).unwrap();
-            let r = Command::new(sv)
-                .args(["--target-env", "vulkan1.3"])
-                .arg(&f)
-                .output()
-                .unwrap();
-            let _ = std::fs::remove_file(&f);
-            assert!(
-                r.status.success(),
-                "{name}: spirv-val rejects: {}",
-                String::from_utf8_lossy(&r.stdout)
-            );
+        if spirv_val.is_some()
+            && let Some(Err(e)) = coopmat_testkit::spirv_val(&bytes, "vulkan1.3")
+        {
+            panic!("{name}: spirv-val rejects: {e}");
         }
     }
 }

@@ -39,19 +39,7 @@ pub fn valid(m: &Module) {
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
     // And SPIRV-Tools' validator, when installed.
-    if let Some(spirv_val) = coopmat_testkit::peer_tool("spirv-val") {
-        let path =
-            std::env::temp_dir().join(format!("coopmat-lower-val-{}.spv", std::process::id()));
-        std::fs::write(&path, m.to_bytes(m.endian)).unwrap();
-        let out = std::process::Command::new(spirv_val)
-            .args(["--target-env", "vulkan1.3"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "spirv-val: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if let Some(Err(e)) = coopmat_testkit::spirv_val(&m.to_bytes(m.endian), "vulkan1.3") {
+        panic!("spirv-val: {e}");
     }
 }
