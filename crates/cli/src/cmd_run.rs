@@ -179,21 +179,8 @@ pub(crate) fn apply_addresses(
         let address = res
             .device_address(p.of.0, p.of.1)
             .ok_or_else(|| anyhow!("--address: no buffer {}:{}", p.of.0, p.of.1))?;
-        match p.dest {
-            coopmat_gpu::AddressDest::Push(at) => {
-                coopmat_gpu::write_address(&mut res.push_constants, at, address, "--push")
-            }
-            coopmat_gpu::AddressDest::Buffer(key, at) => match res.buffers.get_mut(&key) {
-                Some(data) => coopmat_gpu::write_address(
-                    data,
-                    at,
-                    address,
-                    &format!("buffer {}:{}", key.0, key.1),
-                ),
-                None => Err(format!("no buffer {}:{}", key.0, key.1)),
-            },
-        }
-        .map_err(|e| anyhow!("--address: {e}"))?;
+        p.apply(address, &mut res.push_constants, "--push", &mut res.buffers)
+            .map_err(|e| anyhow!("--address: {e}"))?;
     }
     Ok(())
 }

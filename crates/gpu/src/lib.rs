@@ -169,8 +169,30 @@ pub struct AddressPatch {
     pub of: (u32, u32),
 }
 
+impl AddressPatch {
+    /// Writes `address`, the device address of buffer `of`, where `dest` says: into `push`
+    /// (named `push_name` in messages) or into its buffer of `buffers`.
+    pub fn apply(
+        &self,
+        address: u64,
+        push: &mut [u8],
+        push_name: &str,
+        buffers: &mut BTreeMap<(u32, u32), Vec<u8>>,
+    ) -> Result<(), String> {
+        match self.dest {
+            AddressDest::Push(at) => write_address(push, at, address, push_name),
+            AddressDest::Buffer(key, at) => match buffers.get_mut(&key) {
+                Some(data) => {
+                    write_address(data, at, address, &format!("buffer {}:{}", key.0, key.1))
+                }
+                None => Err(format!("buffer {}:{}: no such buffer", key.0, key.1)),
+            },
+        }
+    }
+}
+
 /// Writes `address` at byte `at` of `bytes`, which must hold the 8 bytes.
-pub fn write_address(bytes: &mut [u8], at: usize, address: u64, what: &str) -> Result<(), String> {
+fn write_address(bytes: &mut [u8], at: usize, address: u64, what: &str) -> Result<(), String> {
     let len = bytes.len();
     let slot = at
         .checked_add(8)
@@ -883,18 +905,8 @@ impl Gpu {
             // SAFETY: a buffer of this device made with SHADER_DEVICE_ADDRESS usage, its memory
             // allocated with DEVICE_ADDRESS and bound.
             let address = unsafe { d.get_buffer_device_address(&info) };
-            match a.dest {
-                AddressDest::Push(at) => {
-                    write_address(&mut push, at, address, "the push constants")
-                }
-                AddressDest::Buffer(key, at) => match buffers.get_mut(&key) {
-                    Some(data) => {
-                        write_address(data, at, address, &format!("buffer {}:{}", key.0, key.1))
-                    }
-                    None => Err(format!("buffer {}:{}: no such buffer", key.0, key.1)),
-                },
-            }
-            .map_err(GpuError::Invalid)?;
+            a.apply(address, &mut push, "the push constants", buffers)
+                .map_err(GpuError::Invalid)?;
         }
         let push = push.as_slice();
         for (key, data) in buffers.iter() {
