@@ -13,6 +13,7 @@
 
 mod cfg;
 mod memory;
+mod vote;
 
 use cfg::{B, FnCfg};
 use coopmat_spirv::grammar::{self, OperandKind, built_in, group_operation, op, scope};
@@ -165,6 +166,9 @@ pub enum SourceKind {
     MatrixElement,
     /// An instruction the analysis does not model, taken as divergent.
     Unmodeled,
+    /// A comparison every invocation of a workgroup evaluates alike: a subgroup vote combined
+    /// through workgroup memory (crate README, "The workgroup vote").
+    WorkgroupVote,
 }
 
 /// The analysis against an observed execution ([`Analysis::check_observed`]).
@@ -232,6 +236,9 @@ struct Shared {
     mem: Memory,
     /// Cooperative matrix type ids.
     matrix_types: FxHashSet<u32>,
+    /// Comparisons proven to be workgroup votes ([`vote`]), with the blocks whose control the
+    /// proof needs workgroup-uniform.
+    votes: vote::Votes,
 }
 
 /// A call context: a function with the levels of its arguments, of the private memory its
@@ -338,6 +345,7 @@ impl<'m> Analysis<'m> {
             .collect();
         let n = fns.len();
         let mem = Memory::new(m);
+        let votes = vote::find(m, &fns, &inst_block, &mem);
         let mut a = Analysis {
             m,
             sh: std::rc::Rc::new(Shared {
@@ -357,6 +365,7 @@ impl<'m> Analysis<'m> {
                     })
                     .filter_map(|i| i.result_id)
                     .collect(),
+                votes,
             }),
             memo: Default::default(),
             ctx: None,
@@ -715,6 +724,13 @@ impl<'m> Analysis<'m> {
         let w = |k: usize| inst.word(a + k);
         let mut acc = Acc::new();
         match inst.opcode {
+            _ if self.vote_holds(i) => acc.add(
+                Level::Workgroup,
+                Cause::Source {
+                    inst: i,
+                    kind: SourceKind::WorkgroupVote,
+                },
+            ),
             op::Phi => {
                 let mut k = 0;
                 while let (Some(v), Some(p)) = (w(k), w(k + 1)) {
@@ -950,6 +966,16 @@ impl<'m> Analysis<'m> {
             }
             self.set(id, acc);
         }
+    }
+
+    /// Whether instruction `i` is a workgroup vote whose blocks all run in workgroup-uniform
+    /// control (so far: control levels only rise, and the comparison with them).
+    fn vote_holds(&self, i: usize) -> bool {
+        self.sh.votes.get(&i).is_some_and(|(fi, blocks)| {
+            blocks
+                .iter()
+                .all(|&b| self.control[*fi][b].0 <= Level::Workgroup)
+        })
     }
 
     /// Adds a store's control level: a variable written in non-uniform control flow holds
@@ -1605,6 +1631,11 @@ fn source_note(m: &Module, kind: SourceKind) -> String {
             "source: a component of a cooperative matrix (its invocation mapping is unknown)".into()
         }
         SourceKind::Unmodeled => "source: an instruction the analysis does not model".into(),
+        SourceKind::WorkgroupVote => {
+            "a workgroup vote: subgroupAll results combined through workgroup memory, \
+             alike in every invocation of the workgroup"
+                .into()
+        }
     }
 }
 

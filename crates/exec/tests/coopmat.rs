@@ -609,3 +609,80 @@ void main() {{
         assert_eq!(o[128 + k], 4.0 * inp[k], "b at {k}");
     }
 }
+
+/// The lint's workgroup-vote proof against the engine: llama.cpp's flash_attn_cm1 block skip
+/// (the lint fixture `vote_skip.comp`) over blocks that are skipped (every mask value below the
+/// threshold), kept by one invocation of one subgroup, kept by all with values that differ, and
+/// kept because one value is NaN. The comparison the analysis calls workgroup-uniform is observed, never differing.
+#[test]
+fn workgroup_vote_skip_is_uniform_on_the_engine() {
+    use coopmat_analysis::{Analysis, Level};
+    use coopmat_spirv::grammar::op;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../lint/tests/glsl/vote_skip.comp"
+    );
+    let src = std::fs::read_to_string(path).unwrap();
+    let blocks = 4usize;
+    let mut mask = vec![-3.0e38f32; blocks * 256];
+    mask[256 + 70] = 0.0; // block 1: one invocation of subgroup 2
+    for (k, v) in mask[512..768].iter_mut().enumerate() {
+        *v = k as f32; // block 2: everything, a value per invocation
+    }
+    mask[768 + 5] = f32::NAN; // block 3: a NaN
+    for optimize in [false, true] {
+        let Some(m) = glsl_opt(&src, optimize) else {
+            return;
+        };
+        let opts = EngineOptions {
+            observe_uniformity: true,
+            ..Default::default()
+        };
+        let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &opts).unwrap();
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), vec![0; blocks * 512 * 2]);
+        res.buffers.insert((0, 1), bytes_f32(&mask));
+        res.buffers.insert((0, 2), vec![0; 256 * 4]);
+        res.push_constants = (blocks as u32).to_le_bytes().to_vec();
+        p.dispatch(&mut res, [1, 1, 1]).unwrap();
+        let observed = p.observed_uniformity();
+        let a = Analysis::run(&m);
+        let c = a.check_observed(&observed);
+        assert!(c.violations.is_empty(), "unsound for {:?}", c.violations);
+        let skip_compares: Vec<u32> = m
+            .instructions
+            .iter()
+            .filter(|i| i.opcode == op::FOrdLessThanEqual)
+            .filter_map(|i| i.result_id)
+            .filter(|&id| a.value(id) == Level::Workgroup)
+            .collect();
+        assert_eq!(skip_compares.len(), 1, "optimize {optimize}: the skip test");
+        assert!(
+            observed.iter().any(|&(id, _)| id == skip_compares[0]),
+            "the skip test never ran"
+        );
+        // The max combined with the slots did differ between invocations: data flow alone
+        // calls the comparison divergent.
+        let reads_workgroup = |id: u32| {
+            let Some(load) = m.def(id).filter(|d| d.opcode == op::Load) else {
+                return false;
+            };
+            let chain = m.def(load.word(load.first_arg()).unwrap()).unwrap();
+            let base = m.def(chain.word(chain.first_arg()).unwrap()).unwrap();
+            base.opcode == op::Variable
+                && base.word(2) == Some(coopmat_spirv::grammar::storage_class::Workgroup)
+        };
+        let combined: Vec<u32> = m
+            .instructions
+            .iter()
+            .filter(|i| {
+                i.opcode == op::ExtInst && i.word(i.first_arg() + 3).is_some_and(reads_workgroup)
+            })
+            .filter_map(|i| i.result_id)
+            .collect();
+        assert!(
+            combined.iter().any(|&id| observed.contains(&(id, true))),
+            "optimize {optimize}: the combined max never differed"
+        );
+    }
+}
