@@ -27,8 +27,9 @@ pub struct EngineArgs {
     /// Do not print NonSemantic.DebugPrintf output.
     #[arg(long)]
     pub no_printf: bool,
-    /// Which decode function tensor loads call: scalar | vector | mixed | random[:SEED].
-    #[arg(long, default_value = "scalar", value_parser = parse_decode_policy)]
+    /// Which decode function tensor loads call: vector (DecodeVectorFunc wherever the spec
+    /// allows it, DecodeFunc elsewhere) | scalar (DecodeFunc only) | mixed | random[:SEED].
+    #[arg(long, default_value = "vector", value_parser = parse_decode_policy)]
     pub decode_policy: DecodePolicy,
     /// Run DecodeFunc and DecodeVectorFunc for every group and fail on a disagreement.
     #[arg(long)]

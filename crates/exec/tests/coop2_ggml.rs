@@ -177,6 +177,16 @@ fn check_shader(name: &str, shapes: &[(u32, u32, u32)]) {
                 );
             }
         }
+        // Vector without checking: the DecodeVectorFunc calls alone (the tile-wide path), the
+        // same bits with fewer lane-instructions (one call per V elements).
+        let (o, li) = run(&module, &p, DecodePolicy::Vector, false).unwrap();
+        assert!(o == base, "{name} {m}x{n}x{k}: unchecked Vector differs");
+        if name != "matmul_f16_cm2" {
+            assert!(
+                li < li_scalar,
+                "{name}: {li} lane-instructions, scalar {li_scalar}"
+            );
+        }
         let (o, _) = run(&stripped, &p, DecodePolicy::Scalar, false).unwrap();
         assert!(o == base, "{name}: strip_decode_vector changed the output");
     }

@@ -302,8 +302,9 @@ fn decode_vector_v2_v4_v8_all_policies() {
     }
 }
 
-/// blockSize[LDim-1] = 6 is not a multiple of V = 4: fine for DecodeFunc, an error naming the
-/// rule when the engine uses DecodeVectorFunc.
+/// blockSize[LDim-1] = 6 is not a multiple of V = 4: fine for DecodeFunc, which the vector policy
+/// (the default) then calls, since invoking DecodeVectorFunc would be undefined behaviour; an error
+/// naming the rule when `check_decode` or the mixed policy makes the engine use DecodeVectorFunc.
 #[test]
 fn decode_vector_block_size_not_multiple_of_v() {
     use coopmat_exec::DecodePolicy;
@@ -311,7 +312,16 @@ fn decode_vector_block_size_not_multiple_of_v() {
     let Some(spv) = compile(&src("decode.comp"), &["V=4".into(), "BS=6".into()]) else {
         return;
     };
-    let out = run_opts(&spv, &input, 256, &EngineOptions::default()).unwrap();
+    let scalar = EngineOptions {
+        decode_policy: DecodePolicy::Scalar,
+        ..Default::default()
+    };
+    let out = run_opts(&spv, &input, 256, &scalar).unwrap();
+    assert_eq!(
+        run_opts(&spv, &input, 256, &EngineOptions::default()).unwrap(),
+        out,
+        "the default policy falls back to DecodeFunc"
+    );
     for r in 0..16 {
         for c in 0..16 {
             // 6 blocks per row (ceil(32/6)), block (r, x/6), element x%6.
@@ -320,12 +330,19 @@ fn decode_vector_block_size_not_multiple_of_v() {
             assert_eq!(out[r * 16 + c], want, "({r},{c})");
         }
     }
-    let opts = EngineOptions {
-        decode_policy: DecodePolicy::Vector,
-        ..Default::default()
-    };
-    let e = run_opts(&spv, &input, 256, &opts).unwrap_err();
-    assert!(e.contains("not a multiple"), "{e}");
+    for opts in [
+        EngineOptions {
+            check_decode: true,
+            ..Default::default()
+        },
+        EngineOptions {
+            decode_policy: DecodePolicy::Mixed,
+            ..Default::default()
+        },
+    ] {
+        let e = run_opts(&spv, &input, 256, &opts).unwrap_err();
+        assert!(e.contains("not a multiple"), "{e}");
+    }
 }
 
 /// 1-, 3-, 4- and 5-D layouts and a 3-D permuting view with dimensions; expected indices worked

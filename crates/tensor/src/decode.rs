@@ -9,7 +9,7 @@
 use crate::TensorError;
 use crate::address::{ElementSource, TensorElement};
 use crate::layout::{Coord, TensorLayout};
-use std::collections::BTreeMap;
+use rustc_hash::FxHashMap;
 
 /// One DecodeVectorFunc call and where its components go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +54,8 @@ pub fn decode_vector_groups(
     let last = layout.dims() - 1;
     let bs = layout.block_size();
     // Key: (blockCoord, coordInBlock with the last component rounded down to a multiple of V).
-    let mut by_key: BTreeMap<(Coord, Coord), usize> = BTreeMap::new();
+    // A lookup only: the groups' order is that of their first element (the Vec below).
+    let mut by_key: FxHashMap<(Coord, Coord), usize> = FxHashMap::default();
     let mut groups: Vec<DecodeVectorGroup> = Vec::new();
     for (i, s) in sources.iter().enumerate() {
         let Some(e) = s.memory() else { continue };

@@ -57,6 +57,9 @@ pub(super) struct TileSources {
     others: Vec<usize>,
     /// DecodeFunc's arguments for the memory elements, offset-free, built on first use.
     decode_args: std::cell::OnceCell<DecodeArgs>,
+    /// DecodeVectorFunc's arguments for the V-groups (None where the layout does not allow
+    /// DecodeVectorFunc), built on first use.
+    vector_args: std::cell::OnceCell<Option<DecodeArgs>>,
     /// Whether a load keeps some element of its Object operand (Clipped, or Discarded): only
     /// then is the Object's tile copied into the result first.
     keeps_object: bool,
@@ -114,41 +117,82 @@ impl TileSources {
             runs,
             run_stride,
             decode_args: Default::default(),
+            vector_args: Default::default(),
             keeps_object,
         }
     }
 }
 
-/// The memory elements of a tile (in element order) and their DecodeFunc arguments in the
-/// column form the call takes (blockCoord and coordInBlock one dimension after another),
-/// offset-free like the sources they come from.
+/// The decode calls of a tile in the column form a call takes (blockCoord and coordInBlock one
+/// dimension after another), offset-free like the sources they come from, and where each
+/// result goes: one DecodeFunc call per memory element, or one DecodeVectorFunc call per V-group
+/// (SPV_NV_cooperative_matrix_decode_vector: the V consecutive elements of a block row).
 struct DecodeArgs {
-    elems: Vec<usize>,
+    /// The calls' arguments (`index` one per call; the others `dims` columns of `calls`).
     index: Vec<u64>,
     block_coord: Vec<u64>,
     coord_in_block: Vec<u64>,
     dims: usize,
+    /// (result position, tile element): component k of call c is at `k · calls + c`.
+    writes: Vec<(usize, usize)>,
 }
 
 impl DecodeArgs {
-    fn new(srcs: &[ElementSource], dims: usize) -> Self {
+    /// Arguments of the given calls (element-order tensor elements).
+    fn columns(calls: &[&TensorElement], dims: usize, writes: Vec<(usize, usize)>) -> Self {
+        let column = |f: &dyn Fn(&TensorElement, usize) -> u64| -> Vec<u64> {
+            (0..dims)
+                .flat_map(|c| calls.iter().map(move |te| f(te, c)))
+                .collect()
+        };
+        DecodeArgs {
+            index: calls.iter().map(|te| te.index).collect(),
+            block_coord: column(&|te, c| te.block_coord[c] as u64),
+            coord_in_block: column(&|te, c| te.coord_in_block[c] as u64),
+            dims,
+            writes,
+        }
+    }
+
+    /// One DecodeFunc call per memory element, in element order.
+    fn scalar(srcs: &[ElementSource], dims: usize) -> Self {
         let mem: Vec<(usize, &TensorElement)> = srcs
             .iter()
             .enumerate()
             .filter_map(|(e, s)| s.memory().map(|te| (e, te)))
             .collect();
-        let column = |f: &dyn Fn(&TensorElement, usize) -> u64| -> Vec<u64> {
-            (0..dims)
-                .flat_map(|c| mem.iter().map(move |(_, te)| f(te, c)))
-                .collect()
-        };
-        DecodeArgs {
-            elems: mem.iter().map(|&(e, _)| e).collect(),
-            index: mem.iter().map(|(_, te)| te.index).collect(),
-            block_coord: column(&|te, c| te.block_coord[c] as u64),
-            coord_in_block: column(&|te, c| te.coord_in_block[c] as u64),
-            dims,
-        }
+        let calls: Vec<&TensorElement> = mem.iter().map(|&(_, te)| te).collect();
+        let writes = mem.iter().enumerate().map(|(l, &(e, _))| (l, e)).collect();
+        Self::columns(&calls, dims, writes)
+    }
+
+    /// One DecodeVectorFunc call per V-group, in the order of the groups' first elements
+    /// (every memory element belongs to a group).
+    fn vector(
+        lay: &coopmat_tensor::TensorLayout,
+        srcs: &[ElementSource],
+        v: u32,
+    ) -> Result<Self, String> {
+        let groups =
+            coopmat_tensor::decode_vector_groups(lay, srcs, v).map_err(|e| e.to_string())?;
+        let n = groups.len();
+        let calls: Vec<&TensorElement> = groups.iter().map(|g| &g.call).collect();
+        let writes = groups
+            .iter()
+            .enumerate()
+            .flat_map(|(g, grp)| {
+                grp.members
+                    .iter()
+                    .enumerate()
+                    .flat_map(move |(k, mem)| mem.iter().map(move |&e| (k * n + g, e)))
+            })
+            .collect();
+        Ok(Self::columns(&calls, lay.dims(), writes))
+    }
+
+    /// The number of calls.
+    fn calls(&self) -> usize {
+        self.index.len()
     }
 }
 
@@ -466,22 +510,27 @@ impl<'p, 'a> Batch<'p, 'a> {
         };
         let dims = lay.dims();
         let mut shift: Shift = (0, [0; 5], [0; 5]);
+        let mut phase = [0u64; 5];
         let mut ok = true;
-        for k in 0..dims {
+        for (k, ph) in phase.iter_mut().enumerate().take(dims) {
             let (o, bs, sp, d) = (
                 lay.offset()[k] as i64,
                 lay.block_size()[k] as i64,
                 lay.span()[k] as i64,
                 lay.layout_dimension()[k] as i64,
             );
-            if o < 0 || bs == 0 || o % bs != 0 || o + sp > d {
+            if o < 0 || bs == 0 || o + sp > d {
                 ok = false;
                 break;
             }
-            let b = (o / bs) as u64;
+            // Offset o = b·bs + r: the sources of offset r (the key's), shifted by b blocks.
+            // Clamping is not involved (o + span <= dimension, so r + span too), and block
+            // coordinates, coordinates in the block and indices shift uniformly.
+            let (b, r) = ((o / bs) as u64, (o % bs) as u64);
             shift.0 = shift.0.wrapping_add(b.wrapping_mul(lay.stride()[k] as u64));
             shift.1[k] = b as u32;
-            shift.2[k] = o as u32;
+            shift.2[k] = (o as u64 - r) as u32;
+            *ph = r;
         }
         let full = |lay: &coopmat_tensor::TensorLayout| {
             if store {
@@ -498,9 +547,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             ));
         }
         let mut key: Vec<u64> = lcols.to_vec();
-        for x in &mut key[17..22] {
-            *x = 0;
-        }
+        key[17..22].copy_from_slice(&phase);
         key.extend(vcols.unwrap_or(&[]));
         key.extend([
             rows as u64,
@@ -513,7 +560,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         let base = layout_from(&key[..LAYOUT_COLS as usize]).map_err(|e| tfault(e.what))?;
         let srcs = std::rc::Rc::new(TileSources::new(full(&base)?, cols as usize));
-        if self.src_cache.map.len() >= 8 {
+        if self.src_cache.map.len() >= 32 {
             self.src_cache.map.clear();
         }
         self.src_cache.map.insert(key, srcs.clone());
@@ -647,8 +694,13 @@ impl<'p, 'a> Batch<'p, 'a> {
                 }
             }
             let runs_done = run_object.is_some();
-            // Scalar DecodeFunc calls only (the usual case): arguments from the cached columns.
-            let columns_decode = decode.filter(|dec| !self.vector_decode(dec));
+            // DecodeFunc calls only (the usual case), or DecodeVectorFunc wherever the spec
+            // allows it without checking against DecodeFunc: arguments from cached columns.
+            let columns_decode = decode.filter(|dec| {
+                !self.vector_decode(dec)
+                    || self.p.options.decode_policy == crate::DecodePolicy::Vector
+                        && !self.p.options.check_decode
+            });
             // Reused between loads (large tiles would otherwise mmap/munmap every time).
             let mut mem_elems = std::mem::take(&mut self.src_cache.elems);
             mem_elems.clear();
@@ -724,7 +776,27 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             if let Some(dec) = columns_decode {
                 self.src_cache.elems = mem_elems;
-                self.decode_tile(d, i, l0, base, &srcs, &shift, lay.dims(), dec)?;
+                // The vector policy calls DecodeVectorFunc where the spec allows it: not when
+                // blockSize[LDim-1] is no multiple of V (SPV_NV_cooperative_matrix_decode_vector:
+                // undefined behaviour if it is invoked then; "the implementation may invoke
+                // either at any call site"), where DecodeFunc decodes the whole tile.
+                let vector = dec
+                    .vector
+                    .filter(|_| self.vector_decode(dec))
+                    .and_then(|(vf, v)| {
+                        srcs.vector_args
+                            .get_or_init(|| DecodeArgs::vector(&lay, &srcs.srcs, v).ok())
+                            .as_ref()
+                            .map(|da| (vf, da))
+                    });
+                let (func, da) = vector.unwrap_or_else(|| {
+                    (
+                        dec.func,
+                        srcs.decode_args
+                            .get_or_init(|| DecodeArgs::scalar(&srcs.srcs, lay.dims())),
+                    )
+                });
+                self.decode_tile(d, i, l0, base, da, &shift, func, dec.block_bytes)?;
             } else if let Some(dec) = decode {
                 let r = self.decode_elems(
                     d, i, l0, base, &lay, &srcs.srcs, &shift, &mem_elems, dec, salt,
@@ -746,9 +818,10 @@ impl<'p, 'a> Batch<'p, 'a> {
             && (policy != crate::DecodePolicy::Scalar || self.p.options.check_decode)
     }
 
-    /// One DecodeFunc call per memory element of a tile, its arguments shifted from the cached
-    /// offset-free columns ([`DecodeArgs`]) into reused buffers; the results go straight into
-    /// the tile. Same lanes, same order and same values as [`Batch::decode_elems`] gives them.
+    /// The decode calls of a tile ([`DecodeArgs`]: one DecodeFunc call per memory element, or
+    /// one DecodeVectorFunc call per V-group), their arguments shifted from the cached
+    /// offset-free columns into reused buffers; the results go straight into the tile. Same
+    /// lanes, same order and same values as [`Batch::decode_elems`] gives them.
     #[allow(clippy::too_many_arguments)]
     fn decode_tile(
         &mut self,
@@ -756,15 +829,12 @@ impl<'p, 'a> Batch<'p, 'a> {
         i: usize,
         l0: usize,
         base: u64,
-        srcs: &TileSources,
+        da: &DecodeArgs,
         shift: &Shift,
-        dims: usize,
-        dec: &Decode,
+        func: u32,
+        block_bytes: u64,
     ) -> Result<(), Fault> {
-        let da = srcs
-            .decode_args
-            .get_or_init(|| DecodeArgs::new(&srcs.srcs, dims));
-        let n = da.elems.len();
+        let n = da.calls();
         if n == 0 {
             return Ok(());
         }
@@ -772,10 +842,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         args.resize_with(3, Vec::new);
         args[0].clear();
         args[0].extend(da.index.iter().map(|&x| {
-            memory::offset_address(
-                base,
-                x.wrapping_add(shift.0) as i128 * dec.block_bytes as i128,
-            )
+            memory::offset_address(base, x.wrapping_add(shift.0) as i128 * block_bytes as i128)
         }));
         args[1].clear();
         for c in 0..da.dims {
@@ -787,19 +854,19 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         args[2].clear();
         args[2].extend_from_slice(&da.coord_in_block);
-        let r = self.call_sub(dec.func, &args, n, l0);
+        let r = self.call_sub(func, &args, n, l0);
         self.src_cache.args = args;
         let r = r?;
         let s = self.p.mats[d.ix()];
         let k0 = s.off + i * s.cm.elems();
         if s.cm.num == Num::F16 {
             let lut = floats::f16_lut();
-            for (&e, &x) in da.elems.iter().zip(&r) {
-                self.mf[k0 + e] = lut[(x & 0xffff) as usize];
+            for &(ri, e) in &da.writes {
+                self.mf[k0 + e] = lut[(r[ri] & 0xffff) as usize];
             }
         } else {
-            for (&e, &x) in da.elems.iter().zip(&r) {
-                self.mat_set(d, i, e, x);
+            for &(ri, e) in &da.writes {
+                self.mat_set(d, i, e, r[ri]);
             }
         }
         Ok(())

@@ -16,11 +16,12 @@ pub(crate) const FAKE_U32_TYPE: u32 = u32::MAX - 7;
 /// How the engine calls DecodeFunc / DecodeVectorFunc when a load names both.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DecodePolicy {
-    /// DecodeFunc for every element (the default).
-    #[default]
+    /// DecodeFunc for every element.
     Scalar,
     /// DecodeVectorFunc wherever the spec allows it (memory elements grouped in V-groups),
-    /// DecodeFunc elsewhere.
+    /// DecodeFunc elsewhere (the default: what a decode-vector device is free to do, and one
+    /// call per V elements instead of V calls; `check_decode` compares it with DecodeFunc).
+    #[default]
     Vector,
     /// Alternate: even groups vector, odd groups scalar.
     Mixed,

@@ -162,7 +162,7 @@ impl Default for EngineOptions {
             robust: false,
             instruction_budget: 0,
             printf: true,
-            decode_policy: DecodePolicy::Scalar,
+            decode_policy: DecodePolicy::Vector,
             check_decode: false,
             observe_uniformity: false,
             max_memory: 0,
