@@ -157,6 +157,9 @@ struct Cx<'m> {
     wg_block: Option<u32>,
     /// Function variables kept in registers (see [`Cx::promotable`]): variable id -> its value.
     promoted: HashMap<u32, Val>,
+    /// Constant-index access chains into promoted variables: chain id -> the registers of the
+    /// part it selects (loads and stores through it copy those).
+    promoted_parts: HashMap<u32, Val>,
     /// Function variables that are never read (only stored to, directly or through access
     /// chains with constant indices), and those access chains: their stores compile to nothing.
     write_only: HashSet<u32>,
@@ -207,6 +210,7 @@ impl<'m> Cx<'m> {
             ptr_lay: HashMap::new(),
             wg_block: None,
             promoted: HashMap::new(),
+            promoted_parts: HashMap::new(),
             write_only: HashSet::new(),
             descriptor_arrays: HashMap::new(),
             forward_pointers: HashSet::new(),
@@ -1220,8 +1224,9 @@ impl<'m> Cx<'m> {
     }
 
     /// Whether Function variable `inst` can live in registers: its only uses are whole loads
-    /// through it and whole stores to it (no access chain, call or copy sees its address), and its
-    /// value is a modest number of scalars. Its loads and stores become register copies under
+    /// through it and whole stores to it, or, for values without matrices, through access chains
+    /// with constant indices (no dynamic index, call or copy sees its address), and its value is
+    /// a modest number of scalars. Its loads and stores become register copies under
     /// the active mask, which is what they do to per-lane memory. glslang leaves every
     /// cooperative vector and many locals in such variables, and spirv-opt does not promote
     /// cooperative vectors.
@@ -1243,16 +1248,61 @@ impl<'m> Cx<'m> {
         {
             return false;
         }
-        du.uses(id).iter().all(|&(u, n)| {
-            let user = &self.m.instructions[u];
-            match user.opcode {
-                // Operand 2 of OpLoad is its pointer; operand 0 of OpStore is its pointer.
-                op::Load => n == 2,
-                op::Store => n == 0,
-                op::Name | op::Decorate | op::DecorateId | op::DecorateString => true,
-                _ => false,
+        let no_matrices = matches!(self.t.shape(pointee), Ok((_, 0)));
+        self.only_loaded_and_stored(du, id, pointee, no_matrices, 0)
+    }
+
+    /// Whether pointer `id` (to a value of type `ty`) is used only by whole loads and stores,
+    /// and, with `chains`, by access chains with constant indices in range whose results are
+    /// used the same way (glslang keeps `f16vec4 v; ... v[0] ...` in such variables: the
+    /// element becomes a register copy); `depth` bounds the chains of chains.
+    fn only_loaded_and_stored(
+        &self,
+        du: &coopmat_spirv::module::DefUse,
+        id: u32,
+        ty: u32,
+        chains: bool,
+        depth: u32,
+    ) -> bool {
+        depth < 8
+            && du.uses(id).iter().all(|&(u, n)| {
+                let user = &self.m.instructions[u];
+                match user.opcode {
+                    // Operand 2 of OpLoad is its pointer; operand 0 of OpStore is its pointer.
+                    op::Load => n == 2,
+                    op::Store => n == 0,
+                    op::Name | op::Decorate | op::DecorateId | op::DecorateString => true,
+                    // Operand 2 of an access chain is its base; the rest are indices.
+                    op::AccessChain | op::InBoundsAccessChain if chains && n == 2 => {
+                        let idx: Vec<u32> = (3..user.operands.len())
+                            .filter_map(|k| user.word(k))
+                            .collect();
+                        match (self.constant_path(ty, &idx), user.result_id) {
+                            (Some((_, t)), Some(r)) => {
+                                self.only_loaded_and_stored(du, r, t, true, depth + 1)
+                            }
+                            _ => false,
+                        }
+                    }
+                    _ => false,
+                }
+            })
+    }
+
+    /// The first column and the type of the part of a `ty` value that constant indices `idx`
+    /// select; None for an index that is not a constant or out of range.
+    pub(super) fn constant_path(&self, ty: u32, idx: &[u32]) -> Option<(u32, u32)> {
+        let (mut cur, mut off) = (ty, 0);
+        for &i in idx {
+            if !self.const_ids.contains(&i) {
+                return None;
             }
-        })
+            let k = u32::try_from(self.m.constant_u64(i)?).ok()?;
+            let (co, _, t) = self.t.member(cur, k).ok()?;
+            off += co;
+            cur = t;
+        }
+        Some((off, cur))
     }
 
     /// Whether Function variable `inst` is never read: its uses are stores to it and access
@@ -1310,6 +1360,15 @@ impl<'m> Cx<'m> {
                 self.drop_variable(du, r);
             }
         }
+    }
+
+    /// The registers behind pointer `id` when it is a promoted variable or a constant-index
+    /// chain into one.
+    fn promoted_ptr(&self, id: u32) -> Option<Val> {
+        self.promoted
+            .get(&id)
+            .or_else(|| self.promoted_parts.get(&id))
+            .copied()
     }
 
     /// Gives Function variable `inst` registers of its pointee type (see [`Cx::promotable`]).

@@ -639,3 +639,61 @@ fn extended_arithmetic_with_a_scalar_result_is_a_compile_error() {
     .expect("a compile error");
     assert!(e.to_string().contains("extended-arithmetic"), "{e}");
 }
+
+/// Function variables reached through constant-index access chains live in registers (glslang's
+/// `v[2] = ...` on a local vector, an array of vectors and a struct): element stores under
+/// divergent control keep the other invocations' values, and a dynamically indexed variable
+/// (not promoted) gives the same answers.
+#[test]
+fn locals_written_through_constant_indices_under_divergent_control() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { uint v[]; };
+struct S { uint a; uvec2 b; };
+void main() {
+    uint l = gl_LocalInvocationIndex;
+    uvec4 x = uvec4(l, l + 1u, l + 2u, l + 3u);
+    uvec2 arr[3] = uvec2[3](uvec2(1u, 2u), uvec2(3u, 4u), uvec2(5u, 6u));
+    S s = S(7u, uvec2(8u, 9u));
+    uvec4 dyn = x;
+    if ((l & 1u) != 0u) { x[2] = 100u; arr[1][0] = l; s.b[1] = 2u * l; dyn[l % 4u] = 100u; }
+    if (l % 3u == 0u) { x.w += x[2]; arr[2] = arr[0]; s.a = x[0]; }
+    v[l] = x.x + x.y * 3u + x.z * 5u + x.w * 7u + arr[1].x * 11u + arr[2].y * 13u
+        + s.a * 17u + s.b.y * 19u + dyn[(l + 1u) % 4u] * 23u;
+}"#,
+    ) else {
+        return;
+    };
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 64 * 4]);
+    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+    let out = u32s(&res.buffers[&(0, 0)]);
+    for l in 0..64u32 {
+        let mut x = [l, l + 1, l + 2, l + 3];
+        let mut arr = [[1u32, 2], [3, 4], [5, 6]];
+        let (mut sa, mut sb) = (7u32, [8u32, 9]);
+        let mut dyn_ = x;
+        if l & 1 != 0 {
+            x[2] = 100;
+            arr[1][0] = l;
+            sb[1] = 2 * l;
+            dyn_[(l % 4) as usize] = 100;
+        }
+        if l % 3 == 0 {
+            x[3] += x[2];
+            arr[2] = arr[0];
+            sa = x[0];
+        }
+        let want = x[0]
+            + x[1] * 3
+            + x[2] * 5
+            + x[3] * 7
+            + arr[1][0] * 11
+            + arr[2][1] * 13
+            + sa * 17
+            + sb[1] * 19
+            + dyn_[((l + 1) % 4) as usize] * 23;
+        assert_eq!(out[l as usize], want, "invocation {l}");
+    }
+}

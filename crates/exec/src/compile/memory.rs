@@ -10,17 +10,41 @@ impl<'m> Cx<'m> {
         match opcode {
             op::Store | op::AccessChain | op::InBoundsAccessChain
                 if self.write_only.contains(&arg(0)?) => {}
-            op::Load if self.promoted.contains_key(&arg(0)?) => {
+            op::Load if self.promoted_ptr(arg(0)?).is_some() => {
                 out.push(Op::Copy(CopyArgs {
                     d,
-                    a: self.promoted[&arg(0)?],
+                    a: self.promoted_ptr(arg(0)?).unwrap_or(d),
                 }));
             }
-            op::Store if self.promoted.contains_key(&arg(0)?) => {
+            op::Store if self.promoted_ptr(arg(0)?).is_some() => {
+                let v = self.val(arg(1)?)?;
                 out.push(Op::Copy(CopyArgs {
-                    d: self.promoted[&arg(0)?],
-                    a: self.val(arg(1)?)?,
+                    d: self.promoted_ptr(arg(0)?).unwrap_or(v),
+                    a: v,
                 }));
+            }
+            // A constant-index chain into a promoted variable (`Cx::promotable` admitted it):
+            // the registers of the part it selects.
+            op::AccessChain | op::InBoundsAccessChain if self.promoted_ptr(arg(0)?).is_some() => {
+                let base = self.promoted_ptr(arg(0)?).unwrap_or(d);
+                let Ty::Pointer { pointee, .. } = self.t.get(self.ty_of(arg(0)?)?)?.clone() else {
+                    return bad("an access chain into a promoted variable has no pointer base");
+                };
+                let Some((off, t)) = self.constant_path(pointee, &a[1..]) else {
+                    return bad(
+                        "an access chain into a promoted variable has a non-constant index",
+                    );
+                };
+                let (ncols, nmats) = self.t.shape(t)?;
+                self.promoted_parts.insert(
+                    inst.rid,
+                    Val {
+                        col: base.col + off,
+                        mat: base.mat,
+                        ncols,
+                        nmats,
+                    },
+                );
             }
             op::Load => {
                 let mut leaves = Vec::new();

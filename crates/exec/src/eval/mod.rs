@@ -182,6 +182,21 @@ fn min_max_nan(a: f64, b: f64, max: bool) -> f64 {
     }
 }
 
+/// The NaN an f32 add, subtract, multiply or divide returns, fixed so that it does not depend on
+/// the operand order the compiler picks for a commutative operation (Rust leaves NaN payloads
+/// unspecified; SPIR-V and Vulkan do not specify them either): the first NaN operand, quieted,
+/// else x86's default NaN, what the hardware gives for an invalid operation such as inf − inf.
+fn f32_nan_result(x: u32, y: u32) -> u32 {
+    let is_nan = |v: u32| v & 0x7fff_ffff > 0x7f80_0000;
+    if is_nan(x) {
+        x | 0x0040_0000
+    } else if is_nan(y) {
+        y | 0x0040_0000
+    } else {
+        0xffc0_0000
+    }
+}
+
 /// Binary op on raw bits. Float operations compute in f64 and round once to `num` (exact for
 /// + − × ÷ on every kind up to f32, see `floats`); integer operations wrap to the width.
 pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
@@ -198,6 +213,9 @@ pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
         } else {
             a / b
         };
+        if r.is_nan() {
+            return f32_nan_result(x as u32, y as u32) as u64;
+        }
         return r.to_bits() as u64;
     }
     // A float operation over the operands as f64, rounded back to `num`.
@@ -862,18 +880,27 @@ impl Columns<'_> {
             if num == Num::Int(32) && bin_u32(op, c, dc, ac, bc, lanes, mask, dense) {
                 continue;
             }
-            if num == Num::F32 && op == BinOp::FMul {
-                each_lane!(mask, lanes, dense, |l| {
-                    c[dc + l] = (f32::from_bits(c[ac + l] as u32)
-                        * f32::from_bits(c[bc + l] as u32))
-                    .to_bits() as u64;
-                })
-            } else if num == Num::F32 && op == BinOp::FAdd {
-                each_lane!(mask, lanes, dense, |l| {
-                    c[dc + l] = (f32::from_bits(c[ac + l] as u32)
-                        + f32::from_bits(c[bc + l] as u32))
-                    .to_bits() as u64;
-                })
+            if num == Num::F32 && matches!(op, BinOp::FMul | BinOp::FAdd | BinOp::FSub) {
+                // As `bin1` computes them (f32 directly); a NaN result goes through `bin1`, so
+                // its payload does not depend on the operand order a vectorized loop picks.
+                macro_rules! arith {
+                    ($e:expr) => {
+                        each_lane!(mask, lanes, dense, |l| {
+                            let (x, y) = (c[ac + l], c[bc + l]);
+                            let r: f32 = $e(f32::from_bits(x as u32), f32::from_bits(y as u32));
+                            c[dc + l] = if r.is_nan() {
+                                bin1(op, num, x, y)
+                            } else {
+                                r.to_bits() as u64
+                            };
+                        })
+                    };
+                }
+                match op {
+                    BinOp::FMul => arith!(|a: f32, b: f32| a * b),
+                    BinOp::FAdd => arith!(|a: f32, b: f32| a + b),
+                    _ => arith!(|a: f32, b: f32| a - b),
+                }
             } else if num == Num::F16
                 && matches!(
                     op,
@@ -1077,6 +1104,14 @@ impl Columns<'_> {
                 (K::SToF, Int(32), F16) => constant!(dc, ac, K::SToF, Int(32), F16),
                 (K::UToF, Int(32), F16) => constant!(dc, ac, K::UToF, Int(32), F16),
                 (K::SToF, Int(32), F32) => constant!(dc, ac, K::SToF, Int(32), F32),
+                // Quantized weights: 8- and 16-bit integers to floats (q8_0's int8 vectors,
+                // q4_0's and q4_k's nibbles as uint8 vectors).
+                (K::SToF, Int(8), F32) => constant!(dc, ac, K::SToF, Int(8), F32),
+                (K::UToF, Int(8), F32) => constant!(dc, ac, K::UToF, Int(8), F32),
+                (K::SToF, Int(16), F32) => constant!(dc, ac, K::SToF, Int(16), F32),
+                (K::UToF, Int(16), F32) => constant!(dc, ac, K::UToF, Int(16), F32),
+                (K::SToF, Int(8), F16) => constant!(dc, ac, K::SToF, Int(8), F16),
+                (K::UToF, Int(8), F16) => constant!(dc, ac, K::UToF, Int(8), F16),
                 _ => lanes!(dc, ac, |x| cvt1(kind, from, to, x)),
             }
         }
@@ -1407,6 +1442,12 @@ mod fast_path_tests {
             (CvtKind::SToF, Int(32), F16),
             (CvtKind::UToF, Int(32), F16),
             (CvtKind::SToF, Int(32), F32),
+            (CvtKind::SToF, Int(8), F32),
+            (CvtKind::UToF, Int(8), F32),
+            (CvtKind::SToF, Int(16), F32),
+            (CvtKind::UToF, Int(16), F32),
+            (CvtKind::SToF, Int(8), F16),
+            (CvtKind::UToF, Int(8), F16),
         ];
         let all = inputs();
         for (kind, from, to) in cases {
@@ -1429,6 +1470,29 @@ mod fast_path_tests {
                         cvt1(kind, from, to, x),
                         "{kind:?} {from:?}->{to:?} of {x:#x}"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn f32_arithmetic_loops_equal_bin1() {
+        let all: Vec<u64> = inputs().iter().map(|&x| x & 0xffff_ffff).collect();
+        for op in [BinOp::FAdd, BinOp::FSub, BinOp::FMul] {
+            for chunk in all.chunks(MAX_LANES) {
+                let args = BinArgs {
+                    op,
+                    num: Num::F32,
+                    d: Col(0),
+                    a: Col(8),
+                    b: Col(9),
+                    n: 1,
+                    bs: false,
+                };
+                let (c, n) = run(chunk, 2, |cols| cols.bin(&args));
+                for l in 0..n {
+                    let (x, y) = (c[8 * MAX_LANES + l], c[9 * MAX_LANES + l]);
+                    assert_eq!(c[l], bin1(op, Num::F32, x, y), "{op:?} {x:#x} {y:#x}");
                 }
             }
         }
