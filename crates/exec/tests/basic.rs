@@ -665,10 +665,7 @@ void main() {
     ) else {
         return;
     };
-    let mut res = Resources::default();
-    res.buffers.insert((0, 0), vec![0; 64 * 4]);
-    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
-    let out = u32s(&res.buffers[&(0, 0)]);
+    let out = u32s(&one_buffer(&m, vec![0; 64 * 4], [1, 1, 1], 0));
     for l in 0..64u32 {
         let mut x = [l, l + 1, l + 2, l + 3];
         let mut arr = [[1u32, 2], [3, 4], [5, 6]];
