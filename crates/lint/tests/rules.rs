@@ -336,8 +336,20 @@ fn json_findings_carry_the_documented_fields() {
 /// committed here.
 fn sarif_schema() -> serde_json::Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // Only the host's dependencies: on a fresh machine the other platforms' crates (Windows
+    // console crates of clap) were never downloaded, and `--offline` cannot resolve them.
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = std::process::Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .expect("running rustc -vV");
+    let host = String::from_utf8_lossy(&version.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .expect("rustc -vV names the host");
     let out = std::process::Command::new(cargo)
         .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["--filter-platform", &host])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("running cargo metadata");
