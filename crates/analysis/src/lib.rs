@@ -21,6 +21,31 @@ use coopmat_spirv::{Instruction, Module};
 use memory::{Memory, Root};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+/// Dominance between the blocks of one function, for clients outside the analysis (the engine
+/// decides from it which values are dead once a branch is taken).
+pub struct Dominators(FnCfg);
+
+impl Dominators {
+    /// The dominator tree of a function definition (None for a declaration).
+    pub fn new(m: &Module, f: &coopmat_spirv::module::Function) -> Option<Dominators> {
+        FnCfg::new(m, f).map(Dominators)
+    }
+
+    /// Whether the block labelled `a` dominates the block labelled `b`; false when either is
+    /// unknown or unreachable from the entry.
+    pub fn dominates(&self, a: u32, b: u32) -> bool {
+        match (self.0.index.get(&a), self.0.index.get(&b)) {
+            (Some(&x), Some(&y)) => self.0.dominates(x, y),
+            _ => false,
+        }
+    }
+
+    /// Whether the block labelled `b` is reachable from the entry.
+    pub fn reachable(&self, b: u32) -> bool {
+        self.0.index.get(&b).is_some_and(|&x| self.0.reachable(x))
+    }
+}
+
 /// How uniform a value (or a block's control flow) is. Ordered: a larger level is less uniform.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {

@@ -124,6 +124,27 @@ impl Pipeline {
     }
 }
 
+/// What [`Cx::edge`] needs to know of a function's values beyond their registers.
+struct EdgeFacts<'a> {
+    doms: Option<&'a coopmat_analysis::Dominators>,
+    /// The block (label) defining each result id of the function.
+    def_block: &'a HashMap<u32, u32>,
+}
+
+impl EdgeFacts<'_> {
+    /// Whether value `id` is dead once a branch to block `to` is taken: it is defined in a block
+    /// of this function (not a constant, parameter or global) that does not dominate `to`. Every
+    /// use of it is dominated by its block, and a path from `to` to a use that avoided that block
+    /// would make the use reachable from the entry without it; so every path from `to` to a use
+    /// runs the definition again first.
+    fn dead_after(&self, id: u32, to: u32) -> bool {
+        let (Some(doms), Some(&def)) = (self.doms, self.def_block.get(&id)) else {
+            return false;
+        };
+        doms.reachable(def) && doms.reachable(to) && !doms.dominates(def, to)
+    }
+}
+
 struct Cx<'m> {
     m: &'m Module,
     spec: &'m SpecConstants,
@@ -1180,6 +1201,21 @@ impl<'m> Cx<'m> {
             .enumerate()
             .map(|(p, &bi)| (f.blocks[bi].id, p as u32))
             .collect();
+        // Which values die on an edge (`Edge::movable`): the defining block of every result.
+        let doms = coopmat_analysis::Dominators::new(m, f);
+        let def_block: HashMap<u32, u32> = f
+            .blocks
+            .iter()
+            .flat_map(|b| {
+                b.body
+                    .clone()
+                    .filter_map(move |i| m.instructions[i].result_id.map(|r| (r, b.id)))
+            })
+            .collect();
+        let facts = EdgeFacts {
+            doms: doms.as_ref(),
+            def_block: &def_block,
+        };
         let mut blocks = Vec::new();
         for &bi in &order {
             let b = &f.blocks[bi];
@@ -1214,7 +1250,7 @@ impl<'m> Cx<'m> {
             }
             let term_inst = &m.instructions[*last];
             let d = self.desc(term_inst.opcode, 0);
-            let term = self.term(f, b.id, term_inst, &pos)?;
+            let term = self.term(f, b.id, term_inst, &pos, &facts)?;
             blocks.push(Block {
                 ops,
                 term: (term, d),
@@ -1447,12 +1483,14 @@ impl<'m> Cx<'m> {
         from: u32,
         to: u32,
         pos: &HashMap<u32, u32>,
+        facts: &EdgeFacts,
     ) -> Result<Edge, ExecError> {
         let m = self.m;
         let target = *pos
             .get(&to)
             .ok_or_else(|| ExecError::invalid(format!("branch to unknown block %{to}")))?;
         let mut phis = Vec::new();
+        let mut movable = Vec::new();
         if let Some(b) = f.blocks.iter().find(|b| b.id == to) {
             for i in b.body.clone() {
                 let inst = &m.instructions[i];
@@ -1469,13 +1507,35 @@ impl<'m> Cx<'m> {
                             && v != dst
                         {
                             phis.push((dst, v));
+                            movable.push(facts.dead_after(src, to));
                         }
                     }
                     k += 2;
                 }
             }
         }
-        Ok(Edge { target, phis })
+        let overlaps = |x: Val, y: Val| {
+            let cols = x.ncols > 0
+                && y.ncols > 0
+                && x.col.ix() < y.col.ix() + y.ncols as usize
+                && y.col.ix() < x.col.ix() + x.ncols as usize;
+            let mats = x.nmats > 0
+                && y.nmats > 0
+                && x.mat.ix() < y.mat.ix() + y.nmats as usize
+                && y.mat.ix() < x.mat.ix() + x.nmats as usize;
+            cols || mats
+        };
+        let parallel = phis.iter().enumerate().any(|(i, &(d, _))| {
+            phis.iter()
+                .enumerate()
+                .any(|(j, &(_, s))| i != j && overlaps(d, s))
+        });
+        Ok(Edge {
+            target,
+            phis,
+            parallel,
+            movable,
+        })
     }
 
     fn term(
@@ -1484,14 +1544,15 @@ impl<'m> Cx<'m> {
         from: u32,
         t: &coopmat_spirv::Instruction,
         pos: &HashMap<u32, u32>,
+        facts: &EdgeFacts,
     ) -> Result<Term, ExecError> {
         let w = |i: usize| t.word(i).unwrap_or(0);
         Ok(match t.opcode {
-            op::Branch => Term::Branch(self.edge(f, from, w(0), pos)?),
+            op::Branch => Term::Branch(self.edge(f, from, w(0), pos, facts)?),
             op::BranchConditional => Term::Cond {
                 c: self.col(w(0))?,
-                t: self.edge(f, from, w(1), pos)?,
-                f: self.edge(f, from, w(2), pos)?,
+                t: self.edge(f, from, w(1), pos, facts)?,
+                f: self.edge(f, from, w(2), pos, facts)?,
             },
             op::Switch => {
                 let sel = w(0);
@@ -1504,13 +1565,13 @@ impl<'m> Cx<'m> {
                         .iter()
                         .rev()
                         .fold(0u64, |a, &x| (a << 32) | x as u64);
-                    cases.push((lit, self.edge(f, from, w(k + 1), pos)?));
+                    cases.push((lit, self.edge(f, from, w(k + 1), pos, facts)?));
                     k += 2;
                 }
                 Term::Switch {
                     sel: self.col(sel)?,
                     bits: num.bits() as u8,
-                    default: self.edge(f, from, w(1), pos)?,
+                    default: self.edge(f, from, w(1), pos, facts)?,
                     cases,
                 }
             }

@@ -101,6 +101,8 @@ struct Batch<'p, 'a> {
     cols: Vec<u64>,
     mf: Vec<f32>,
     mw: Vec<u64>,
+    /// Arena offset of each matrix slot's storage (initially the program's; see `slot`).
+    mat_off: Vec<usize>,
     mem: Mem<'a>,
     pending: Vec<Vec<Mask>>,
     /// The workgroups of the current batch (more than one when the program packs them).
@@ -163,6 +165,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             cols,
             mf: vec![0.0; p.mf_len],
             mw: vec![0; p.mw_len],
+            mat_off: p.mats.iter().map(|s| s.off).collect(),
             mem: Mem {
                 objs: sh.objs.clone(),
                 addressable: sh.addressable.clone(),
@@ -194,8 +197,18 @@ impl<'p, 'a> Batch<'p, 'a> {
         b
     }
 
+    /// Where matrix slot `m` lives now: its type from the program, its storage from
+    /// `mat_off` (slots trade storage on edges that move dead values into phis).
+    #[inline(always)]
+    fn slot(&self, m: Mat) -> MatSlot {
+        MatSlot {
+            off: self.mat_off[m.ix()],
+            ..self.p.mats[m.ix()]
+        }
+    }
+
     fn fill_mat(&mut self, m: Mat, raw: u64) {
-        let s = self.p.mats[m.ix()];
+        let s = self.slot(m);
         let len = s.inst as usize * s.cm.elems();
         if s.cm.is_f32_arena() {
             let v = floats::to_f64(s.cm.num, raw) as f32;
@@ -424,8 +437,21 @@ impl<'p, 'a> Batch<'p, 'a> {
                     return;
                 }
                 let dense = m == b.full;
-                for (dst, src) in &e.phis {
-                    b.copy_val(*dst, *src, &m, dense);
+                if e.parallel {
+                    b.copy_parallel(&e.phis, &m, dense);
+                } else {
+                    for (&(dst, src), &movable) in e.phis.iter().zip(&e.movable) {
+                        if movable && dense && dst.nmats == src.nmats && src.nmats > 0 {
+                            // Every lane leaves the incoming value behind: its tiles become
+                            // the phi's without a copy.
+                            b.copy_val(Val { nmats: 0, ..dst }, Val { nmats: 0, ..src }, &m, dense);
+                            for k in 0..dst.nmats {
+                                b.mat_off.swap((dst.mat + k).ix(), (src.mat + k).ix());
+                            }
+                        } else {
+                            b.copy_val(dst, src, &m, dense);
+                        }
+                    }
                 }
                 let t = &mut b.pending[fi][e.target as usize];
                 for k in 0..MW {
@@ -497,6 +523,57 @@ impl<'p, 'a> Batch<'p, 'a> {
         Ok(())
     }
 
+    /// The phi copies of an edge whose incoming values overlap its phis: all read first.
+    fn copy_parallel(&mut self, phis: &[(Val, Val)], mask: &Mask, dense: bool) {
+        /// One incoming value: its lane columns, and per matrix slot its f32 or raw storage.
+        type Saved = (Vec<u64>, Vec<(Vec<f32>, Vec<u64>)>);
+        let lanes = self.lanes;
+        let saved: Vec<Saved> = phis
+            .iter()
+            .map(|&(_, src)| {
+                let cols = self.cols
+                    [src.col.ix() * lanes..(src.col.ix() + src.ncols as usize) * lanes]
+                    .to_vec();
+                let mats = (0..src.nmats)
+                    .map(|k| {
+                        let s = self.slot(src.mat + k);
+                        let len = s.inst as usize * s.cm.elems();
+                        if s.cm.is_f32_arena() {
+                            (self.mf[s.off..s.off + len].to_vec(), Vec::new())
+                        } else {
+                            (Vec::new(), self.mw[s.off..s.off + len].to_vec())
+                        }
+                    })
+                    .collect();
+                (cols, mats)
+            })
+            .collect();
+        for (&(dst, _), (cols, mats)) in phis.iter().zip(&saved) {
+            for k in 0..dst.ncols as usize {
+                let (dc, sc) = ((dst.col.ix() + k) * lanes, k * lanes);
+                if dense {
+                    self.cols[dc..dc + lanes].copy_from_slice(&cols[sc..sc + lanes]);
+                } else {
+                    for l in coop2::mask_lanes(mask) {
+                        self.cols[dc + l] = cols[sc + l];
+                    }
+                }
+            }
+            for (k, (f, w)) in mats.iter().enumerate() {
+                let s = self.slot(dst.mat + k as u32);
+                let n = s.cm.elems();
+                for (i, _) in self.instances(dst.mat + k as u32, mask) {
+                    let r = i * n..(i + 1) * n;
+                    if s.cm.is_f32_arena() {
+                        self.mf[s.off + r.start..s.off + r.end].copy_from_slice(&f[r]);
+                    } else {
+                        self.mw[s.off + r.start..s.off + r.end].copy_from_slice(&w[r]);
+                    }
+                }
+            }
+        }
+    }
+
     fn copy_val(&mut self, d: Val, a: Val, mask: &Mask, dense: bool) {
         let columns = CopyArgs {
             d: Val { nmats: 0, ..d },
@@ -516,7 +593,7 @@ impl<'p, 'a> Batch<'p, 'a> {
 
     /// Scope instances of a matrix slot with at least one active lane.
     fn instances<'m>(&self, m: Mat, mask: &'m Mask) -> Insts<'m> {
-        let s = self.p.mats[m.ix()];
+        let s = self.slot(m);
         Insts {
             mask,
             scope: s.scope as usize,
@@ -527,7 +604,7 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     fn mat_copy(&mut self, d: Mat, a: Mat, mask: &Mask) {
-        let (sd, sa) = (self.p.mats[d.ix()], self.p.mats[a.ix()]);
+        let (sd, sa) = (self.slot(d), self.slot(a));
         let n = sd.cm.elems();
         for (i, _) in self.instances(d, mask) {
             if sd.cm.is_f32_arena() {
@@ -542,7 +619,7 @@ impl<'p, 'a> Batch<'p, 'a> {
 
     /// Element `e` of instance `i` of matrix slot `m` as raw bits of its component kind.
     fn mat_get(&self, m: Mat, i: usize, e: usize) -> u64 {
-        let s = self.p.mats[m.ix()];
+        let s = self.slot(m);
         let k = s.off + i * s.cm.elems() + e;
         if s.cm.is_f32_arena() {
             let v = self.mf[k];
@@ -557,7 +634,7 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     fn mat_set(&mut self, m: Mat, i: usize, e: usize, raw: u64) {
-        let s = self.p.mats[m.ix()];
+        let s = self.slot(m);
         let k = s.off + i * s.cm.elems() + e;
         if s.cm.is_f32_arena() {
             self.mf[k] = floats::to_f64(s.cm.num, raw) as f32;
@@ -643,7 +720,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                             bm + k
                         };
                         let mut one = [0u64; MW];
-                        let scope = self.p.mats[(dm + k).ix()].scope as usize;
+                        let scope = self.slot(dm + k).scope as usize;
                         for x in i * scope..((i + 1) * scope).min(lanes) {
                             one[x / 64] |= 1 << (x % 64);
                         }
@@ -663,6 +740,21 @@ impl<'p, 'a> Batch<'p, 'a> {
                         d.col.ix(),
                         nw,
                         mask,
+                        dense,
+                    )
+                {
+                    return Ok(());
+                }
+                if let [MemLeaf::Scalar { off, num, col: 0 }] = leaves[..]
+                    && matches!(num, Num::Int(8) | Num::Int(16) | Num::F16 | Num::BF16)
+                    && load_narrow_fast(
+                        &self.mem,
+                        &mut self.cols,
+                        lanes,
+                        pc,
+                        d.col.ix(),
+                        off,
+                        num,
                         dense,
                     )
                 {
@@ -799,7 +891,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                                 }
                             }
                             MemLeaf::Mat { off, mat, cm } => {
-                                let s = self.p.mats[(v.mat + mat).ix()];
+                                let s = self.slot(v.mat + mat);
                                 let scope = s.scope as usize;
                                 let (i, li) = (l / scope, l % scope);
                                 let len = cm.elems().div_ceil(scope);
@@ -929,7 +1021,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.muladd(*d, *a, *b, *c, *flags, mask)?;
             }
             Op::CmExtract(CmExtractArgs { d, m, idx }) => {
-                let s = self.p.mats[m.ix()];
+                let s = self.slot(*m);
                 let scope = s.scope as usize;
                 each_lane!(mask, lanes, dense, |l| {
                     let e = l % scope + *idx as usize * scope;
@@ -944,7 +1036,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 if d != m {
                     self.mat_copy(*d, *m, mask);
                 }
-                let s = self.p.mats[d.ix()];
+                let s = self.slot(*d);
                 let scope = s.scope as usize;
                 each_lane!(mask, lanes, dense, |l| {
                     let e = l % scope + *idx as usize * scope;
@@ -955,7 +1047,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
             }
             Op::CmSplat(CmSplatArgs { d, v }) => {
-                let s = self.p.mats[d.ix()];
+                let s = self.slot(*d);
                 for (i, l) in self.instances(*d, mask) {
                     let x = self.cols[col(*v) + l];
                     for e in 0..s.cm.elems() {
@@ -1024,7 +1116,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         mask: &Mask,
         robust: bool,
     ) -> Result<(), Fault> {
-        let s = self.p.mats[m.ix()];
+        let s = self.slot(m);
         let scope = s.scope as usize;
         let len = s.cm.elems().div_ceil(scope);
         let b = num.bytes();
@@ -1308,6 +1400,64 @@ fn store_words_fast(
 
 /// If the leaves are 32-bit scalars at offsets 0, 4, 8, … going to columns 0, 1, 2, …, their
 /// count (such values load and store as plain words), else 0.
+/// A load of one 8- or 16-bit scalar for every active lane (the decode functions' weights and
+/// scales), when all lanes point into one shared or Workgroup object and the furthest one is in
+/// bounds: one check for the whole column, every lane's word prefetched first so that the cache
+/// misses of scattered blocks overlap, then plain reads. False: take the per-lane path (which
+/// reports the faulting lane).
+#[allow(clippy::too_many_arguments)]
+fn load_narrow_fast(
+    mem: &Mem,
+    cols: &mut [u64],
+    lanes: usize,
+    pc: usize,
+    dcol: usize,
+    off: u32,
+    num: Num,
+    dense: bool,
+) -> bool {
+    if !dense || dcol * lanes == pc {
+        return false;
+    }
+    let Some(&a0) = cols.get(pc) else {
+        return false;
+    };
+    let Some(o) = mem.obj(a0 >> memory::OBJ_SHIFT) else {
+        return false;
+    };
+    if o.per_lane != 0 {
+        return false;
+    }
+    let ptrs = &cols[pc..pc + lanes];
+    let (mut other, mut last) = (0u64, 0u64);
+    for &a in ptrs {
+        other |= (a ^ a0) >> memory::OBJ_SHIFT;
+        last = last.max(a & memory::OFF_MASK);
+    }
+    let n = num.bytes();
+    if other != 0 || last + off as u64 + n as u64 > o.size {
+        return false;
+    }
+    let words = mem.words(o.shared, o.idx);
+    let byte = |a: u64| ((a & memory::OFF_MASK) + off as u64) as usize;
+    for &a in ptrs {
+        if let Some(w) = words.get(byte(a) / 4) {
+            crate::kernels::prefetch(w);
+        }
+    }
+    let (lo, hi) = cols.split_at_mut(dcol * lanes);
+    let (dst, hi) = hi.split_at_mut(lanes);
+    let ptrs: &[u64] = if pc < dcol * lanes {
+        &lo[pc..pc + lanes]
+    } else {
+        &hi[pc - (dcol + 1) * lanes..pc - dcol * lanes]
+    };
+    for (d, &a) in dst.iter_mut().zip(ptrs) {
+        *d = memory::read_bytes(words, byte(a), n);
+    }
+    true
+}
+
 fn word_run(leaves: &[MemLeaf]) -> usize {
     let ok = leaves.iter().enumerate().all(|(k, x)| {
         matches!(*x, MemLeaf::Scalar { off, num, col } if off == 4 * k as u32 && col == k as u32 && matches!(num, Num::Int(32) | Num::F32))

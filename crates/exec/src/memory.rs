@@ -20,7 +20,8 @@ pub const FIRST_BUFFER_OBJECT: u32 = 1;
 /// Object index of the first memory object reachable only by device address
 /// ([`crate::BoundResources::addressable`]): far above the dispatch's own objects.
 pub const FIRST_ADDRESSABLE_OBJECT: u64 = 1 << 20;
-const OFF_MASK: u64 = (1u64 << OBJ_SHIFT) - 1;
+/// The byte-offset bits of an address (below the object index).
+pub const OFF_MASK: u64 = (1u64 << OBJ_SHIFT) - 1;
 /// Largest object: offsets from here up to the next object's base are a guard band that no
 /// object covers, so an offset can never run from one object into the next by accident.
 pub const MAX_OBJECT_BYTES: u64 = 1 << (OBJ_SHIFT - 1);

@@ -392,3 +392,108 @@ fn workgroup_scope_group_operations_span_the_whole_workgroup() {
     );
     assert!(e.to_string().contains("OpGroupIAdd"), "{e}");
 }
+
+/// Phis that read each other on the same edge (`a, b = b, a`): SPIR-V 2.2.5 makes them a
+/// parallel copy, so every incoming value is read before any phi is written. Scalars and
+/// cooperative matrices, and an accumulator whose tile moves into its phi without a copy
+/// (`Edge::movable`) in the same loop.
+const PHI_SWAP: &str = r#"
+               OpCapability Shader
+               OpCapability CooperativeMatrixKHR
+               OpCapability VulkanMemoryModel
+               OpExtension "SPV_KHR_cooperative_matrix"
+               OpExtension "SPV_KHR_vulkan_memory_model"
+               OpMemoryModel Logical Vulkan
+               OpEntryPoint GLCompute %main "main" %buf
+               OpExecutionMode %main LocalSize 32 1 1
+               OpDecorate %rt ArrayStride 4
+               OpDecorate %S Block
+               OpMemberDecorate %S 0 Offset 0
+               OpDecorate %buf DescriptorSet 0
+               OpDecorate %buf Binding 0
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+      %float = OpTypeFloat 32
+       %bool = OpTypeBool
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_2 = OpConstant %uint 2
+     %uint_3 = OpConstant %uint 3
+    %uint_16 = OpConstant %uint 16
+   %uint_256 = OpConstant %uint 256
+   %uint_512 = OpConstant %uint 512
+   %uint_768 = OpConstant %uint 768
+   %uint_769 = OpConstant %uint 769
+    %float_0 = OpConstant %float 0
+    %float_1 = OpConstant %float 1
+    %float_2 = OpConstant %float 2
+         %mt = OpTypeCooperativeMatrixKHR %float %uint_3 %uint_16 %uint_16 %uint_2
+      %mzero = OpConstantComposite %mt %float_0
+        %mA0 = OpConstantComposite %mt %float_1
+        %mB0 = OpConstantComposite %mt %float_2
+         %rt = OpTypeRuntimeArray %float
+          %S = OpTypeStruct %rt
+       %ptrS = OpTypePointer StorageBuffer %S
+       %ptrf = OpTypePointer StorageBuffer %float
+        %buf = OpVariable %ptrS StorageBuffer
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+               OpBranch %header
+     %header = OpLabel
+          %i = OpPhi %uint %uint_0 %entry %inext %cont
+          %a = OpPhi %uint %uint_1 %entry %b %cont
+          %b = OpPhi %uint %uint_2 %entry %a %cont
+         %ma = OpPhi %mt %mA0 %entry %mb %cont
+         %mb = OpPhi %mt %mB0 %entry %ma %cont
+        %acc = OpPhi %mt %mzero %entry %acc2 %cont
+         %lt = OpULessThan %bool %i %uint_3
+               OpLoopMerge %merge %cont None
+               OpBranchConditional %lt %body %merge
+       %body = OpLabel
+       %acc2 = OpFAdd %mt %acc %ma
+               OpBranch %cont
+       %cont = OpLabel
+      %inext = OpIAdd %uint %i %uint_1
+               OpBranch %header
+      %merge = OpLabel
+         %p0 = OpAccessChain %ptrf %buf %uint_0 %uint_0
+               OpCooperativeMatrixStoreKHR %p0 %ma %uint_0 %uint_16
+         %p1 = OpAccessChain %ptrf %buf %uint_0 %uint_256
+               OpCooperativeMatrixStoreKHR %p1 %mb %uint_0 %uint_16
+         %p2 = OpAccessChain %ptrf %buf %uint_0 %uint_512
+               OpCooperativeMatrixStoreKHR %p2 %acc %uint_0 %uint_16
+         %af = OpConvertUToF %float %a
+         %bf = OpConvertUToF %float %b
+         %p3 = OpAccessChain %ptrf %buf %uint_0 %uint_768
+               OpStore %p3 %af
+         %p4 = OpAccessChain %ptrf %buf %uint_0 %uint_769
+               OpStore %p4 %bf
+               OpReturn
+               OpFunctionEnd
+"#;
+
+#[test]
+fn phis_of_one_edge_are_a_parallel_copy() {
+    let Some(m) = spvasm(PHI_SWAP) else {
+        return;
+    };
+    let p = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 4 * 770]);
+    p.dispatch(&mut res, [1, 1, 1]).unwrap();
+    let out = f32s(&res.buffers[&(0, 0)]);
+    // Three trips: (a, b) = (1, 2) -> (2, 1) -> (1, 2) -> (2, 1); acc = 1 + 2 + 1.
+    assert!(out[..256].iter().all(|&x| x == 2.0), "ma {:?}", &out[..4]);
+    assert!(
+        out[256..512].iter().all(|&x| x == 1.0),
+        "mb {:?}",
+        &out[256..260]
+    );
+    assert!(
+        out[512..768].iter().all(|&x| x == 4.0),
+        "acc {:?}",
+        &out[512..516]
+    );
+    assert_eq!(&out[768..770], &[2.0, 1.0]);
+}

@@ -781,6 +781,47 @@ fn cols3(
     Some((dst, pick(a)?, pick(b)?))
 }
 
+/// Column `d` (mutable) and column `a` (shared) of the register file, or None when they are the
+/// same column.
+fn cols2(c: &mut [u64], d: usize, a: usize, lanes: usize) -> Option<(&mut [u64], &[u64])> {
+    if d == a || d + lanes > c.len() {
+        return None;
+    }
+    let (lo, hi) = c.split_at_mut(d);
+    let (dst, hi) = hi.split_at_mut(lanes);
+    let src = if a < d {
+        lo.get(a..a + lanes)?
+    } else {
+        let o = a.checked_sub(d + lanes)?;
+        hi.get(o..o + lanes)?
+    };
+    Some((dst, src))
+}
+
+/// `c[d + l] = f(c[a + l])` over the active lanes; with every lane active and distinct columns
+/// a loop over plain slices (no bounds checks: it vectorizes where `f` does).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn map_col(
+    c: &mut [u64],
+    dc: usize,
+    ac: usize,
+    lanes: usize,
+    mask: &Mask,
+    dense: bool,
+    f: impl Fn(u64) -> u64,
+) {
+    if dense && let Some((dd, aa)) = cols2(c, dc, ac, lanes) {
+        for (d, &x) in dd.iter_mut().zip(aa) {
+            *d = f(x);
+        }
+        return;
+    }
+    each_lane!(mask, lanes, dense, |l| {
+        c[dc + l] = f(c[ac + l]);
+    });
+}
+
 /// Runs pure column ops on a one-lane register image (OpSpecConstantOp).
 pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
     let mut mask = [0u64; MW];
@@ -885,15 +926,34 @@ impl Columns<'_> {
                 // its payload does not depend on the operand order a vectorized loop picks.
                 macro_rules! arith {
                     ($e:expr) => {
-                        each_lane!(mask, lanes, dense, |l| {
-                            let (x, y) = (c[ac + l], c[bc + l]);
-                            let r: f32 = $e(f32::from_bits(x as u32), f32::from_bits(y as u32));
-                            c[dc + l] = if r.is_nan() {
-                                bin1(op, num, x, y)
-                            } else {
-                                r.to_bits() as u64
-                            };
-                        })
+                        if dense && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes) {
+                            // A loop that vectorizes, then the rare NaN results fixed.
+                            let mut nan = false;
+                            for ((d, &x), &y) in dd.iter_mut().zip(aa).zip(bb) {
+                                let r: f32 =
+                                    $e(f32::from_bits(x as u32), f32::from_bits(y as u32));
+                                nan |= r.is_nan();
+                                *d = r.to_bits() as u64;
+                            }
+                            if nan {
+                                for ((d, &x), &y) in dd.iter_mut().zip(aa).zip(bb) {
+                                    if f32::from_bits(*d as u32).is_nan() {
+                                        *d = bin1(op, num, x, y);
+                                    }
+                                }
+                            }
+                        } else {
+                            each_lane!(mask, lanes, dense, |l| {
+                                let (x, y) = (c[ac + l], c[bc + l]);
+                                let r: f32 =
+                                    $e(f32::from_bits(x as u32), f32::from_bits(y as u32));
+                                c[dc + l] = if r.is_nan() {
+                                    bin1(op, num, x, y)
+                                } else {
+                                    r.to_bits() as u64
+                                };
+                            })
+                        }
                     };
                 }
                 match op {
@@ -971,9 +1031,7 @@ impl Columns<'_> {
 
         for k in 0..n {
             let (dc, ac) = (col(d + k), col(a + k));
-            each_lane!(mask, lanes, dense, |l| {
-                c[dc + l] = un1(op, num, c[ac + l]);
-            });
+            map_col(c, dc, ac, lanes, mask, dense, |x| un1(op, num, x));
         }
     }
 
@@ -1059,9 +1117,7 @@ impl Columns<'_> {
         // NaN inputs still go through `cvt1` (which fixes their bits).
         macro_rules! lanes {
             ($dc:expr, $ac:expr, $f:expr) => {
-                each_lane!(mask, lanes, dense, |l| {
-                    c[$dc + l] = $f(c[$ac + l]);
-                })
+                map_col(c, $dc, $ac, lanes, mask, dense, $f)
             };
         }
         macro_rules! constant {
@@ -1089,6 +1145,27 @@ impl Columns<'_> {
                     })
                 }
                 // One rounding of the same exact value as through f64.
+                (K::FConv, F32, F16) if dense && dc != ac => {
+                    // In chunks through the slice conversion (F16C where the CPU has it);
+                    // NaN inputs through `cvt1`, which fixes their bits.
+                    use half::slice::HalfFloatSliceExt;
+                    let mut fs = [0f32; 64];
+                    let mut hs = [half::f16::ZERO; 64];
+                    for l0 in (0..lanes).step_by(64) {
+                        let m = (lanes - l0).min(64);
+                        for (f, &x) in fs[..m].iter_mut().zip(&c[ac + l0..ac + l0 + m]) {
+                            *f = f32::from_bits(x as u32);
+                        }
+                        hs[..m].convert_from_f32_slice(&fs[..m]);
+                        for j in 0..m {
+                            c[dc + l0 + j] = if fs[j].is_nan() {
+                                cvt1(kind, from, to, c[ac + l0 + j])
+                            } else {
+                                hs[j].to_bits() as u64
+                            };
+                        }
+                    }
+                }
                 (K::FConv, F32, F16) => lanes!(dc, ac, |x: u64| {
                     let f = f32::from_bits(x as u32);
                     if f.is_nan() {

@@ -102,7 +102,7 @@ impl Batch<'_, '_> {
         store: bool,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let s = self.p.mats[m.ix()];
+        let s = self.slot(m);
         let cm = s.cm;
         let (rows, cols) = (cm.rows as usize, cm.cols as usize);
         let cb = cm.num.bytes() as u64;
@@ -254,12 +254,7 @@ impl Batch<'_, '_> {
         mask: &Mask,
     ) -> Result<(), Fault> {
         let p = self.p;
-        let (sd, sa, sb, sc) = (
-            p.mats[d.ix()],
-            p.mats[a.ix()],
-            p.mats[b.ix()],
-            p.mats[c.ix()],
-        );
+        let (sd, sa, sb, sc) = (self.slot(d), self.slot(a), self.slot(b), self.slot(c));
         let (m, n, k) = (
             sd.cm.rows as usize,
             sd.cm.cols as usize,
@@ -367,12 +362,11 @@ impl Batch<'_, '_> {
         &CmUnArgs { op, d, a }: &CmUnArgs,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let p = self.p;
-        let sd = p.mats[d.ix()];
+        let sd = self.slot(d);
         let n = sd.cm.elems();
         for (i, _) in self.instances(d, mask) {
             if sd.cm.num == Num::F32 && op == UnOp::FNeg {
-                let sa = p.mats[a.ix()];
+                let sa = self.slot(a);
                 for e in 0..n {
                     self.mf[sd.off + i * n + e] = -self.mf[sa.off + i * n + e];
                 }
@@ -392,9 +386,8 @@ impl Batch<'_, '_> {
         &CmBinArgs { op, d, a, b }: &CmBinArgs,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let p = self.p;
-        let sd = p.mats[d.ix()];
-        let (sa, sb) = (p.mats[a.ix()], p.mats[b.ix()]);
+        let sd = self.slot(d);
+        let (sa, sb) = (self.slot(a), self.slot(b));
         let n = sd.cm.elems();
         for (i, _) in self.instances(d, mask) {
             if sd.cm.num == Num::F32
@@ -428,8 +421,7 @@ impl Batch<'_, '_> {
         &CmScaleArgs { d, a, s }: &CmScaleArgs,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let p = self.p;
-        let sd = p.mats[d.ix()];
+        let sd = self.slot(d);
         let n = sd.cm.elems();
         for (i, l) in self.instances(d, mask) {
             let sv = self.cols[s.ix() * self.lanes + l];
@@ -452,8 +444,7 @@ impl Batch<'_, '_> {
         &CmCvtArgs { kind, d, a }: &CmCvtArgs,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let p = self.p;
-        let (sd, sa) = (p.mats[d.ix()], p.mats[a.ix()]);
+        let (sd, sa) = (self.slot(d), self.slot(a));
         let n = sd.cm.elems();
         for (i, _) in self.instances(d, mask) {
             if kind == CvtKind::FConv && sd.cm.is_f32_arena() && sa.cm.is_f32_arena() {

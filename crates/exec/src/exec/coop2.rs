@@ -7,7 +7,7 @@ use crate::eval::tensor::{layout_from, layout_to, view_from, view_to};
 use coopmat_tensor::{ElementSource, TensorElement, address::constant_bits};
 
 /// The active lanes of a mask, in order.
-fn mask_lanes(mask: &Mask) -> impl Iterator<Item = usize> + '_ {
+pub(super) fn mask_lanes(mask: &Mask) -> impl Iterator<Item = usize> + '_ {
     mask.iter().enumerate().flat_map(|(w, &bits)| {
         let mut bb = bits;
         std::iter::from_fn(move || {
@@ -369,7 +369,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             C2::GetCoord { d, m, idx } => {
                 // The engine's mapping (DESIGN.md): lane l of its scope instance, component i
                 // is row-major element l + i·scope.
-                let s = self.p.mats[m.ix()];
+                let s = self.slot(*m);
                 let (scope, ncols) = (s.scope as u64, s.cm.cols as u64);
                 let lanes = self.lanes;
                 for l in mask_lanes(mask) {
@@ -384,7 +384,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.per_element(*d, *m, *func, extras, mask)?
             }
             C2::Transpose { d, m } => {
-                let (sd, sm) = (self.p.mats[d.ix()].cm, self.p.mats[m.ix()].cm);
+                let (sd, sm) = (self.slot(*d).cm, self.slot(*m).cm);
                 for (i, _) in self.instances(*d, mask) {
                     let v: Vec<u64> = (0..sm.elems()).map(|e| self.mat_get(*m, i, e)).collect();
                     let t = coopmat_tensor::ops::transpose(&v, sm.rows, sm.cols).map_err(tfault)?;
@@ -443,7 +443,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let column = &self.cols[c.ix() * lanes..(c.ix() + 1) * lanes];
                 let v = column[first];
                 if dense {
-                    column.iter().all(|&x| x == v)
+                    // No early exit: the loop vectorizes (inputs are uniform nearly always).
+                    column.iter().fold(0, |acc, &x| acc | (x ^ v)) == 0
                 } else {
                     mask_lanes(mask).all(|l| column[l] == v)
                 }
@@ -640,7 +641,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         salt: u32,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let s = self.p.mats[d.ix()];
+        let s = self.slot(d);
         let cm = s.cm;
         let cb = cm.num.bytes() as u64;
         let bits = cm.num.bits();
@@ -661,7 +662,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.tile_sources(&lcols, vcols.as_deref(), cm.rows, cm.cols, false)?;
             if obj != d && srcs.keeps_object {
                 let n = cm.elems();
-                let so = self.p.mats[obj.ix()];
+                let so = self.slot(obj);
                 if cm.is_f32_arena() {
                     self.mf
                         .copy_within(so.off + i * n..so.off + (i + 1) * n, s.off + i * n);
@@ -687,6 +688,18 @@ impl<'p, 'a> Batch<'p, 'a> {
                     })
             });
             if let Some((sh, idx, b0, _)) = run_object {
+                // Runs are short (a tile's row or column) and far apart in the source (a
+                // tensor's rows): touch every cache line of every run first, so that the misses
+                // overlap instead of each run waiting for its own.
+                let words = self.mem.words(sh, idx);
+                for &(_, i0, len) in &srcs.runs {
+                    let first = b0 + (i0.wrapping_add(shift.0) * cb) as usize;
+                    for byte in (first..first + len * cb as usize).step_by(64) {
+                        if let Some(w) = words.get(byte / 4) {
+                            kernels::prefetch(w);
+                        }
+                    }
+                }
                 for &(e0, i0, len) in &srcs.runs {
                     let byte = b0 + (i0.wrapping_add(shift.0) * cb) as usize;
                     let at = (s.off + i * n_el + e0, srcs.run_stride);
@@ -857,7 +870,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         let r = self.call_sub(func, &args, n, l0);
         self.src_cache.args = args;
         let r = r?;
-        let s = self.p.mats[d.ix()];
+        let s = self.slot(d);
         let k0 = s.off + i * s.cm.elems();
         if s.cm.num == Num::F16 {
             let lut = floats::f16_lut();
@@ -972,7 +985,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let ns = els.len();
                 let args = mk_args(&mut els.iter().map(|x| x.3), ns);
                 let rs = self.call_sub(dec.func, &args, ns, l0)?;
-                let cols = self.p.mats[d.ix()].cm.cols as usize;
+                let cols = self.slot(d).cm.cols as usize;
                 for (l, &(gi, k, e, _)) in els.iter().enumerate() {
                     let vv = r[k * n + gi];
                     if rs[l] != vv {
@@ -1151,7 +1164,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         func: u32,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let (sd, sm) = (self.p.mats[d.ix()].cm, self.p.mats[m.ix()].cm);
+        let (sd, sm) = (self.slot(d).cm, self.slot(m).cm);
         let key = (mode, sm.rows, sm.cols, sd.rows, sd.cols);
         let plan = ReducePlan::get(key)?;
         let g = plan.groups;
@@ -1204,7 +1217,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         extras: &[(Val, bool)],
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let sm = self.p.mats[m.ix()].cm;
+        let sm = self.slot(m).cm;
         let n = sm.elems();
         for (i, l0) in self.instances(d, mask) {
             let v: Vec<u64> = (0..n).map(|e| self.mat_get(m, i, e)).collect();
@@ -1311,7 +1324,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             QcomMatrix::Construct { d, .. } => d,
             QcomMatrix::Extract { m, .. } => m,
         };
-        let s = self.p.mats[m.ix()];
+        let s = self.slot(m);
         let cm = s.cm;
         let use_ = coopmat_tensor::ops::MatrixUse::from_raw(cm.use_)
             .ok_or_else(|| tfault("QCOM conversion of a matrix without a Use"))?;
@@ -1391,7 +1404,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         view: Option<Col>,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let s = self.p.mats[m.ix()];
+        let s = self.slot(m);
         let cm = s.cm;
         let cb = cm.num.bytes() as u64;
         for (i, l0) in self.instances(m, mask) {

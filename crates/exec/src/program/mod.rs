@@ -464,6 +464,15 @@ pub struct Edge {
     pub target: u32,
     /// (phi value, incoming value).
     pub phis: Vec<(Val, Val)>,
+    /// Some phi's incoming value is (or overlaps) another phi of the same target, as in a swap
+    /// `a, b = b, a`: every incoming value must be read before any phi is written (SPIR-V
+    /// 2.2.5: phis take the values of the end of the predecessor, a parallel copy).
+    pub parallel: bool,
+    /// Per phi: the incoming value is dead once this edge is taken (the block defining it does
+    /// not dominate the target, so no later use can see it without redefining it first), and it
+    /// is no constant: when every lane takes the edge its matrix slots may trade storage with
+    /// the phi's instead of being copied (a loop's accumulator tiles).
+    pub movable: Vec<bool>,
 }
 
 /// Block terminators.
