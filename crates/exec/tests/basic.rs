@@ -694,3 +694,82 @@ void main() {
         assert_eq!(out[l as usize], want, "invocation {l}");
     }
 }
+
+/// 8- and 16-bit loads whose lanes all point into one buffer take a path checked once per
+/// column (`load_narrow_fast`); a lane past the end still fails alone and by name, and robust
+/// access still reads it as zero. Every lane active (128 invocations, one subgroup-aligned
+/// batch), so the one-check path is the one tried.
+#[test]
+fn narrow_loads_of_one_buffer_check_the_furthest_lane() {
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 128) in;
+layout(std430, binding = 0) readonly buffer A { uint16_t h[]; };
+layout(std430, binding = 1) readonly buffer C { uint8_t q[]; };
+layout(std430, binding = 2) buffer B { uint o[]; };
+layout(push_constant) uniform P { uint off; };
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    o[i] = uint(h[i * 3u + off]) + (uint(q[i * 5u + off]) << 16);
+}"#,
+    ) else {
+        return;
+    };
+    let words: Vec<u8> = (0..400u16)
+        .flat_map(|x| (x * 7 + 1).to_le_bytes())
+        .collect();
+    let bytes: Vec<u8> = (0..700u32).map(|x| (x * 13 % 251) as u8).collect();
+    let setup = |off: u32| {
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), words.clone());
+        res.buffers.insert((0, 1), bytes.clone());
+        res.buffers.insert((0, 2), vec![0; 512]);
+        res.push_constants = off.to_le_bytes().to_vec();
+        res
+    };
+    let compile = |robust| {
+        coopmat_exec::Pipeline::compile(
+            &m,
+            "main",
+            &Default::default(),
+            &EngineOptions {
+                robust,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let want = |off: u32, i: u32| {
+        let h = (i * 3 + off) as usize;
+        let q = (i * 5 + off) as usize;
+        let hv = if h < 400 { h as u32 * 7 + 1 } else { 0 };
+        let qv = if q < 700 {
+            (q as u32 * 13 % 251) << 16
+        } else {
+            0
+        };
+        hv + qv
+    };
+    let mut res = setup(2);
+    compile(false).dispatch(&mut res, [1, 1, 1]).unwrap();
+    let out = u32s(&res.buffers[&(0, 2)]);
+    assert!(
+        (0..128).all(|i| out[i as usize] == want(2, i)),
+        "{:?}",
+        &out[..8]
+    );
+    // off = 66: h[i·3 + 66] passes the end (400 halves) from lane 112 on.
+    let mut res = setup(66);
+    let e = compile(false).dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
+    assert!(e.place.contains("local invocation (112, 0, 0)"), "{e}");
+    let mut res = setup(66);
+    compile(true).dispatch(&mut res, [1, 1, 1]).unwrap();
+    let out = u32s(&res.buffers[&(0, 2)]);
+    assert!(
+        (0..128).all(|i| out[i as usize] == want(66, i)),
+        "{:?}",
+        &out[108..116]
+    );
+}
