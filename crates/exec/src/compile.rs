@@ -181,6 +181,10 @@ struct Cx<'m> {
     /// Constant-index access chains into promoted variables: chain id -> the registers of the
     /// part it selects (loads and stores through it copy those).
     promoted_parts: HashMap<u32, Val>,
+    /// Access chains with one (computed) index into a promoted cooperative-matrix variable:
+    /// chain id -> (the matrix slot, the index id); loads and stores through it are element
+    /// accesses of the lane's share.
+    promoted_elems: HashMap<u32, (Mat, u32)>,
     /// Function variables that are never read (only stored to, directly or through access
     /// chains with constant indices), and those access chains: their stores compile to nothing.
     write_only: HashSet<u32>,
@@ -232,6 +236,7 @@ impl<'m> Cx<'m> {
             wg_block: None,
             promoted: HashMap::new(),
             promoted_parts: HashMap::new(),
+            promoted_elems: HashMap::new(),
             write_only: HashSet::new(),
             descriptor_arrays: HashMap::new(),
             forward_pointers: HashSet::new(),
@@ -1285,7 +1290,38 @@ impl<'m> Cx<'m> {
             return false;
         }
         let no_matrices = matches!(self.t.shape(pointee), Ok((_, 0)));
+        if self.t.coopmat(pointee).is_some() {
+            return self.matrix_loaded_and_stored(du, id);
+        }
         self.only_loaded_and_stored(du, id, pointee, no_matrices, 0)
+    }
+
+    /// Whether a cooperative-matrix Function variable `id` is used only by whole loads and
+    /// stores and by access chains with one index (a component of the lane's share, computed or
+    /// not) that are only loaded and stored through: flash attention's softcap loop indexes its
+    /// score tile that way, and kept the whole tile in per-lane memory for every other access.
+    fn matrix_loaded_and_stored(&self, du: &coopmat_spirv::module::DefUse, id: u32) -> bool {
+        let loaded_or_stored = |u: usize, n: u16| match self.m.instructions[u].opcode {
+            // Operand 2 of OpLoad is its pointer; operand 0 of OpStore is its pointer.
+            op::Load => n == 2,
+            op::Store => n == 0,
+            op::Name | op::Decorate | op::DecorateId | op::DecorateString => true,
+            _ => false,
+        };
+        du.uses(id).iter().all(|&(u, n)| {
+            let user = &self.m.instructions[u];
+            match user.opcode {
+                // Operand 2 of an access chain is its base, operand 3 its one index.
+                op::AccessChain | op::InBoundsAccessChain => {
+                    n == 2
+                        && user.operands.len() == 4
+                        && user.result_id.is_some_and(|r| {
+                            du.uses(r).iter().all(|&(u, n)| loaded_or_stored(u, n))
+                        })
+                }
+                _ => loaded_or_stored(u, n),
+            }
+        })
     }
 
     /// Whether pointer `id` (to a value of type `ty`) is used only by whole loads and stores,

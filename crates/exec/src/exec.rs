@@ -207,6 +207,30 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
     }
 
+    /// Lane `l`'s component index of an element access to a matrix of slot `s`: a dynamic
+    /// index must be below the matrix's Length (`ceil(M·N / scope)`), as an access chain into
+    /// the Function variable holding it would have to stay inside the variable.
+    fn elem_index(&self, idx: ElemIndex, l: usize, s: MatSlot) -> Result<usize, Fault> {
+        match idx {
+            ElemIndex::Literal(i) => Ok(i as usize),
+            ElemIndex::Dynamic(c) => {
+                let i = self.cols[c.ix() * self.lanes + l];
+                let length = s.cm.elems().div_ceil(s.scope.max(1) as usize) as u64;
+                if i < length {
+                    Ok(i as usize)
+                } else {
+                    Err(Fault {
+                        kind: ErrorKind::OutOfBounds,
+                        what: format!(
+                            "element {i} of a cooperative matrix of Length {length} (an access chain past the end of the Function variable holding it)"
+                        ),
+                        lane: Some(l),
+                    })
+                }
+            }
+        }
+    }
+
     fn fill_mat(&mut self, m: Mat, raw: u64) {
         let s = self.slot(m);
         let len = s.inst as usize * s.cm.elems();
@@ -1024,7 +1048,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let s = self.slot(*m);
                 let scope = s.scope as usize;
                 each_lane!(mask, lanes, dense, |l| {
-                    let e = l % scope + *idx as usize * scope;
+                    let e = l % scope + self.elem_index(*idx, l, s)? * scope;
                     self.cols[col(*d) + l] = if e < s.cm.elems() {
                         self.mat_get(*m, l / scope, e)
                     } else {
@@ -1039,7 +1063,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let s = self.slot(*d);
                 let scope = s.scope as usize;
                 each_lane!(mask, lanes, dense, |l| {
-                    let e = l % scope + *idx as usize * scope;
+                    let e = l % scope + self.elem_index(*idx, l, s)? * scope;
                     if e < s.cm.elems() {
                         let x = self.cols[col(*v) + l];
                         self.mat_set(*d, l / scope, e, x);

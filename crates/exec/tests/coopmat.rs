@@ -686,3 +686,57 @@ fn workgroup_vote_skip_is_uniform_on_the_engine() {
         );
     }
 }
+
+/// A matrix in a local variable indexed element by element in a loop (`m[i]` with a computed
+/// `i`, as flash attention's softcap does): the variable lives in registers and the index names
+/// the component of the lane's share; an index past `length()` is an out-of-bounds error naming
+/// the invocation.
+#[test]
+fn matrix_locals_indexed_by_computed_components() {
+    let src = |bound: &str| {
+        format!(
+            r#"#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer B {{ float a[256]; float o[256]; }};
+void main() {{
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m;
+    coopMatLoad(m, a, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    for (int i = 0; i < {bound}; ++i) {{
+        m[i] = m[i] * 2.0 + float(i);
+    }}
+    coopMatStore(m, o, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+        )
+    };
+    let Some(m) = glsl(&src("m.length()")) else {
+        return;
+    };
+    let input: Vec<f32> = (0..256).map(|x| x as f32 * 0.5).collect();
+    let mut buf = bytes_f32(&input);
+    buf.extend(vec![0u8; 1024]);
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), buf.clone());
+    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+    let out = f32s(&res.buffers[&(0, 0)]);
+    // Component i of lane l is element l + 32·i (row-major, DESIGN.md "Mapping to invocations").
+    for e in 0..256 {
+        assert_eq!(
+            out[256 + e],
+            input[e] * 2.0 + (e / 32) as f32,
+            "element {e}"
+        );
+    }
+    let Some(m) = glsl(&src("m.length() + 1")) else {
+        return;
+    };
+    let p =
+        coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default())
+            .unwrap();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), buf);
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
+    assert!(e.to_string().contains("Length 8"), "{e}");
+}

@@ -21,7 +21,7 @@ impl<'m> Cx<'m> {
                         out.push(Op::CmExtract(CmExtractArgs {
                             d: d.col,
                             m: mm,
-                            idx: i,
+                            idx: ElemIndex::Literal(i),
                         }));
                         return Ok(true);
                     }
@@ -53,7 +53,7 @@ impl<'m> Cx<'m> {
                             d: mm,
                             m: mm,
                             v: obj.col,
-                            idx: i,
+                            idx: ElemIndex::Literal(i),
                         }));
                         return Ok(true);
                     }

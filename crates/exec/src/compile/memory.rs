@@ -10,6 +10,23 @@ impl<'m> Cx<'m> {
         match opcode {
             op::Store | op::AccessChain | op::InBoundsAccessChain
                 if self.write_only.contains(&arg(0)?) => {}
+            op::Load if self.promoted_elems.contains_key(&arg(0)?) => {
+                let (m, i) = self.promoted_elems[&arg(0)?];
+                out.push(Op::CmExtract(CmExtractArgs {
+                    d: d.col,
+                    m,
+                    idx: ElemIndex::Dynamic(self.col(i)?),
+                }));
+            }
+            op::Store if self.promoted_elems.contains_key(&arg(0)?) => {
+                let (m, i) = self.promoted_elems[&arg(0)?];
+                out.push(Op::CmInsert(CmInsertArgs {
+                    d: m,
+                    m,
+                    v: self.col(arg(1)?)?,
+                    idx: ElemIndex::Dynamic(self.col(i)?),
+                }));
+            }
             op::Load if self.promoted_ptr(arg(0)?).is_some() => {
                 out.push(Op::Copy(CopyArgs {
                     d,
@@ -22,6 +39,20 @@ impl<'m> Cx<'m> {
                     d: self.promoted_ptr(arg(0)?).unwrap_or(v),
                     a: v,
                 }));
+            }
+            // One index into a promoted matrix variable (`Cx::matrix_loaded_and_stored`): an
+            // element of the lane's share, accessed by the loads and stores through it.
+            op::AccessChain | op::InBoundsAccessChain
+                if self
+                    .promoted
+                    .get(&arg(0)?)
+                    .is_some_and(|v| v.ncols == 0 && v.nmats == 1)
+                    && a.len() == 2 =>
+            {
+                let m = self.promoted[&arg(0)?].mat;
+                self.promoted_elems.insert(inst.rid, (m, arg(1)?));
+                // No op reads the pointer itself.
+                self.pointer_val(inst.rid);
             }
             // A constant-index chain into a promoted variable (`Cx::promotable` admitted it):
             // the registers of the part it selects.

@@ -999,8 +999,18 @@ pub struct CmMulAddArgs {
 pub struct CmExtractArgs {
     pub d: Col,
     pub m: Mat,
-    /// The literal component index.
-    pub idx: u32,
+    /// The component index.
+    pub idx: ElemIndex,
+}
+
+/// Which component of a lane's share of a cooperative matrix an element access names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElemIndex {
+    /// A literal (OpCompositeExtract/Insert), in range by validation.
+    Literal(u32),
+    /// A lane column: an access chain with a computed index into a matrix held in a promoted
+    /// Function variable; an index past the matrix's Length is an out-of-bounds access.
+    Dynamic(Col),
 }
 
 /// Operands of [`Op::CmInsert`].
@@ -1010,8 +1020,8 @@ pub struct CmInsertArgs {
     pub d: Mat,
     pub m: Mat,
     pub v: Col,
-    /// The literal component index.
-    pub idx: u32,
+    /// The component index.
+    pub idx: ElemIndex,
 }
 
 /// Operands of [`Op::CmSplat`].
