@@ -647,10 +647,11 @@ impl<'p, 'a> Batch<'p, 'a> {
         let k = s.off + i * s.cm.elems() + e;
         if s.cm.is_f32_arena() {
             let v = self.mf[k];
-            if s.cm.num == Num::F32 {
-                v.to_bits() as u64
-            } else {
-                floats::from_f64(s.cm.num, v as f64)
+            match s.cm.num {
+                Num::F32 => v.to_bits() as u64,
+                // f32 -> f64 is exact, so one rounding either way (`floats` tests).
+                Num::F16 if !v.is_nan() => floats::f32_to_f16(v) as u64,
+                _ => floats::from_f64(s.cm.num, v as f64),
             }
         } else {
             self.mw[k]
@@ -661,7 +662,15 @@ impl<'p, 'a> Batch<'p, 'a> {
         let s = self.slot(m);
         let k = s.off + i * s.cm.elems() + e;
         if s.cm.is_f32_arena() {
-            self.mf[k] = floats::to_f64(s.cm.num, raw) as f32;
+            self.mf[k] = match s.cm.num {
+                // The f64 round trip only changes NaNs (it quiets a signaling one).
+                Num::F32 if !f32::from_bits(raw as u32).is_nan() => f32::from_bits(raw as u32),
+                // Not a NaN: the table's value is the exact one the f64 path gives.
+                Num::F16 if raw as u16 & 0x7c00 != 0x7c00 || raw as u16 & 0x3ff == 0 => {
+                    floats::f16_to_f32(raw as u16)
+                }
+                _ => floats::to_f64(s.cm.num, raw) as f32,
+            };
         } else {
             self.mw[k] = trunc(raw, s.cm.num.bits());
         }

@@ -198,4 +198,31 @@ mod tests {
             1.0
         );
     }
+
+    /// The shortcuts the engine's matrix element access takes for f16 tiles (kept as f32) are
+    /// the general f64 paths for every input that is not a NaN.
+    #[test]
+    fn f16_element_shortcuts_equal_the_f64_paths() {
+        for h in 0..=u16::MAX {
+            let nan = h & 0x7c00 == 0x7c00 && h & 0x3ff != 0;
+            if !nan {
+                let via_f64 = to_f64(Num::F16, h as u64) as f32;
+                assert_eq!(f16_to_f32(h).to_bits(), via_f64.to_bits(), "{h:#x}");
+            }
+        }
+        let mut x = 0x2545_f491u32;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let v = f32::from_bits(x);
+            if !v.is_nan() {
+                assert_eq!(
+                    f32_to_f16(v) as u64,
+                    from_f64(Num::F16, v as f64),
+                    "{v:e} ({x:#x})"
+                );
+            }
+        }
+    }
 }
