@@ -961,6 +961,30 @@ impl Columns<'_> {
                     BinOp::FAdd => arith!(|a: f32, b: f32| a + b),
                     _ => arith!(|a: f32, b: f32| a - b),
                 }
+            } else if num == Num::F32
+                && matches!(op, BinOp::FMin | BinOp::FMax | BinOp::NMin | BinOp::NMax)
+            {
+                // The larger (smaller) operand's own bits; ties (±0) and NaNs take the general
+                // path (flash attention's row maxima fold through here).
+                macro_rules! pick {
+                    ($gt:expr) => {
+                        each_lane!(mask, lanes, dense, |l| {
+                            let (x, y) = (c[ac + l], c[bc + l]);
+                            let (a, b) = (f32::from_bits(x as u32), f32::from_bits(y as u32));
+                            let (first, second) = ($gt(a, b), $gt(b, a));
+                            let r = if first { x } else { y };
+                            c[dc + l] = if first | second {
+                                r
+                            } else {
+                                bin1(op, num, x, y)
+                            };
+                        })
+                    };
+                }
+                match op {
+                    BinOp::FMax | BinOp::NMax => pick!(|a: f32, b: f32| a > b),
+                    _ => pick!(|a: f32, b: f32| a < b),
+                }
             } else if num == Num::F16
                 && matches!(
                     op,
@@ -1555,7 +1579,15 @@ mod fast_path_tests {
     #[test]
     fn f32_arithmetic_loops_equal_bin1() {
         let all: Vec<u64> = inputs().iter().map(|&x| x & 0xffff_ffff).collect();
-        for op in [BinOp::FAdd, BinOp::FSub, BinOp::FMul] {
+        for op in [
+            BinOp::FAdd,
+            BinOp::FSub,
+            BinOp::FMul,
+            BinOp::FMin,
+            BinOp::FMax,
+            BinOp::NMin,
+            BinOp::NMax,
+        ] {
             for chunk in all.chunks(MAX_LANES) {
                 let args = BinArgs {
                     op,

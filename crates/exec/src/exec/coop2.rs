@@ -1180,6 +1180,35 @@ impl<'p, 'a> Batch<'p, 'a> {
             let mut acc: Vec<u64> = plan.steps[0].iter().map(|&e| el(self, e)).collect();
             for step in &plan.steps[1..] {
                 match fold {
+                    // A binary op over the whole group at once: the interpreter's column loop
+                    // (the same bits as `bin1`, `eval::fast_path_tests`).
+                    Some(Fold::Bin { op, num, swapped }) if g <= MAX_LANES && step.len() == g => {
+                        let mut c = vec![0u64; 3 * g];
+                        let (first, second) = if swapped { (2, 1) } else { (1, 2) };
+                        for (k, &e) in step.iter().enumerate() {
+                            c[first * g + k] = acc[k];
+                            c[second * g + k] = el(self, e);
+                        }
+                        let mask = [u64::MAX; MW];
+                        crate::eval::Columns {
+                            c: &mut c,
+                            lanes: g,
+                            mask: &mask,
+                            dense: true,
+                        }
+                        .bin(&BinArgs {
+                            op,
+                            num,
+                            d: Col(0),
+                            a: Col(1),
+                            b: Col(2),
+                            n: 1,
+                            bs: false,
+                        });
+                        acc.copy_from_slice(&c[..g]);
+                        self.instr += 1;
+                        self.lane_instr += g as u64;
+                    }
                     Some(fold) => {
                         for (a, &e) in acc.iter_mut().zip(step) {
                             let x = el(self, e);
