@@ -124,21 +124,43 @@ impl Pipeline {
     }
 }
 
-/// What [`Cx::edge`] needs to know of a function's values beyond their registers.
+/// What [`Cx::edge`] needs to know of a function's values beyond their registers: its dominator
+/// tree and the block defining each result, built on the first question (only matrix phis ask).
 struct EdgeFacts<'a> {
-    doms: Option<&'a coopmat_analysis::Dominators>,
-    /// The block (label) defining each result id of the function.
-    def_block: &'a HashMap<u32, u32>,
+    m: &'a Module,
+    f: &'a coopmat_spirv::module::Function,
+    built: std::cell::OnceCell<(Option<coopmat_analysis::Dominators>, HashMap<u32, u32>)>,
 }
 
-impl EdgeFacts<'_> {
+impl<'a> EdgeFacts<'a> {
+    fn new(m: &'a Module, f: &'a coopmat_spirv::module::Function) -> Self {
+        EdgeFacts {
+            m,
+            f,
+            built: std::cell::OnceCell::new(),
+        }
+    }
+
     /// Whether value `id` is dead once a branch to block `to` is taken: it is defined in a block
     /// of this function (not a constant, parameter or global) that does not dominate `to`. Every
     /// use of it is dominated by its block, and a path from `to` to a use that avoided that block
     /// would make the use reachable from the entry without it; so every path from `to` to a use
     /// runs the definition again first.
     fn dead_after(&self, id: u32, to: u32) -> bool {
-        let (Some(doms), Some(&def)) = (self.doms, self.def_block.get(&id)) else {
+        let (doms, def_block) = self.built.get_or_init(|| {
+            let (m, f) = (self.m, self.f);
+            let def_block = f
+                .blocks
+                .iter()
+                .flat_map(|b| {
+                    b.body
+                        .clone()
+                        .filter_map(move |i| m.instructions[i].result_id.map(|r| (r, b.id)))
+                })
+                .collect();
+            (coopmat_analysis::Dominators::new(m, f), def_block)
+        });
+        let (Some(doms), Some(&def)) = (doms, def_block.get(&id)) else {
             return false;
         };
         doms.reachable(def) && doms.reachable(to) && !doms.dominates(def, to)
@@ -1206,21 +1228,8 @@ impl<'m> Cx<'m> {
             .enumerate()
             .map(|(p, &bi)| (f.blocks[bi].id, p as u32))
             .collect();
-        // Which values die on an edge (`Edge::movable`): the defining block of every result.
-        let doms = coopmat_analysis::Dominators::new(m, f);
-        let def_block: HashMap<u32, u32> = f
-            .blocks
-            .iter()
-            .flat_map(|b| {
-                b.body
-                    .clone()
-                    .filter_map(move |i| m.instructions[i].result_id.map(|r| (r, b.id)))
-            })
-            .collect();
-        let facts = EdgeFacts {
-            doms: doms.as_ref(),
-            def_block: &def_block,
-        };
+        // Which values die on an edge (`Edge::movable`).
+        let facts = EdgeFacts::new(m, f);
         let mut blocks = Vec::new();
         for &bi in &order {
             let b = &f.blocks[bi];
@@ -1543,7 +1552,8 @@ impl<'m> Cx<'m> {
                             && v != dst
                         {
                             phis.push((dst, v));
-                            movable.push(facts.dead_after(src, to));
+                            // Only matrix slots trade storage (`Edge::movable`).
+                            movable.push(v.nmats > 0 && facts.dead_after(src, to));
                         }
                     }
                     k += 2;

@@ -1431,8 +1431,6 @@ fn store_words_fast(
     true
 }
 
-/// If the leaves are 32-bit scalars at offsets 0, 4, 8, … going to columns 0, 1, 2, …, their
-/// count (such values load and store as plain words), else 0.
 /// A load of one 8- or 16-bit scalar for every active lane (the decode functions' weights and
 /// scales), when all lanes point into one shared or Workgroup object and the furthest one is in
 /// bounds: one check for the whole column, every lane's word prefetched first so that the cache
@@ -1449,7 +1447,7 @@ fn load_narrow_fast(
     num: Num,
     dense: bool,
 ) -> bool {
-    if !dense || dcol * lanes == pc {
+    if !dense {
         return false;
     }
     let Some(&a0) = cols.get(pc) else {
@@ -1478,12 +1476,8 @@ fn load_narrow_fast(
             crate::kernels::prefetch(w);
         }
     }
-    let (lo, hi) = cols.split_at_mut(dcol * lanes);
-    let (dst, hi) = hi.split_at_mut(lanes);
-    let ptrs: &[u64] = if pc < dcol * lanes {
-        &lo[pc..pc + lanes]
-    } else {
-        &hi[pc - (dcol + 1) * lanes..pc - dcol * lanes]
+    let Some((dst, ptrs)) = eval::cols2(cols, dcol * lanes, pc, lanes) else {
+        return false;
     };
     for (d, &a) in dst.iter_mut().zip(ptrs) {
         *d = memory::read_bytes(words, byte(a), n);
@@ -1491,6 +1485,8 @@ fn load_narrow_fast(
     true
 }
 
+/// If the leaves are 32-bit scalars at offsets 0, 4, 8, … going to columns 0, 1, 2, …, their
+/// count (such values load and store as plain words), else 0.
 fn word_run(leaves: &[MemLeaf]) -> usize {
     let ok = leaves.iter().enumerate().all(|(k, x)| {
         matches!(*x, MemLeaf::Scalar { off, num, col } if off == 4 * k as u32 && col == k as u32 && matches!(num, Num::Int(32) | Num::F32))

@@ -783,7 +783,12 @@ fn cols3(
 
 /// Column `d` (mutable) and column `a` (shared) of the register file, or None when they are the
 /// same column.
-fn cols2(c: &mut [u64], d: usize, a: usize, lanes: usize) -> Option<(&mut [u64], &[u64])> {
+pub(crate) fn cols2(
+    c: &mut [u64],
+    d: usize,
+    a: usize,
+    lanes: usize,
+) -> Option<(&mut [u64], &[u64])> {
     if d == a || d + lanes > c.len() {
         return None;
     }
@@ -918,6 +923,24 @@ impl Columns<'_> {
 
         for k in 0..n {
             let (dc, ac, bc) = (col(d + k), col(a + k), col(if bs { b } else { b + k }));
+            // Min/max of floats decoded to f32 by `$f`: the larger (smaller) operand's own bits;
+            // ties (±0) and NaNs take the general path, which fixes their bits.
+            macro_rules! pick {
+                ($f:expr, $gt:expr) => {
+                    each_lane!(mask, lanes, dense, |l| {
+                        let (x, y) = (c[ac + l], c[bc + l]);
+                        let (a, b) = ($f(x), $f(y));
+                        // A select, not a branch: the sign of a ReLU input is random.
+                        let (first, second) = ($gt(a, b), $gt(b, a));
+                        let r = if first { x } else { y };
+                        c[dc + l] = if first | second {
+                            r
+                        } else {
+                            bin1(op, num, x, y)
+                        };
+                    })
+                };
+            }
             if num == Num::Int(32) && bin_u32(op, c, dc, ac, bc, lanes, mask, dense) {
                 continue;
             }
@@ -964,26 +987,11 @@ impl Columns<'_> {
             } else if num == Num::F32
                 && matches!(op, BinOp::FMin | BinOp::FMax | BinOp::NMin | BinOp::NMax)
             {
-                // The larger (smaller) operand's own bits; ties (±0) and NaNs take the general
-                // path (flash attention's row maxima fold through here).
-                macro_rules! pick {
-                    ($gt:expr) => {
-                        each_lane!(mask, lanes, dense, |l| {
-                            let (x, y) = (c[ac + l], c[bc + l]);
-                            let (a, b) = (f32::from_bits(x as u32), f32::from_bits(y as u32));
-                            let (first, second) = ($gt(a, b), $gt(b, a));
-                            let r = if first { x } else { y };
-                            c[dc + l] = if first | second {
-                                r
-                            } else {
-                                bin1(op, num, x, y)
-                            };
-                        })
-                    };
-                }
+                // Flash attention's row maxima fold through here.
+                let f = |v: u64| f32::from_bits(v as u32);
                 match op {
-                    BinOp::FMax | BinOp::NMax => pick!(|a: f32, b: f32| a > b),
-                    _ => pick!(|a: f32, b: f32| a < b),
+                    BinOp::FMax | BinOp::NMax => pick!(f, |a: f32, b: f32| a > b),
+                    _ => pick!(f, |a: f32, b: f32| a < b),
                 }
             } else if num == Num::F16
                 && matches!(
@@ -1016,29 +1024,12 @@ impl Columns<'_> {
                         })
                     };
                 }
-                // The larger (smaller) operand's own bits; ties and NaNs take the general path.
-                macro_rules! pick {
-                    ($gt:expr) => {
-                        each_lane!(mask, lanes, dense, |l| {
-                            let (x, y) = (c[ac + l], c[bc + l]);
-                            let (a, b) = (f(x), f(y));
-                            // A select, not a branch: the sign of a ReLU input is random.
-                            let (first, second) = ($gt(a, b), $gt(b, a));
-                            let r = if first { x } else { y };
-                            c[dc + l] = if first | second {
-                                r
-                            } else {
-                                bin1(op, num, x, y)
-                            };
-                        })
-                    };
-                }
                 match op {
                     BinOp::FAdd => arith!(|a: f32, b: f32| a + b),
                     BinOp::FSub => arith!(|a: f32, b: f32| a - b),
                     BinOp::FMul => arith!(|a: f32, b: f32| a * b),
-                    BinOp::FMax | BinOp::NMax => pick!(|a: f32, b: f32| a > b),
-                    _ => pick!(|a: f32, b: f32| a < b),
+                    BinOp::FMax | BinOp::NMax => pick!(f, |a: f32, b: f32| a > b),
+                    _ => pick!(f, |a: f32, b: f32| a < b),
                 }
             } else {
                 each_lane!(mask, lanes, dense, |l| {

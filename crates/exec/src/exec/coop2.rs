@@ -1206,8 +1206,6 @@ impl<'p, 'a> Batch<'p, 'a> {
                             bs: false,
                         });
                         acc.copy_from_slice(&c[..g]);
-                        self.instr += 1;
-                        self.lane_instr += g as u64;
                     }
                     Some(fold) => {
                         for (a, &e) in acc.iter_mut().zip(step) {
@@ -1219,14 +1217,16 @@ impl<'p, 'a> Batch<'p, 'a> {
                                 Fold::Bin { op, num, .. } => bin1(op, num, *a, x),
                             };
                         }
-                        // What the call would have counted: one op over the group's lanes.
-                        self.instr += 1;
-                        self.lane_instr += g as u64;
                     }
                     None => {
                         let rhs: Vec<u64> = step.iter().map(|&e| el(self, e)).collect();
                         acc = self.call_sub(func, &[acc, rhs], g, l0)?;
                     }
+                }
+                if fold.is_some() {
+                    // What the call would have counted: one op over the group's lanes.
+                    self.instr += 1;
+                    self.lane_instr += g as u64;
                 }
             }
             for (e, &k) in plan.which.iter().enumerate() {
