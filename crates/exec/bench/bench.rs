@@ -3,7 +3,8 @@
 //! gemm: bench/gemm.comp (f16 × f16 → f32, 16×16×16 KHR cooperative-matrix tiles, shared-memory
 //! staging) on N×N×N (default 1024), checked against an f64 reference on sampled rows; prints
 //! GFLOP/s. arith: bench/arith.comp (a long dependent integer/float chain per invocation);
-//! prints lane-instructions per second. mlp: tests/coopvec/mlp.comp (16 -> 32 -> 32 -> 8, f16,
+//! prints lane-instructions per second. muladd: bench/muladd.comp (the GEMM's 4x4 tile step
+//! without staging, `bench muladd GROUPS THREADS REPS`): the MulAdd path alone. mlp: tests/coopvec/mlp.comp (16 -> 32 -> 32 -> 8, f16,
 //! ReLU, cooperative-vector products) on N workgroups of 64 invocations (default 1024: 2^16
 //! MLPs), checked against f64 on sampled invocations; prints MLPs per second and the share of
 //! CPU time in the native product kernels. Needs glslangValidator and spirv-opt
@@ -109,6 +110,35 @@ fn main() {
                 st.muladd_flops as f64 / cpu.max(0.01) / 1e9,
                 st.workgroups,
                 st.lane_instructions,
+                if threads == 0 {
+                    rayon_threads()
+                } else {
+                    threads
+                }
+            );
+        }
+        "muladd" => {
+            let groups: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(64);
+            let reps: u64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(256);
+            let m = compile("muladd");
+            let spec = [(0u32, reps)].into_iter().collect();
+            let p = Pipeline::compile(&m, "main", &spec, &opts).unwrap();
+            // Small values (multiples of 2^-10 in [-1/8, 1/8]) keep every sum finite.
+            let a: Vec<u8> = (0..2048u32)
+                .flat_map(|i| f16::from_f32(((i * 37 % 257) as f32 - 128.0) / 1024.0).to_le_bytes())
+                .collect();
+            let mut res = Resources::default();
+            res.buffers.insert((0, 0), a);
+            res.buffers
+                .insert((0, 1), vec![0; 4 * 256 * 16 * groups as usize]);
+            let cpu0 = cpu_time();
+            let st = p.dispatch(&mut res, [groups, 1, 1]).unwrap();
+            let cpu = cpu_time() - cpu0;
+            let secs = st.elapsed.as_secs_f64();
+            println!(
+                "muladd 16x16x16 f16xf16->f32, {groups} subgroups x {reps} x 16 tiles: {secs:.3} s wall, {:.2} GFLOP/s; {cpu:.2} s CPU, {:.2} GFLOP per CPU-second (threads={})",
+                st.muladd_flops as f64 / secs / 1e9,
+                st.muladd_flops as f64 / cpu.max(0.01) / 1e9,
                 if threads == 0 {
                     rayon_threads()
                 } else {

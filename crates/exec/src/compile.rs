@@ -22,6 +22,7 @@ mod coop2;
 mod coopmat;
 mod coopvec;
 mod glsl;
+mod licm;
 mod memory;
 mod subgroup;
 
@@ -214,6 +215,8 @@ struct Cx<'m> {
     descriptor_arrays: HashMap<u32, (u32, u32)>,
     /// Pointer types declared ahead by OpTypeForwardPointer.
     forward_pointers: HashSet<u32>,
+    /// Loop-invariant instructions moved to preheaders, per function id (`licm`).
+    hoisted: HashMap<u32, licm::Hoisted>,
 }
 
 fn unsupported<T>(what: impl Into<String>) -> Result<T, ExecError> {
@@ -262,6 +265,7 @@ impl<'m> Cx<'m> {
             write_only: HashSet::new(),
             descriptor_arrays: HashMap::new(),
             forward_pointers: HashSet::new(),
+            hoisted: HashMap::new(),
         })
     }
 
@@ -553,6 +557,7 @@ impl<'m> Cx<'m> {
             // they are dead when the block ends, and a result never takes the slot of a value
             // that dies at its own instruction, so no op's result aliases its operands.
             let mut pool: HashMap<PoolKey, Vec<Val>> = HashMap::new();
+            let hoisted = self.loop_invariants(f, &du);
             for b in &f.blocks {
                 let mut dying: Vec<(usize, PoolKey, Val)> = Vec::new();
                 for i in b.body.clone() {
@@ -566,7 +571,9 @@ impl<'m> Cx<'m> {
                             self.variable(inst)?;
                         } else if self.t.contains(rt) {
                             let uses = du.uses(rid);
+                            // A value moved to a preheader lives through the loop.
                             let local = inst.opcode != op::Phi
+                                && !hoisted.moved.contains(&i)
                                 && uses.iter().all(|&(u, _)| {
                                     u > i
                                         && b.body.contains(&u)
@@ -599,6 +606,7 @@ impl<'m> Cx<'m> {
                     });
                 }
             }
+            self.hoisted.insert(fid, hoisted);
         }
         for &fid in &order {
             self.coalesce_phis(fid, &du)?;
@@ -1230,15 +1238,17 @@ impl<'m> Cx<'m> {
             .collect();
         // Which values die on an edge (`Edge::movable`).
         let facts = EdgeFacts::new(m, f);
+        let hoisted = self.hoisted.remove(&fid).unwrap_or_default();
         let mut blocks = Vec::new();
         for &bi in &order {
             let b = &f.blocks[bi];
             let mut ops = Vec::new();
             let body: Vec<usize> = b.body.clone().collect();
             let (last, rest) = body.split_last().unwrap();
-            for &i in rest {
+            let moved_here = hoisted.to.get(&b.id).map(Vec::as_slice).unwrap_or(&[]);
+            for &i in rest.iter().chain(moved_here) {
                 let inst = &m.instructions[i];
-                if inst.opcode == op::Phi {
+                if inst.opcode == op::Phi || (hoisted.moved.contains(&i) && b.body.contains(&i)) {
                     continue;
                 }
                 let rid = inst.result_id.unwrap_or(0);
@@ -1262,6 +1272,7 @@ impl<'m> Cx<'m> {
                 }
                 ops.extend(out.into_iter().map(|o| (o, d)));
             }
+            self.fuse_muladds(&mut ops);
             let term_inst = &m.instructions[*last];
             let d = self.desc(term_inst.opcode, 0);
             let term = self.term(f, b.id, term_inst, &pos, &facts)?;
@@ -1271,6 +1282,63 @@ impl<'m> Cx<'m> {
             });
         }
         Ok(blocks)
+    }
+
+    /// Fuses runs of consecutive float MulAdds that share their A operand into one
+    /// [`Op::CmMulAddSharedA`] (a GEMM's inner step: each A tile times several B tiles), which
+    /// the executor runs through a kernel that loads A once for all of them. A MulAdd joins
+    /// the run only if it cannot see another's result and none can see its own: its D is not
+    /// A, not its own B, not any operand or result of the other parts (its own C may be its
+    /// D). Every operand is an f32-arena tile and D is f32, so the kernel's result needs no
+    /// rounding and is bit for bit that of the parts one by one.
+    fn fuse_muladds(&self, ops: &mut Vec<(Op, u32)>) {
+        let fusable = |x: &CmMulAddArgs| {
+            [x.d, x.a, x.b, x.c]
+                .iter()
+                .all(|m| self.mats[m.ix()].is_f32_arena())
+                && self.mats[x.d.ix()].num == Num::F32
+                && x.d != x.a
+                && x.d != x.b
+        };
+        let mut out: Vec<(Op, u32)> = Vec::with_capacity(ops.len());
+        let mut run: Vec<(CmMulAddArgs, u32)> = Vec::new();
+        let flush = |run: &mut Vec<(CmMulAddArgs, u32)>, out: &mut Vec<(Op, u32)>| {
+            if run.len() < 2 {
+                out.extend(run.drain(..).map(|(x, d)| (Op::CmMulAdd(x), d)));
+                return;
+            }
+            let desc = run[0].1;
+            let (a, flags) = (run[0].0.a, run[0].0.flags);
+            let parts = run.drain(..).map(|(x, _)| (x.d, x.b, x.c)).collect();
+            out.push((
+                Op::CmMulAddSharedA(Box::new(CmMulAddSharedAArgs { a, flags, parts })),
+                desc,
+            ));
+        };
+        for (o, d) in ops.drain(..) {
+            let Op::CmMulAdd(x) = o else {
+                flush(&mut run, &mut out);
+                out.push((o, d));
+                continue;
+            };
+            let joins = fusable(&x)
+                && run.first().is_some_and(|(f, _)| {
+                    f.a == x.a && f.flags == x.flags && self.mats[f.b.ix()] == self.mats[x.b.ix()]
+                })
+                && run.iter().all(|(y, _)| {
+                    ![y.b, y.c, y.d].contains(&x.d) && ![x.b, x.c, x.d].contains(&y.d)
+                });
+            if !joins {
+                flush(&mut run, &mut out);
+            }
+            if fusable(&x) {
+                run.push((x, d));
+            } else {
+                out.push((Op::CmMulAdd(x), d));
+            }
+        }
+        flush(&mut run, &mut out);
+        *ops = out;
     }
 
     /// Whether Function variable `inst` can live in registers: its only uses are whole loads

@@ -430,7 +430,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let mut mm_start: Option<Instant> = None;
             for (o, d) in &block.ops {
                 let is_mm = match o {
-                    Op::CmMulAdd(CmMulAddArgs { .. }) => true,
+                    Op::CmMulAdd(CmMulAddArgs { .. }) | Op::CmMulAddSharedA(_) => true,
                     Op::CoopVec(c) => matches!(**c, Cv::MatMul(_)),
                     _ => false,
                 };
@@ -1053,6 +1053,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             Op::CmMulAdd(CmMulAddArgs { d, a, b, c, flags }) => {
                 self.muladd(*d, *a, *b, *c, *flags, mask)?;
             }
+            Op::CmMulAddSharedA(g) => self.muladd_shared_a(g, mask)?,
             Op::CmExtract(CmExtractArgs { d, m, idx }) => {
                 let s = self.slot(*m);
                 let scope = s.scope as usize;

@@ -1,9 +1,12 @@
 //! Native kernels for whole cooperative-matrix tiles: MulAdd and f16 row conversion.
 //!
-//! The f32 kernel is register-blocked: with AVX-512, blocks of 12 rows × 32 columns (24 zmm
-//! accumulators; 16 × 16 for a 16-wide panel), with AVX2+FMA 6 × 16 (12 ymm; 12 × 8), for any
-//! tile shape (the right edge is masked, the bottom rows take blocks of 4 and 1); the best
-//! level the CPU supports is picked at run time, and a portable loop is the baseline. The
+//! The f32 kernel is register-blocked: with AVX-512, blocks of 6 rows × 64 columns while that
+//! many columns are left, then 12 × 32 (24 zmm accumulators; 16 × 16 for a 16-wide panel),
+//! with AVX2+FMA 6 × 16 (12 ymm; 12 × 8), for any tile shape (the right edge is masked, the
+//! bottom rows take blocks of 4 and 1); the best level the CPU supports is picked at run time,
+//! and a portable loop is the baseline. MulAdds that share A and have 16-column tiles run as a
+//! group with AVX-512 (`matmul_f32_shared_a`): a 16-wide tile alone needs as many loads as
+//! FMAs, and loads, not FMAs, bound these loops. The
 //! AVX-512 and AVX2 block functions share their shape but not their intrinsics (a generic form
 //! would call intrinsics from code compiled without the target features, and not inline).
 //! Float MulAdd precision (the Vulkan spec leaves it to the implementation): f16, bf16, fp8
@@ -153,7 +156,7 @@ fn mm_body<const FUSED: bool>(
 #[inline]
 #[target_feature(enable = "avx512f")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn block_avx512<const R: usize, const W: usize>(
+unsafe fn block_avx512<const R: usize, const W: usize, const KC: usize>(
     (i0, j0): (usize, usize),
     (n, k): (usize, usize),
     masks: [u16; W],
@@ -163,6 +166,7 @@ unsafe fn block_avx512<const R: usize, const W: usize>(
     d: &mut [f32],
 ) {
     use std::arch::x86_64::*;
+    let k = known_depth::<KC>(k);
     // SAFETY: by the caller's contract every unmasked element addressed below is inside its
     // slice; masked-out lanes are not accessed.
     unsafe {
@@ -204,7 +208,7 @@ unsafe fn block_avx512<const R: usize, const W: usize>(
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn block_avx2<const R: usize, const W: usize>(
+unsafe fn block_avx2<const R: usize, const W: usize, const KC: usize>(
     (i0, j0): (usize, usize),
     (n, k): (usize, usize),
     masks: [u16; W],
@@ -214,6 +218,7 @@ unsafe fn block_avx2<const R: usize, const W: usize>(
     d: &mut [f32],
 ) {
     use std::arch::x86_64::*;
+    let k = known_depth::<KC>(k);
     // SAFETY: by the caller's contract every unmasked element addressed below is inside its
     // slice; vmaskmov does not access masked-out elements.
     unsafe {
@@ -250,13 +255,14 @@ unsafe fn block_avx2<const R: usize, const W: usize>(
     }
 }
 
-/// Walks the output in register blocks: column panels of two vectors (the last one narrower,
-/// masked; a panel of one vector when that is all that is left), and in each panel rows in
-/// blocks of `r2` (two-vector panels) or `r1` (one-vector panels, which have room for more
-/// rows), then 4, then 1. `block` runs one block.
+/// Walks the output in register blocks: column panels of four full vectors while that many
+/// columns are left (when `r4` > 0), then of two vectors (the last one narrower, masked; a
+/// panel of one vector when that is all that is left), and in each panel rows in blocks of
+/// `r4`, `r2` or `r1` (narrower panels have room for more rows), then 4, then 1. `block` runs
+/// one block.
 macro_rules! walk_blocks {
-    ($block:ident, $vec:expr, $full:expr, $tail:expr, ($r2:expr, $r1:expr), $m:expr, $n:expr,
-     $k:expr, $a:expr, $b:expr, $c:expr, $d:expr) => {{
+    ($block:ident, $kc:ident, $vec:expr, $full:expr, $tail:expr, ($r4:expr, $r2:expr, $r1:expr),
+     $m:expr, $n:expr, $k:expr, $a:expr, $b:expr, $c:expr, $d:expr) => {{
         let (m, n, k) = ($m, $n, $k);
         // Rows of one panel: blocks of R, then 4, then 1.
         macro_rules! rows {
@@ -265,21 +271,26 @@ macro_rules! walk_blocks {
                 // SAFETY (every call): matmul_f32 asserted a: m×k, b: k×n, c and d: m×n; the
                 // row ranges stay below m and the masks select columns below n.
                 while i + $r <= m {
-                    unsafe { $block::<$r, $w>((i, $j0), (n, k), $masks, $a, $b, $c, $d) };
+                    unsafe { $block::<$r, $w, $kc>((i, $j0), (n, k), $masks, $a, $b, $c, $d) };
                     i += $r;
                 }
                 while i + 4 <= m {
-                    unsafe { $block::<4, $w>((i, $j0), (n, k), $masks, $a, $b, $c, $d) };
+                    unsafe { $block::<4, $w, $kc>((i, $j0), (n, k), $masks, $a, $b, $c, $d) };
                     i += 4;
                 }
                 while i < m {
-                    unsafe { $block::<1, $w>((i, $j0), (n, k), $masks, $a, $b, $c, $d) };
+                    unsafe { $block::<1, $w, $kc>((i, $j0), (n, k), $masks, $a, $b, $c, $d) };
                     i += 1;
                 }
             }};
         }
         let mut j0 = 0;
         while j0 < n {
+            if $r4 > 0 && n - j0 >= 4 * $vec {
+                rows!(4, $r4, [$full; 4], j0);
+                j0 += 4 * $vec;
+                continue;
+            }
             let width = (n - j0).min(2 * $vec);
             if width > $vec {
                 rows!(2, $r2, [$full, $tail(width - $vec)], j0);
@@ -291,18 +302,59 @@ macro_rules! walk_blocks {
     }};
 }
 
-/// AVX-512 `d = a·b + c`: 12×32 register blocks (24 zmm accumulators, 2 for B, 1 broadcast),
-/// 16×16 in a one-vector panel.
+/// The depth `k` a block runs with: `KC` when the caller specialized it (non-zero), else the
+/// run-time `k`. With a constant depth every A element of one k step is at a constant offset
+/// from one base (the run-time form chains one address add per row through the k loop).
+#[inline(always)]
+fn known_depth<const KC: usize>(k: usize) -> usize {
+    if KC == 0 { k } else { KC }
+}
+
+/// Calls `$walk::<K>` with the depth as a constant for the depths cooperative-matrix tiles use
+/// (8, 16, 32, 64), with 0 (run-time depth) otherwise.
+macro_rules! by_depth {
+    ($walk:ident, $m:expr, $n:expr, $k:expr, $a:expr, $b:expr, $c:expr, $d:expr) => {
+        match $k {
+            8 => $walk::<8>($m, $n, $k, $a, $b, $c, $d),
+            16 => $walk::<16>($m, $n, $k, $a, $b, $c, $d),
+            32 => $walk::<32>($m, $n, $k, $a, $b, $c, $d),
+            64 => $walk::<64>($m, $n, $k, $a, $b, $c, $d),
+            _ => $walk::<0>($m, $n, $k, $a, $b, $c, $d),
+        }
+    };
+}
+
+/// AVX-512 `d = a·b + c`: 6×64 register blocks (24 zmm accumulators, 4 for B, 1 broadcast)
+/// while 64 columns are left, then 12×32 (24 accumulators, 2 for B), 16×16 in a one-vector
+/// panel. Wide panels first because loads, not FMAs, bound these blocks on current cores (about
+/// one broadcast or vector load a cycle against two FMAs): a 6×64 step loads 10 values for 24
+/// FMAs, a 12×32 step 14, a 16×16 step 17 for 16.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn mm_avx512(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+    by_depth!(mm_avx512_depth, m, n, k, a, b, c, d)
+}
+
+/// [`mm_avx512`] at depth `KC` (0: run-time depth).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn mm_avx512_depth<const KC: usize>(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    d: &mut [f32],
+) {
     let tail = |w: usize| ((1u32 << w) - 1) as u16;
     walk_blocks!(
         block_avx512,
+        KC,
         16,
         0xffff_u16,
         tail,
-        (12, 16),
+        (6, 12, 16),
         m,
         n,
         k,
@@ -318,8 +370,236 @@ fn mm_avx512(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn mm_avx2_blocked(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
+    by_depth!(mm_avx2_depth, m, n, k, a, b, c, d)
+}
+
+/// [`mm_avx2_blocked`] at depth `KC` (0: run-time depth).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn mm_avx2_depth<const KC: usize>(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    d: &mut [f32],
+) {
     let tail = |w: usize| w as u16;
-    walk_blocks!(block_avx2, 8, 8_u16, tail, (6, 12), m, n, k, a, b, c, d)
+    walk_blocks!(
+        block_avx2,
+        KC,
+        8,
+        8_u16,
+        tail,
+        (0, 6, 12),
+        m,
+        n,
+        k,
+        a,
+        b,
+        c,
+        d
+    )
+}
+
+/// One register block of a group of MulAdds that share their A tile (16-column tiles, AVX-512):
+/// rows `i0..i0 + R` of `W` products `d[w] = a·b[w] + c[w]` at once, one zmm of columns per
+/// product. Each k step loads W vectors of B and broadcasts R elements of A, which feed R·W
+/// FMAs: a 16×16 tile alone gets 16 FMAs for 17 loads, four of them 24 for 10 (see
+/// [`mm_avx512`] for why loads are what counts). Every output element is `c` followed by one
+/// fused multiply-add per k in order, as in [`matmul_f32`].
+///
+/// # Safety
+/// The CPU must support AVX-512F. `a` points to m×k f32s, each `b[w]` to k×16, each `c[w]` and
+/// `d[w]` to m×16, with rows `i0..i0 + R` below m; no `d[w]` overlaps `a`, any `b`, another
+/// `d` or a `c` other than its own (`d[w] == c[w]` is allowed: a block reads its rows of C
+/// before it writes the same rows of D). [`matmul_f32_shared_a`] checks all of this.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn block_shared_a_avx512<const R: usize, const W: usize, const KC: usize>(
+    i0: usize,
+    k: usize,
+    a: *const f32,
+    b: [*const f32; W],
+    c: [*const f32; W],
+    d: [*mut f32; W],
+) {
+    use std::arch::x86_64::*;
+    let k = known_depth::<KC>(k);
+    // SAFETY: by the caller's contract every address below is inside its tile and no store
+    // reaches memory a later load of this block or of a later block reads.
+    unsafe {
+        let mut acc = [[_mm512_setzero_ps(); W]; R];
+        for (r, row) in acc.iter_mut().enumerate() {
+            for (w, x) in row.iter_mut().enumerate() {
+                *x = _mm512_loadu_ps(c[w].add((i0 + r) * 16));
+            }
+        }
+        for kk in 0..k {
+            let mut bv = [_mm512_setzero_ps(); W];
+            for (w, x) in bv.iter_mut().enumerate() {
+                *x = _mm512_loadu_ps(b[w].add(kk * 16));
+            }
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av = _mm512_set1_ps(*a.add((i0 + r) * k + kk));
+                for (w, x) in row.iter_mut().enumerate() {
+                    *x = _mm512_fmadd_ps(av, bv[w], *x);
+                }
+            }
+        }
+        for (r, row) in acc.iter().enumerate() {
+            for (w, x) in row.iter().enumerate() {
+                _mm512_storeu_ps(d[w].add((i0 + r) * 16), *x);
+            }
+        }
+    }
+}
+
+/// All rows of `W` products sharing A: blocks of `R` rows, then 4, then 1.
+///
+/// # Safety
+/// As for [`block_shared_a_avx512`], for every row below `m`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn shared_a_avx512<const R: usize, const W: usize, const KC: usize>(
+    (m, k): (usize, usize),
+    a: *const f32,
+    b: [*const f32; W],
+    c: [*const f32; W],
+    d: [*mut f32; W],
+) {
+    let mut i = 0;
+    // SAFETY (every call): the caller's contract covers rows below m.
+    while i + R <= m {
+        unsafe { block_shared_a_avx512::<R, W, KC>(i, k, a, b, c, d) };
+        i += R;
+    }
+    while i + 4 <= m {
+        unsafe { block_shared_a_avx512::<4, W, KC>(i, k, a, b, c, d) };
+        i += 4;
+    }
+    while i < m {
+        unsafe { block_shared_a_avx512::<1, W, KC>(i, k, a, b, c, d) };
+        i += 1;
+    }
+}
+
+/// Up to four products sharing A at depth `KC` (0: run-time depth): 6 rows of four, 8 rows of
+/// three, 12 of two, 16 of one (24 or 16 zmm accumulators).
+///
+/// # Safety
+/// As for [`block_shared_a_avx512`], for every row below `m` of every part.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn shared_a_depth<const KC: usize>(
+    (m, k): (usize, usize),
+    a: *const f32,
+    b: &[*const f32],
+    c: &[*const f32],
+    d: &[*mut f32],
+) {
+    // SAFETY (every arm): the caller's contract, for the parts passed.
+    unsafe {
+        match b.len() {
+            4 => shared_a_avx512::<6, 4, KC>((m, k), a, arr(b), arr(c), arr(d)),
+            3 => shared_a_avx512::<8, 3, KC>((m, k), a, arr(b), arr(c), arr(d)),
+            2 => shared_a_avx512::<12, 2, KC>((m, k), a, arr(b), arr(c), arr(d)),
+            1 => shared_a_avx512::<16, 1, KC>((m, k), a, arr(b), arr(c), arr(d)),
+            _ => {}
+        }
+    }
+}
+
+/// The first `N` elements of `v` as an array (`v` has at least `N`).
+#[cfg(target_arch = "x86_64")]
+fn arr<T: Copy, const N: usize>(v: &[T]) -> [T; N] {
+    std::array::from_fn(|i| v[i])
+}
+
+/// One MulAdd of a group sharing A: offsets in the arena of its B (k×n), C and D (m×n) tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedAPart {
+    /// Offset of B.
+    pub b: usize,
+    /// Offset of C.
+    pub c: usize,
+    /// Offset of D.
+    pub d: usize,
+}
+
+/// `d = a·b + c` for every part, as [`matmul_f32`] would compute them one after the other,
+/// with all tiles in one f32 arena (`a` at offset `a`, m×k; each part's B k×n, C and D m×n).
+/// Runs the parts four at a time through a kernel that loads each k step's A elements once
+/// for all four, when the CPU has AVX-512, the tiles are 16 columns wide, and no D overlaps A,
+/// a B, another D or a C other than its own (so the order cannot matter); returns false
+/// otherwise, computing nothing, and the caller runs the parts one by one.
+pub fn matmul_f32_shared_a(
+    (m, n, k): (usize, usize, usize),
+    arena: &mut [f32],
+    a: usize,
+    parts: &[SharedAPart],
+) -> bool {
+    shared_a_at(level(), (m, n, k), arena, a, parts)
+}
+
+/// [`matmul_f32_shared_a`] at a chosen level (the tests run every level the CPU has).
+fn shared_a_at(
+    level: Level,
+    (m, n, k): (usize, usize, usize),
+    arena: &mut [f32],
+    a: usize,
+    parts: &[SharedAPart],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if level == Level::Avx512 && n == 16 {
+        let (mn, kn) = (m * n, k * n);
+        let inside = |o: usize, len: usize| o.checked_add(len).is_some_and(|e| e <= arena.len());
+        let apart = |x: usize, xl: usize, y: usize, yl: usize| x + xl <= y || y + yl <= x;
+        let ok = inside(a, m * k)
+            && parts.iter().enumerate().all(|(i, p)| {
+                inside(p.b, kn)
+                    && inside(p.c, mn)
+                    && inside(p.d, mn)
+                    && apart(p.d, mn, a, m * k)
+                    && parts.iter().enumerate().all(|(j, q)| {
+                        apart(p.d, mn, q.b, kn)
+                            && (i == j || (apart(p.d, mn, q.c, mn) && apart(p.d, mn, q.d, mn)))
+                    })
+                    && (p.d == p.c || apart(p.d, mn, p.c, mn))
+            });
+        if !ok {
+            return false;
+        }
+        let base = arena.as_mut_ptr();
+        for chunk in parts.chunks(4) {
+            let (mut b, mut c) = ([std::ptr::null::<f32>(); 4], [std::ptr::null::<f32>(); 4]);
+            let mut d = [std::ptr::null_mut::<f32>(); 4];
+            for (w, p) in chunk.iter().enumerate() {
+                // SAFETY: every offset plus its tile's length was checked to lie inside
+                // `arena`, so the pointers stay inside it.
+                unsafe {
+                    (b[w], c[w], d[w]) = (base.add(p.b), base.add(p.c), base.add(p.d));
+                }
+            }
+            let w = chunk.len();
+            let (b, c, d) = (&b[..w], &c[..w], &d[..w]);
+            // SAFETY: `level` is Avx512 only when the CPU has AVX-512F; the tiles are inside
+            // the arena and no D overlaps what another tile reads (checked above).
+            unsafe {
+                let a = base.add(a) as *const f32;
+                match k {
+                    16 => shared_a_depth::<16>((m, k), a, b, c, d),
+                    32 => shared_a_depth::<32>((m, k), a, b, c, d),
+                    _ => shared_a_depth::<0>((m, k), a, b, c, d),
+                }
+            }
+        }
+        return true;
+    }
+    let _ = (level, m, n, k, arena, a, parts);
+    false
 }
 
 /// `d = a·b + c` for row-major f32 tiles (a: m×k, b: k×n, c and d: m×n).
@@ -471,6 +751,88 @@ mod tests {
         }
     }
 
+    /// MulAdds sharing A, run as a group, give the bits of running them one by one at the
+    /// same level, for 1 to 6 parts (chunks of four and the remainders), depths with and
+    /// without a constant kernel, in-place accumulators (D = C), and row counts that need
+    /// every block height; a D overlapping another part's B is refused.
+    #[test]
+    fn shared_a_group_equals_one_by_one() {
+        let levels: Vec<Level> = [Level::Base]
+            .into_iter()
+            .chain(
+                #[cfg(target_arch = "x86_64")]
+                (std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma"))
+                    .then_some(Level::Avx512),
+                #[cfg(not(target_arch = "x86_64"))]
+                None,
+            )
+            .collect();
+        let n = 16;
+        for level in levels {
+            for (m, k) in [(16, 16), (16, 32), (13, 8), (7, 16), (29, 5)] {
+                for parts_n in 1..=6usize {
+                    for in_place in [false, true] {
+                        let (mn, kn) = (m * n, k * n);
+                        // A, then per part B, C, D.
+                        let len = m * k + parts_n * (kn + 2 * mn);
+                        let arena: Vec<f32> = (0..len)
+                            .map(|i| ((i * 29) % 23) as f32 * 0.125 - 1.375)
+                            .collect();
+                        let parts: Vec<SharedAPart> = (0..parts_n)
+                            .map(|p| {
+                                let b = m * k + p * (kn + 2 * mn);
+                                let c = b + kn;
+                                SharedAPart {
+                                    b,
+                                    c,
+                                    d: if in_place { c } else { c + mn },
+                                }
+                            })
+                            .collect();
+                        let mut want = arena.clone();
+                        for p in &parts {
+                            let (a, b, c) = (
+                                want[..m * k].to_vec(),
+                                want[p.b..p.b + kn].to_vec(),
+                                want[p.c..p.c + mn].to_vec(),
+                            );
+                            matmul_f32_at(level, m, n, k, &a, &b, &c, &mut want[p.d..p.d + mn]);
+                        }
+                        let mut got = arena.clone();
+                        if shared_a_at(level, (m, n, k), &mut got, 0, &parts) {
+                            assert!(
+                                got.iter()
+                                    .zip(&want)
+                                    .all(|(x, y)| x.to_bits() == y.to_bits()),
+                                "{level:?} {m}x16x{k}, {parts_n} parts, in place {in_place}"
+                            );
+                        } else {
+                            assert_eq!(got, arena, "a refused group wrote");
+                            #[cfg(target_arch = "x86_64")]
+                            assert_ne!(level, Level::Avx512, "AVX-512 refused a valid group");
+                        }
+                    }
+                }
+            }
+            // Part 0's D is part 1's B: the order matters, so the group is refused.
+            let (m, k) = (16, 16);
+            let mut arena = vec![0.5f32; m * k + 4 * 256];
+            let parts = [
+                SharedAPart {
+                    b: 256,
+                    c: 512,
+                    d: 768,
+                },
+                SharedAPart {
+                    b: 768,
+                    c: 1024,
+                    d: 1024,
+                },
+            ];
+            assert!(!shared_a_at(level, (m, n, k), &mut arena, 0, &parts));
+        }
+    }
+
     /// Every level this CPU has against a scalar loop with the same rounding (one fused
     /// multiply-add per k in order for the FMA levels, multiply then add for the baseline),
     /// bit for bit, over shapes that hit every block size and every masked column tail.
@@ -501,6 +863,9 @@ mod tests {
             (30, 31, 4),
             (37, 16, 8),
             (20, 8, 3),
+            (7, 70, 5),
+            (13, 130, 16),
+            (6, 64, 64),
         ];
         for level in levels {
             for (m, n, k) in shapes {

@@ -740,3 +740,94 @@ void main() {{
     assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
     assert!(e.to_string().contains("Length 8"), "{e}");
 }
+
+/// MulAdds that share A (fused into one group at compile time): five accumulators updated in
+/// place over three iterations (a group of four and one), and a pair where the second adds
+/// the first's result (a dependency the fusion must leave alone), against f64.
+#[test]
+fn muladds_sharing_a_operand() {
+    let Some(m) = glsl_opt(
+        &format!(
+            r#"{HDR}
+#extension GL_EXT_control_flow_attributes : require
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer A {{ float16_t a[]; }};
+layout(std430, binding = 1) buffer B {{ float16_t b[]; }};
+layout(std430, binding = 2) buffer C {{ float c[]; }};
+void main() {{
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> mb[5];
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[5];
+    coopMatLoad(ma, a, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    [[unroll]] for (uint j = 0; j < 5; j++) {{
+        coopMatLoad(mb[j], b, j * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+        coopMatLoad(acc[j], c, j * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    }}
+    for (uint r = 0; r < 3; r++)
+        [[unroll]] for (uint j = 0; j < 5; j++)
+            acc[j] = coopMatMulAdd(ma, mb[j], acc[j]);
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> first =
+        coopMatMulAdd(ma, mb[0], acc[4]);
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> second =
+        coopMatMulAdd(ma, mb[1], first);
+    [[unroll]] for (uint j = 0; j < 5; j++)
+        coopMatStore(acc[j], c, j * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(second, c, 5 * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+        ),
+        true,
+    ) else {
+        return;
+    };
+    let mut rng = Rng(11);
+    let a = f16s(256, &mut rng);
+    let b = f16s(5 * 256, &mut rng);
+    let c: Vec<f32> = (0..6 * 256).map(|i| (i % 97) as f32 * 0.5 - 20.0).collect();
+    let hb = |v: &[f16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let out = run_bufs(
+        &m,
+        vec![hb(&a), hb(&b), bytes_f32(&c)],
+        [1, 1, 1],
+        &EngineOptions::default(),
+    );
+    let o = f32s(&out[2]);
+    // (value, sum of magnitudes) of a·b[j] + x for x given per element.
+    let step = |j: usize, x: &[(f64, f64)]| -> Vec<(f64, f64)> {
+        (0..256)
+            .map(|e| {
+                let (i, col) = (e / 16, e % 16);
+                let (mut v, mut mag) = x[e];
+                for k in 0..16 {
+                    let p = a[i * 16 + k].to_f64() * b[j * 256 + k * 16 + col].to_f64();
+                    v += p;
+                    mag += p.abs();
+                }
+                (v, mag)
+            })
+            .collect()
+    };
+    let mut want: Vec<Vec<(f64, f64)>> = (0..5)
+        .map(|j| {
+            (0..256)
+                .map(|e| (c[j * 256 + e] as f64, c[j * 256 + e].abs() as f64))
+                .collect()
+        })
+        .collect();
+    for _ in 0..3 {
+        for (j, w) in want.iter_mut().enumerate() {
+            *w = step(j, w);
+        }
+    }
+    let second = step(1, &step(0, &want[4]));
+    want.push(second);
+    for (t, w) in want.iter().enumerate() {
+        for (e, &(v, mag)) in w.iter().enumerate() {
+            let got = o[t * 256 + e] as f64;
+            // Each f32 step rounds once per term: |error| <= 2^-23 * (terms) * sum|terms|.
+            assert!(
+                (got - v).abs() <= 100.0 * mag * 2f64.powi(-24),
+                "tile {t} element {e}: {got} vs {v}"
+            );
+        }
+    }
+}

@@ -155,3 +155,81 @@ void main() {
     assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
     assert!(e.place.contains("local invocation (31, 0, 0)"), "{e}");
 }
+
+/// Loop-invariant instructions (a division that is by zero for lanes that skip it, a
+/// Workgroup access chain of an inner loop, index arithmetic of a nested loop) moved to the
+/// preheaders: results equal to the reference for lanes that run the loop 0 to 4 times, and
+/// the same as with the motion off (it is off while uniformity is observed), with fewer
+/// lane-instructions.
+#[test]
+fn loop_invariants_move_to_the_preheader() {
+    let Some(m) = glsl_opt(
+        r#"#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer O { uint o[]; };
+layout(push_constant) uniform P { uint rounds; };
+shared uint s[64];
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    s[t] = t * 3u + gl_WorkGroupID.x;
+    barrier();
+    uint trips = t % 5u;
+    uint acc = 0u;
+    for (uint i = 0u; i < trips; i++) {
+        if (t % 4u != 0u)
+            acc += (t + 7u) / (t % 4u);
+        acc += i;
+    }
+    for (uint j = 0u; j < rounds; j++) {
+        for (uint i = 0u; i < trips; i++)
+            acc += ((j * t + 11u) ^ (t << 2u)) + s[(t + j) % 64u];
+    }
+    o[gl_GlobalInvocationID.x] = acc;
+}"#,
+        true,
+    ) else {
+        return;
+    };
+    let groups = 2u32;
+    let rounds = 3u32;
+    let go = |observe: bool| {
+        let mut res = Resources::default();
+        res.buffers
+            .insert((0, 0), vec![0; 4 * 64 * groups as usize]);
+        res.push_constants = rounds.to_le_bytes().to_vec();
+        let opts = EngineOptions {
+            observe_uniformity: observe,
+            ..Default::default()
+        };
+        let st = run(&m, &mut res, [groups, 1, 1], &opts);
+        (u32s(&res.buffers[&(0, 0)]), st.lane_instructions)
+    };
+    let (moved, moved_count) = go(false);
+    let (kept, kept_count) = go(true);
+    for g in 0..groups {
+        for t in 0..64u32 {
+            let trips = t % 5;
+            let mut acc = 0u32;
+            for i in 0..trips {
+                if let Some(q) = (t + 7).checked_div(t % 4) {
+                    acc = acc.wrapping_add(q);
+                }
+                acc = acc.wrapping_add(i);
+            }
+            for j in 0..rounds {
+                for _ in 0..trips {
+                    let s = ((t + j) % 64) * 3 + g;
+                    acc = acc
+                        .wrapping_add(j.wrapping_mul(t).wrapping_add(11) ^ (t << 2))
+                        .wrapping_add(s);
+                }
+            }
+            assert_eq!(moved[(g * 64 + t) as usize], acc, "group {g} lane {t}");
+        }
+    }
+    assert_eq!(moved, kept);
+    assert!(
+        moved_count < kept_count,
+        "no instruction left the loops ({moved_count} lane-instructions, {kept_count} without the motion)"
+    );
+}

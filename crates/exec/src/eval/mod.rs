@@ -872,6 +872,7 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
             | Op::CmLoad(_)
             | Op::CmStore(_)
             | Op::CmMulAdd(_)
+            | Op::CmMulAddSharedA(_)
             | Op::CmExtract(_)
             | Op::CmInsert(_)
             | Op::CmSplat(_)

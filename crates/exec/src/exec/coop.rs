@@ -253,6 +253,60 @@ impl Batch<'_, '_> {
         flags: u32,
         mask: &Mask,
     ) -> Result<(), Fault> {
+        let all_f32 = [d, a, b, c]
+            .iter()
+            .all(|&x| self.p.mats[x.ix()].cm.is_f32_arena());
+        for (i, _) in self.instances(d, mask) {
+            self.muladd_instance(i, (d, a, b, c), flags, all_f32);
+        }
+        Ok(())
+    }
+
+    /// MulAdds that share A ([`Op::CmMulAddSharedA`]): per scope instance, the parts go
+    /// through the shared-A kernel together, or one by one where it declines (no AVX-512,
+    /// tiles not 16 wide, storage that overlaps).
+    pub(super) fn muladd_shared_a(
+        &mut self,
+        g: &CmMulAddSharedAArgs,
+        mask: &Mask,
+    ) -> Result<(), Fault> {
+        let Some(&(d0, b0, _)) = g.parts.first() else {
+            return Ok(());
+        };
+        let sa = self.slot(g.a);
+        let (m, n, k) = (
+            sa.cm.rows as usize,
+            self.slot(b0).cm.cols as usize,
+            sa.cm.cols as usize,
+        );
+        let mut parts = Vec::with_capacity(g.parts.len());
+        for (i, _) in self.instances(d0, mask) {
+            parts.clear();
+            parts.extend(g.parts.iter().map(|&(d, b, c)| kernels::SharedAPart {
+                b: self.slot(b).off + i * k * n,
+                c: self.slot(c).off + i * m * n,
+                d: self.slot(d).off + i * m * n,
+            }));
+            let a_off = sa.off + i * m * k;
+            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts) {
+                self.flops += (2 * m * n * k * parts.len()) as u64;
+            } else {
+                for &(d, b, c) in &g.parts {
+                    self.muladd_instance(i, (d, g.a, b, c), g.flags, true);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One scope instance of a MulAdd (`all_f32`: every operand lives in the f32 arena).
+    fn muladd_instance(
+        &mut self,
+        i: usize,
+        (d, a, b, c): (Mat, Mat, Mat, Mat),
+        flags: u32,
+        all_f32: bool,
+    ) {
         let p = self.p;
         let (sd, sa, sb, sc) = (self.slot(d), self.slot(a), self.slot(b), self.slot(c));
         let (m, n, k) = (
@@ -260,8 +314,7 @@ impl Batch<'_, '_> {
             sd.cm.cols as usize,
             sa.cm.cols as usize,
         );
-        let all_f32 = [sd, sa, sb, sc].iter().all(|s| s.cm.is_f32_arena());
-        for (i, _) in self.instances(d, mask) {
+        {
             self.flops += (2 * m * n * k) as u64;
             if all_f32 {
                 let dr = (sd.off + i * m * n, m * n);
@@ -353,7 +406,6 @@ impl Batch<'_, '_> {
                 }
             }
         }
-        Ok(())
     }
 
     /// Element-wise [`Op::CmUn`] over whole tiles.

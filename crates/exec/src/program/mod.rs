@@ -530,6 +530,9 @@ pub enum Op {
     CmLoad(CmLoadArgs),
     CmStore(CmStoreArgs),
     CmMulAdd(CmMulAddArgs),
+    /// Consecutive MulAdds that share their A operand (fused at compile time,
+    /// `Cx::fuse_muladds`): the same results as the parts one after the other.
+    CmMulAddSharedA(Box<CmMulAddSharedAArgs>),
     CmExtract(CmExtractArgs),
     CmInsert(CmInsertArgs),
     CmSplat(CmSplatArgs),
@@ -581,6 +584,7 @@ impl Op {
             | Op::CmLoad(_)
             | Op::CmStore(_)
             | Op::CmMulAdd(_)
+            | Op::CmMulAddSharedA(_)
             | Op::CmInsert(_)
             | Op::CmSplat(_)
             | Op::CmUn(_)
@@ -991,6 +995,18 @@ pub struct CmMulAddArgs {
     pub b: Mat,
     pub c: Mat,
     pub flags: u32,
+}
+
+/// Operands of [`Op::CmMulAddSharedA`]: `d = a·b + c` for each part, in order. The compiler
+/// fuses only parts whose D is neither A nor any other part's operand or result, so the order
+/// is unobservable and the executor may interleave them.
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct CmMulAddSharedAArgs {
+    pub a: Mat,
+    pub flags: u32,
+    /// (d, b, c) of each MulAdd.
+    pub parts: Vec<(Mat, Mat, Mat)>,
 }
 
 /// Operands of [`Op::CmExtract`].
