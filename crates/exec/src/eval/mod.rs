@@ -624,6 +624,29 @@ pub(crate) fn access_chain_dense(
     if let Some((ic, s, stride)) = first
         && let Some((dd, bb, ii)) = cols3(c, dc, bc, ic, lanes)
     {
+        if dyns.clone().next().is_none() && s == 32 {
+            // The usual one-index chain with a 32-bit index, in 32x32-bit multiplies: with
+            // u = i + 2^31 (the index's bits with the sign bit flipped, in [0, 2^32)),
+            // i * stride = ±(u * |stride|) - 2^31 * stride, the constant folded into the offset
+            // and the sign applied as (p ^ m) - m. The same wrapping sum as the general loop
+            // below; no index can be out of range.
+            let mag = stride.unsigned_abs() & 0xffff_ffff;
+            let neg = if stride < 0 { u64::MAX } else { 0 };
+            let k = k.wrapping_sub((1u64 << 31).wrapping_mul(stride as u64));
+            let mut left = 0u64;
+            for ((d, &b), &i) in dd.iter_mut().zip(bb).zip(ii) {
+                let u = ((i as u32) ^ 0x8000_0000) as u64;
+                let a = b
+                    .wrapping_add(k)
+                    .wrapping_add(((u * mag) ^ neg).wrapping_sub(neg));
+                left |= outside(a, b);
+                *d = a;
+            }
+            if left != 0 {
+                poison_outside(dd, bb);
+            }
+            return true;
+        }
         if dyns.clone().next().is_none() {
             // The usual one-index chain checks its object in the same pass, as an OR over the
             // lanes (cheap where 64-bit compares are not); a rare stray lane is poisoned after.
@@ -1594,6 +1617,124 @@ mod fast_path_tests {
                 for l in 0..n {
                     let (x, y) = (c[8 * MAX_LANES + l], c[9 * MAX_LANES + l]);
                     assert_eq!(c[l], bin1(op, Num::F32, x, y), "{op:?} {x:#x} {y:#x}");
+                }
+            }
+        }
+    }
+
+    /// 32-bit shifts by an amount the same in every lane (their own loop) and unsigned division
+    /// and remainder by a column (the compiler turns constant powers of two into shifts and
+    /// masks before they get here) equal `bin1`, for operands that are powers of two, that are
+    /// not, that are 0 or 32 and more, and that are not the same in every lane.
+    #[test]
+    fn uniform_operand_loops_equal_bin1() {
+        let all: Vec<u64> = inputs().iter().map(|&x| x & 0xffff_ffff).collect();
+        let ys = [1u64, 2, 4, 8, 1 << 31, 3, 0, 6, 31, 32, 0x1_0000_0004];
+        for op in [
+            BinOp::UDiv,
+            BinOp::UMod,
+            BinOp::Shl,
+            BinOp::ShrL,
+            BinOp::ShrA,
+        ] {
+            for &y in &ys {
+                for (ci, chunk) in all.chunks(MAX_LANES).take(8).enumerate() {
+                    let args = BinArgs {
+                        op,
+                        num: Num::Int(32),
+                        d: Col(0),
+                        a: Col(8),
+                        b: Col(9),
+                        n: 1,
+                        bs: false,
+                    };
+                    let (c, n) = run(chunk, 1, |cols| {
+                        let lanes = cols.lanes;
+                        for l in 0..lanes {
+                            // One chunk has a stray lane, so that its divisor is not uniform.
+                            cols.c[9 * lanes + l] = if ci == 1 && l == 5 { y + 1 } else { y };
+                        }
+                        cols.bin(&args)
+                    });
+                    for l in 0..n {
+                        let (x, yl) = (c[8 * MAX_LANES + l], c[9 * MAX_LANES + l]);
+                        assert_eq!(c[l], bin1(op, Num::Int(32), x, yl), "{op:?} {x:#x} {yl:#x}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The whole-column access chain (its 32-bit one-index form and the general one) gives
+    /// every lane the address of the exact per-lane path: bases in several objects, indices of
+    /// 32 and 16 bits over their whole range (negative ones included), positive and negative
+    /// strides, constant steps, and results that leave their object (poisoned).
+    #[test]
+    fn access_chain_columns_equal_the_per_lane_path() {
+        let lanes = MAX_LANES;
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let edge = [
+            0u64,
+            1,
+            0x7fff_ffff,
+            0x8000_0000,
+            0xffff_ffff,
+            0x7fff,
+            0x8000,
+            0xffff,
+        ];
+        for stride in [16i64, 1, 144, -4, -(1 << 23), (1 << 24) - 1, 0] {
+            for (bits, extra) in [
+                (32u8, None),
+                (16, None),
+                (32, Some(-40i64)),
+                (32, Some(1 << 30)),
+            ] {
+                let (bc, ic, dc) = (0, lanes, 2 * lanes);
+                let mut c = vec![0u64; 3 * lanes];
+                for l in 0..lanes {
+                    let obj = 1 + next() % 3;
+                    c[bc + l] = (obj << memory::OBJ_SHIFT) + (next() % (1 << 20));
+                    c[ic + l] = if l < edge.len() {
+                        edge[l]
+                    } else if l % 3 == 0 {
+                        next() % 4096
+                    } else {
+                        next()
+                    };
+                }
+                let mut steps = vec![Step::Dyn {
+                    idx: Col((ic / lanes) as u32),
+                    bits,
+                    stride,
+                }];
+                if let Some(k) = extra {
+                    steps.insert(0, Step::Const(k));
+                }
+                let want: Vec<u64> = (0..lanes)
+                    .map(|l| match chain_delta(&c, l, lanes, &steps) {
+                        Some(delta) => memory::offset_address_i64(c[bc + l], delta),
+                        None => memory::POISON,
+                    })
+                    .collect();
+                let mut got = c.clone();
+                // Indices of 32 bits or fewer never make the column form inexact.
+                assert!(access_chain_dense(&mut got, dc, bc, &steps, lanes));
+                {
+                    for l in 0..lanes {
+                        assert_eq!(
+                            got[dc + l],
+                            want[l],
+                            "lane {l}: stride {stride}, {bits}-bit index {:#x}, constant {extra:?}",
+                            c[ic + l]
+                        );
+                    }
                 }
             }
         }
