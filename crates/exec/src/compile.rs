@@ -150,22 +150,25 @@ impl<'a> EdgeFacts<'a> {
     fn dead_after(&self, id: u32, to: u32) -> bool {
         let (doms, def_block) = self.built.get_or_init(|| {
             let (m, f) = (self.m, self.f);
-            let def_block = f
-                .blocks
-                .iter()
-                .flat_map(|b| {
-                    b.body
-                        .clone()
-                        .filter_map(move |i| m.instructions[i].result_id.map(|r| (r, b.id)))
-                })
-                .collect();
-            (coopmat_analysis::Dominators::new(m, f), def_block)
+            (coopmat_analysis::Dominators::new(m, f), def_blocks(m, f))
         });
         let (Some(doms), Some(&def)) = (doms, def_block.get(&id)) else {
             return false;
         };
         doms.reachable(def) && doms.reachable(to) && !doms.dominates(def, to)
     }
+}
+
+/// The block defining each result id of function `f`.
+fn def_blocks(m: &Module, f: &coopmat_spirv::module::Function) -> HashMap<u32, u32> {
+    f.blocks
+        .iter()
+        .flat_map(|b| {
+            b.body
+                .clone()
+                .filter_map(move |i| m.instructions[i].result_id.map(|r| (r, b.id)))
+        })
+        .collect()
 }
 
 struct Cx<'m> {

@@ -95,15 +95,7 @@ impl Cx<'_> {
         let in_loop = |l: &Loop, blk: u32| {
             doms.reachable(blk) && doms.dominates(l.header, blk) && !doms.dominates(l.merge, blk)
         };
-        let mut def_block: HashMap<u32, u32> = f
-            .blocks
-            .iter()
-            .flat_map(|b| {
-                b.body
-                    .clone()
-                    .filter_map(move |i| m.instructions[i].result_id.map(|r| (r, b.id)))
-            })
-            .collect();
+        let mut def_block = def_blocks(m, f);
         for b in &f.blocks {
             // The loops around this block, outermost first (an outer header dominates the
             // inner ones).
