@@ -1008,12 +1008,28 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 });
             }
-            Op::Barrier => {
+            Op::Barrier { subgroup } => {
                 let mut want = self.full;
                 for (w, e) in want.iter_mut().zip(&self.exited) {
                     *w &= !e;
                 }
-                if *mask != want {
+                if *subgroup {
+                    // Lanes run in lockstep, so only divergence inside a subgroup is an error:
+                    // a subgroup is wholly at the barrier or wholly elsewhere.
+                    let sg = self.p.sg as usize;
+                    let bit = |m: &Mask, l: usize| m[l / 64] >> (l % 64) & 1 != 0;
+                    for s0 in (0..lanes).step_by(sg.max(1)) {
+                        let s1 = (s0 + sg).min(lanes);
+                        let here = (s0..s1).filter(|&l| bit(mask, l)).count();
+                        let live = (s0..s1).filter(|&l| bit(&want, l)).count();
+                        if here != 0 && here != live {
+                            return fault(
+                                ErrorKind::DivergentBarrier,
+                                "OpControlBarrier with Subgroup execution scope reached in divergent control flow (not every invocation of the subgroup is at it)",
+                            );
+                        }
+                    }
+                } else if *mask != want {
                     return fault(
                         ErrorKind::DivergentBarrier,
                         "OpControlBarrier reached in divergent control flow (not every invocation of the workgroup is at it)",

@@ -773,3 +773,55 @@ void main() {
         &out[108..116]
     );
 }
+
+/// A subgroup barrier (OpControlBarrier with Subgroup execution scope) asks only the subgroup
+/// to be there: in a branch taken by some subgroups and not others it runs (ggml's KHR
+/// cooperative-matrix matmuls do this), with the subgroup's shared-memory writes visible after
+/// it; in a branch that splits a subgroup it is a divergent-barrier error, as a workgroup
+/// barrier in a branch that splits the workgroup is.
+#[test]
+fn subgroup_barriers_need_only_their_subgroup() {
+    use coopmat_exec::ErrorKind;
+    let src = |cond: &str| {
+        format!(
+            r#"#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+layout(local_size_x = 128) in;
+layout(std430, binding = 0) buffer B {{ uint a[128]; }};
+shared uint s[128];
+void main() {{
+    uint i = gl_LocalInvocationIndex;
+    s[i] = i * 3u;
+    if ({cond}) {{
+        subgroupBarrier();
+        a[i] = s[i ^ 1u] + 1u;
+    }} else {{
+        a[i] = 7u;
+    }}
+}}"#
+        )
+    };
+    let Some(m) = glsl(&src("gl_SubgroupID % 2u == 1u")) else {
+        return;
+    };
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 512]);
+    let opts = EngineOptions::default();
+    run(&m, &mut res, [1, 1, 1], &opts);
+    let out = u32s(&res.buffers[&(0, 0)]);
+    let sg = opts.subgroup_size as usize;
+    for (i, &x) in out.iter().enumerate() {
+        let want = if (i / sg) % 2 == 1 {
+            (i as u32 ^ 1) * 3 + 1
+        } else {
+            7
+        };
+        assert_eq!(x, want, "invocation {i}");
+    }
+    let Some(m) = glsl(&src("gl_SubgroupInvocationID < 5u")) else {
+        return;
+    };
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &opts).unwrap();
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::DivergentBarrier, "{e}");
+}

@@ -40,7 +40,13 @@ impl<'m> Cx<'m> {
                     ret,
                 }));
             }
-            op::ControlBarrier => out.push(Op::Barrier),
+            // Execution scope Subgroup (GLSL's subgroupBarrier) asks only the subgroup to be
+            // there: ggml's KHR cooperative-matrix matmuls use one inside a branch that differs
+            // between subgroups. Any other scope is taken as Workgroup (Vulkan allows only the
+            // two for compute).
+            op::ControlBarrier => out.push(Op::Barrier {
+                subgroup: self.const_u64(arg(0)?)? == grammar::scope::Subgroup as u64,
+            }),
             _ => return Ok(false),
         }
         Ok(true)

@@ -889,7 +889,7 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
             | Op::AccessChain(_)
             | Op::ArrayLength(_)
             | Op::Atomic(_)
-            | Op::Barrier
+            | Op::Barrier { .. }
             | Op::Call(_)
             | Op::Sg(_)
             | Op::CmLoad(_)

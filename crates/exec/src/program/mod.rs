@@ -523,7 +523,11 @@ pub enum Op {
     /// Truncate a pointer/integer column to `bits` (OpConvertPtrToU).
     Trunc(TruncArgs),
     Atomic(AtomicArgs),
-    Barrier,
+    /// OpControlBarrier: every invocation of the workgroup, or with `subgroup` (Subgroup
+    /// execution scope) of each subgroup that reaches it, must be at it.
+    Barrier {
+        subgroup: bool,
+    },
     Call(CallArgs),
     Sg(SgArgs),
     /// Cooperative-matrix load.
@@ -579,7 +583,7 @@ impl Op {
             Op::Descriptor(DescriptorArgs { d, .. }) => Some((*d, 1)),
             Op::Store(_)
             | Op::CopyMem(_)
-            | Op::Barrier
+            | Op::Barrier { .. }
             | Op::Call(_)
             | Op::CmLoad(_)
             | Op::CmStore(_)
