@@ -1241,7 +1241,10 @@ impl<'m> Cx<'m> {
             .collect();
         // Which values die on an edge (`Edge::movable`).
         let facts = EdgeFacts::new(m, f);
-        let hoisted = self.hoisted.remove(&fid).unwrap_or_default();
+        let mut hoisted = self.hoisted.remove(&fid).unwrap_or_default();
+        // Moved instructions that did not compile (and those using them) go back to their own
+        // blocks, where their error is raised only if they are reached.
+        let mut unmoved: HashSet<u32> = HashSet::new();
         let mut blocks = Vec::new();
         for &bi in &order {
             let b = &f.blocks[bi];
@@ -1255,6 +1258,12 @@ impl<'m> Cx<'m> {
                     continue;
                 }
                 let rid = inst.result_id.unwrap_or(0);
+                let moved_in = !b.body.contains(&i);
+                if moved_in && inst.id_refs().any(|id| unmoved.contains(&id)) {
+                    hoisted.moved.remove(&i);
+                    unmoved.insert(rid);
+                    continue;
+                }
                 let d = self.desc(inst.opcode, rid);
                 let mut out = Vec::new();
                 let args = &inst.words
@@ -1271,6 +1280,11 @@ impl<'m> Cx<'m> {
                     )
                 };
                 if let Err(e) = r {
+                    if moved_in {
+                        hoisted.moved.remove(&i);
+                        unmoved.insert(rid);
+                        continue;
+                    }
                     out = vec![Op::Unsupported(Box::new(e))];
                 }
                 ops.extend(out.into_iter().map(|o| (o, d)));

@@ -497,3 +497,79 @@ fn phis_of_one_edge_are_a_parallel_copy() {
     );
     assert_eq!(&out[768..770], &[2.0, 1.0]);
 }
+
+/// A loop-invariant instruction the engine refuses (a bitcast between sizes) and one that uses
+/// it stay in their loop when the code motion would move them: their error is raised only if the
+/// loop body runs, as for any refused instruction.
+#[test]
+fn refused_invariants_stay_in_their_loop() {
+    let Some(m) = spvasm(
+        r#"
+               OpCapability Shader
+               OpCapability Int64
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main"
+               OpExecutionMode %main LocalSize 4 1 1
+               OpDecorate %S Block
+               OpMemberDecorate %S 0 Offset 0
+               OpMemberDecorate %S 1 Offset 8
+               OpDecorate %buf DescriptorSet 0
+               OpDecorate %buf Binding 0
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+      %ulong = OpTypeInt 64 0
+       %bool = OpTypeBool
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_5 = OpConstant %uint 5
+    %ulong_0 = OpConstant %ulong 0
+    %ulong_1 = OpConstant %ulong 1
+          %S = OpTypeStruct %uint %ulong
+       %ptrS = OpTypePointer StorageBuffer %S
+       %ptru = OpTypePointer StorageBuffer %uint
+       %ptrl = OpTypePointer StorageBuffer %ulong
+        %buf = OpVariable %ptrS StorageBuffer
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+         %pn = OpAccessChain %ptru %buf %uint_0
+          %n = OpLoad %uint %pn
+          %x = OpIAdd %uint %n %uint_5
+               OpBranch %header
+     %header = OpLabel
+          %i = OpPhi %uint %uint_0 %entry %inext %cont
+        %acc = OpPhi %ulong %ulong_0 %entry %acc2 %cont
+         %lt = OpULessThan %bool %i %n
+               OpLoopMerge %merge %cont None
+               OpBranchConditional %lt %body %merge
+       %body = OpLabel
+        %bad = OpBitcast %ulong %x
+        %use = OpIAdd %ulong %bad %ulong_1
+       %acc2 = OpIAdd %ulong %acc %use
+               OpBranch %cont
+       %cont = OpLabel
+      %inext = OpIAdd %uint %i %uint_1
+               OpBranch %header
+      %merge = OpLabel
+         %po = OpAccessChain %ptrl %buf %uint_1
+               OpStore %po %acc
+               OpReturn
+               OpFunctionEnd
+"#,
+    ) else {
+        return;
+    };
+    let p = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
+    let mut res = Resources::default();
+    let mut buf = vec![0u8; 16];
+    buf[8..16].copy_from_slice(&7u64.to_le_bytes());
+    res.buffers.insert((0, 0), buf.clone());
+    // No trip: the refused bitcast is never reached.
+    p.dispatch(&mut res, [1, 1, 1]).unwrap();
+    assert_eq!(&res.buffers[&(0, 0)][8..16], &0u64.to_le_bytes());
+    // Two trips: it is, and its error names it.
+    buf[0..4].copy_from_slice(&2u32.to_le_bytes());
+    res.buffers.insert((0, 0), buf);
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert!(e.to_string().contains("OpBitcast"), "{e}");
+}
