@@ -310,16 +310,16 @@ fn known_depth<const KC: usize>(k: usize) -> usize {
     if KC == 0 { k } else { KC }
 }
 
-/// Calls `$walk::<K>` with the depth as a constant for the depths cooperative-matrix tiles use
-/// (8, 16, 32, 64), with 0 (run-time depth) otherwise.
+/// Calls `$f::<K>(args)` with depth `$k` as the constant K for the depths cooperative-matrix
+/// tiles use (8, 16, 32, 64), with K = 0 (run-time depth) otherwise.
 macro_rules! by_depth {
-    ($walk:ident, $m:expr, $n:expr, $k:expr, $a:expr, $b:expr, $c:expr, $d:expr) => {
+    ($k:expr, $f:ident($($arg:expr),*)) => {
         match $k {
-            8 => $walk::<8>($m, $n, $k, $a, $b, $c, $d),
-            16 => $walk::<16>($m, $n, $k, $a, $b, $c, $d),
-            32 => $walk::<32>($m, $n, $k, $a, $b, $c, $d),
-            64 => $walk::<64>($m, $n, $k, $a, $b, $c, $d),
-            _ => $walk::<0>($m, $n, $k, $a, $b, $c, $d),
+            8 => $f::<8>($($arg),*),
+            16 => $f::<16>($($arg),*),
+            32 => $f::<32>($($arg),*),
+            64 => $f::<64>($($arg),*),
+            _ => $f::<0>($($arg),*),
         }
     };
 }
@@ -332,7 +332,7 @@ macro_rules! by_depth {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn mm_avx512(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
-    by_depth!(mm_avx512_depth, m, n, k, a, b, c, d)
+    by_depth!(k, mm_avx512_depth(m, n, k, a, b, c, d))
 }
 
 /// [`mm_avx512`] at depth `KC` (0: run-time depth).
@@ -370,7 +370,7 @@ fn mm_avx512_depth<const KC: usize>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn mm_avx2_blocked(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32], d: &mut [f32]) {
-    by_depth!(mm_avx2_depth, m, n, k, a, b, c, d)
+    by_depth!(k, mm_avx2_depth(m, n, k, a, b, c, d))
 }
 
 /// [`mm_avx2_blocked`] at depth `KC` (0: run-time depth).
@@ -589,11 +589,7 @@ fn shared_a_at(
             // the arena and no D overlaps what another tile reads (checked above).
             unsafe {
                 let a = base.add(a) as *const f32;
-                match k {
-                    16 => shared_a_depth::<16>((m, k), a, b, c, d),
-                    32 => shared_a_depth::<32>((m, k), a, b, c, d),
-                    _ => shared_a_depth::<0>((m, k), a, b, c, d),
-                }
+                by_depth!(k, shared_a_depth((m, k), a, b, c, d))
             }
         }
         return true;

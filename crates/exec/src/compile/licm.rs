@@ -97,19 +97,14 @@ impl Cx<'_> {
         };
         let mut def_block = def_blocks(m, f);
         for b in &f.blocks {
-            // The loops around this block, outermost first (an outer header dominates the
-            // inner ones).
-            let mut around: Vec<&Loop> = loops.iter().filter(|l| in_loop(l, b.id)).collect();
+            // The loops around this block, outermost first: `loops` is in block order, and a
+            // block comes before every block it dominates (SPIR-V 2.16.1), an outer header
+            // before the inner ones. (Whichever enclosing loop is picked, its own test below
+            // makes the move valid; the order only makes it go as far out as it can.)
+            let around: Vec<&Loop> = loops.iter().filter(|l| in_loop(l, b.id)).collect();
             if around.is_empty() {
                 continue;
             }
-            around.sort_by(|x, y| {
-                if doms.dominates(x.header, y.header) {
-                    std::cmp::Ordering::Less
-                } else {
-                    std::cmp::Ordering::Greater
-                }
-            });
             for i in b.body.clone() {
                 let inst = &m.instructions[i];
                 let Some(rid) = inst.result_id else {

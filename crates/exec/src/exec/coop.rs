@@ -253,11 +253,8 @@ impl Batch<'_, '_> {
         flags: u32,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let all_f32 = [d, a, b, c]
-            .iter()
-            .all(|&x| self.p.mats[x.ix()].cm.is_f32_arena());
         for (i, _) in self.instances(d, mask) {
-            self.muladd_instance(i, (d, a, b, c), flags, all_f32);
+            self.muladd_instance(i, (d, a, b, c), flags);
         }
         Ok(())
     }
@@ -292,21 +289,15 @@ impl Batch<'_, '_> {
                 self.flops += (2 * m * n * k * parts.len()) as u64;
             } else {
                 for &(d, b, c) in &g.parts {
-                    self.muladd_instance(i, (d, g.a, b, c), g.flags, true);
+                    self.muladd_instance(i, (d, g.a, b, c), g.flags);
                 }
             }
         }
         Ok(())
     }
 
-    /// One scope instance of a MulAdd (`all_f32`: every operand lives in the f32 arena).
-    fn muladd_instance(
-        &mut self,
-        i: usize,
-        (d, a, b, c): (Mat, Mat, Mat, Mat),
-        flags: u32,
-        all_f32: bool,
-    ) {
+    /// One scope instance of a MulAdd.
+    fn muladd_instance(&mut self, i: usize, (d, a, b, c): (Mat, Mat, Mat, Mat), flags: u32) {
         let p = self.p;
         let (sd, sa, sb, sc) = (self.slot(d), self.slot(a), self.slot(b), self.slot(c));
         let (m, n, k) = (
@@ -314,96 +305,95 @@ impl Batch<'_, '_> {
             sd.cm.cols as usize,
             sa.cm.cols as usize,
         );
-        {
-            self.flops += (2 * m * n * k) as u64;
-            if all_f32 {
-                let dr = (sd.off + i * m * n, m * n);
-                let srcs = [
-                    (sa.off + i * m * k, m * k),
-                    (sb.off + i * k * n, k * n),
-                    (sc.off + i * m * n, m * n),
-                ];
-                match split_dst(&mut self.mf, dr, &srcs) {
-                    Some((dm, s)) => kernels::matmul_f32(m, n, k, s[0], s[1], s[2], dm),
-                    None => {
-                        let s: Vec<Vec<f32>> = srcs
-                            .iter()
-                            .map(|&(o, l)| self.mf[o..o + l].to_vec())
-                            .collect();
-                        kernels::matmul_f32(
-                            m,
-                            n,
-                            k,
-                            &s[0],
-                            &s[1],
-                            &s[2],
-                            &mut self.mf[dr.0..dr.0 + dr.1],
-                        );
-                    }
+        let all_f32 = [sd, sa, sb, sc].iter().all(|s| s.cm.is_f32_arena());
+        self.flops += (2 * m * n * k) as u64;
+        if all_f32 {
+            let dr = (sd.off + i * m * n, m * n);
+            let srcs = [
+                (sa.off + i * m * k, m * k),
+                (sb.off + i * k * n, k * n),
+                (sc.off + i * m * n, m * n),
+            ];
+            match split_dst(&mut self.mf, dr, &srcs) {
+                Some((dm, s)) => kernels::matmul_f32(m, n, k, s[0], s[1], s[2], dm),
+                None => {
+                    let s: Vec<Vec<f32>> = srcs
+                        .iter()
+                        .map(|&(o, l)| self.mf[o..o + l].to_vec())
+                        .collect();
+                    kernels::matmul_f32(
+                        m,
+                        n,
+                        k,
+                        &s[0],
+                        &s[1],
+                        &s[2],
+                        &mut self.mf[dr.0..dr.0 + dr.1],
+                    );
                 }
-                if sd.cm.num != Num::F32 {
-                    let num = sd.cm.num;
-                    for x in &mut self.mf[dr.0..dr.0 + dr.1] {
-                        *x = floats::to_f64(num, floats::from_f64(num, *x as f64)) as f32;
-                    }
+            }
+            if sd.cm.num != Num::F32 {
+                let num = sd.cm.num;
+                for x in &mut self.mf[dr.0..dr.0 + dr.1] {
+                    *x = floats::to_f64(num, floats::from_f64(num, *x as f64)) as f32;
                 }
-            } else if [sd, sa, sb, sc].iter().all(|s| s.cm.num.is_float()) {
-                let get = |s: &Self, slot: Mat, e: usize| {
-                    let ms = p.mats[slot.ix()];
-                    floats::to_f64(ms.cm.num, s.mat_get(slot, i, e))
-                };
-                let av: Vec<f64> = (0..m * k).map(|e| get(self, a, e)).collect();
-                let bv: Vec<f64> = (0..k * n).map(|e| get(self, b, e)).collect();
-                let cv: Vec<f64> = (0..m * n).map(|e| get(self, c, e)).collect();
-                let mut dv = vec![0f64; m * n];
-                kernels::matmul_f64(m, n, k, &av, &bv, &cv, &mut dv);
-                for (e, &x) in dv.iter().enumerate() {
-                    let raw = floats::from_f64(sd.cm.num, x);
-                    self.mat_set(d, i, e, raw);
+            }
+        } else if [sd, sa, sb, sc].iter().all(|s| s.cm.num.is_float()) {
+            let get = |s: &Self, slot: Mat, e: usize| {
+                let ms = p.mats[slot.ix()];
+                floats::to_f64(ms.cm.num, s.mat_get(slot, i, e))
+            };
+            let av: Vec<f64> = (0..m * k).map(|e| get(self, a, e)).collect();
+            let bv: Vec<f64> = (0..k * n).map(|e| get(self, b, e)).collect();
+            let cv: Vec<f64> = (0..m * n).map(|e| get(self, c, e)).collect();
+            let mut dv = vec![0f64; m * n];
+            kernels::matmul_f64(m, n, k, &av, &bv, &cv, &mut dv);
+            for (e, &x) in dv.iter().enumerate() {
+                let raw = floats::from_f64(sd.cm.num, x);
+                self.mat_set(d, i, e, raw);
+            }
+        } else {
+            // Integers (KHR rules, SPV_KHR_cooperative_matrix "OpCooperativeMatrixMulAddKHR"):
+            // signedness from the operand bits; A·B exact; C added at result precision with
+            // wrap, or saturation with the result's signedness when SaturatingAccumulation.
+            let ext = |s: &Self, slot: Mat, e: usize, signed: bool| -> i128 {
+                let ms = p.mats[slot.ix()];
+                let raw = s.mat_get(slot, i, e);
+                if ms.cm.num.is_float() {
+                    floats::to_f64(ms.cm.num, raw) as i128
+                } else if signed {
+                    sext(raw, ms.cm.num.bits()) as i128
+                } else {
+                    trunc(raw, ms.cm.num.bits()) as i128
                 }
-            } else {
-                // Integers (KHR rules, SPV_KHR_cooperative_matrix "OpCooperativeMatrixMulAddKHR"):
-                // signedness from the operand bits; A·B exact; C added at result precision with
-                // wrap, or saturation with the result's signedness when SaturatingAccumulation.
-                let ext = |s: &Self, slot: Mat, e: usize, signed: bool| -> i128 {
-                    let ms = p.mats[slot.ix()];
-                    let raw = s.mat_get(slot, i, e);
-                    if ms.cm.num.is_float() {
-                        floats::to_f64(ms.cm.num, raw) as i128
-                    } else if signed {
-                        sext(raw, ms.cm.num.bits()) as i128
+            };
+            let av: Vec<i128> = (0..m * k)
+                .map(|e| ext(self, a, e, flags & cmo::MatrixASignedComponentsKHR != 0))
+                .collect();
+            let bv: Vec<i128> = (0..k * n)
+                .map(|e| ext(self, b, e, flags & cmo::MatrixBSignedComponentsKHR != 0))
+                .collect();
+            let mut ab = vec![0i128; m * n];
+            kernels::matmul_int(m, n, k, &av, &bv, &mut ab);
+            let rbits = sd.cm.num.bits();
+            let rsigned = flags & cmo::MatrixResultSignedComponentsKHR != 0;
+            let sat = flags & cmo::SaturatingAccumulationKHR != 0;
+            for (e, &x) in ab.iter().enumerate() {
+                let cval = ext(self, c, e, flags & cmo::MatrixCSignedComponentsKHR != 0);
+                let r = if sd.cm.num.is_float() {
+                    floats::from_f64(sd.cm.num, (x + cval) as f64)
+                } else if sat {
+                    let v = x + cval;
+                    let (lo, hi) = if rsigned {
+                        (-(1i128 << (rbits - 1)), (1i128 << (rbits - 1)) - 1)
                     } else {
-                        trunc(raw, ms.cm.num.bits()) as i128
-                    }
-                };
-                let av: Vec<i128> = (0..m * k)
-                    .map(|e| ext(self, a, e, flags & cmo::MatrixASignedComponentsKHR != 0))
-                    .collect();
-                let bv: Vec<i128> = (0..k * n)
-                    .map(|e| ext(self, b, e, flags & cmo::MatrixBSignedComponentsKHR != 0))
-                    .collect();
-                let mut ab = vec![0i128; m * n];
-                kernels::matmul_int(m, n, k, &av, &bv, &mut ab);
-                let rbits = sd.cm.num.bits();
-                let rsigned = flags & cmo::MatrixResultSignedComponentsKHR != 0;
-                let sat = flags & cmo::SaturatingAccumulationKHR != 0;
-                for (e, &x) in ab.iter().enumerate() {
-                    let cval = ext(self, c, e, flags & cmo::MatrixCSignedComponentsKHR != 0);
-                    let r = if sd.cm.num.is_float() {
-                        floats::from_f64(sd.cm.num, (x + cval) as f64)
-                    } else if sat {
-                        let v = x + cval;
-                        let (lo, hi) = if rsigned {
-                            (-(1i128 << (rbits - 1)), (1i128 << (rbits - 1)) - 1)
-                        } else {
-                            (0, (1i128 << rbits) - 1)
-                        };
-                        trunc(v.clamp(lo, hi) as u64, rbits)
-                    } else {
-                        trunc(x.wrapping_add(cval) as u64, rbits)
+                        (0, (1i128 << rbits) - 1)
                     };
-                    self.mat_set(d, i, e, r);
-                }
+                    trunc(v.clamp(lo, hi) as u64, rbits)
+                } else {
+                    trunc(x.wrapping_add(cval) as u64, rbits)
+                };
+                self.mat_set(d, i, e, r);
             }
         }
     }
