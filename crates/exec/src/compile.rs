@@ -126,11 +126,30 @@ impl Pipeline {
 }
 
 /// What [`Cx::edge`] needs to know of a function's values beyond their registers: its dominator
-/// tree and the block defining each result, built on the first question (only matrix phis ask).
+/// tree, the block defining each result, each block's successors and where each value is used,
+/// built on the first question (only matrix phis ask).
 struct EdgeFacts<'a> {
     m: &'a Module,
     f: &'a coopmat_spirv::module::Function,
-    built: std::cell::OnceCell<(Option<coopmat_analysis::Dominators>, HashMap<u32, u32>)>,
+    built: std::cell::OnceCell<Built>,
+}
+
+/// [`EdgeFacts`] once built.
+struct Built {
+    doms: Option<coopmat_analysis::Dominators>,
+    def_block: HashMap<u32, u32>,
+    succs: HashMap<u32, Vec<u32>>,
+    /// Per value, where it is read.
+    uses: HashMap<u32, Reads>,
+}
+
+/// Where a value is read: the blocks whose non-phi instructions read it, and the predecessors
+/// from which a phi reads it (a phi operand is read at the end of its predecessor, SPIR-V
+/// 2.2.5).
+#[derive(Default)]
+struct Reads {
+    blocks: Vec<u32>,
+    phi_preds: Vec<u32>,
 }
 
 impl<'a> EdgeFacts<'a> {
@@ -142,21 +161,84 @@ impl<'a> EdgeFacts<'a> {
         }
     }
 
-    /// Whether value `id` is dead once a branch to block `to` is taken: it is defined in a block
-    /// of this function (not a constant, parameter or global) that does not dominate `to`. Every
-    /// use of it is dominated by its block, and a path from `to` to a use that avoided that block
-    /// would make the use reachable from the entry without it; so every path from `to` to a use
-    /// runs the definition again first.
-    fn dead_after(&self, id: u32, to: u32) -> bool {
-        let (doms, def_block) = self.built.get_or_init(|| {
+    fn built(&self) -> &Built {
+        self.built.get_or_init(|| {
             let (m, f) = (self.m, self.f);
-            (coopmat_analysis::Dominators::new(m, f), def_blocks(m, f))
-        });
-        let (Some(doms), Some(&def)) = (doms, def_block.get(&id)) else {
+            let mut uses: HashMap<u32, Reads> = HashMap::new();
+            for b in &f.blocks {
+                for i in b.body.clone() {
+                    let inst = &m.instructions[i];
+                    if inst.opcode == op::Phi {
+                        let mut k = 2;
+                        while let (Some(v), Some(pred)) = (inst.word(k), inst.word(k + 1)) {
+                            uses.entry(v).or_default().phi_preds.push(pred);
+                            k += 2;
+                        }
+                    } else {
+                        for id in inst.id_refs() {
+                            uses.entry(id).or_default().blocks.push(b.id);
+                        }
+                    }
+                }
+            }
+            Built {
+                doms: coopmat_analysis::Dominators::new(m, f),
+                def_block: def_blocks(m, f),
+                succs: f.blocks.iter().map(|b| (b.id, block_succs(m, b))).collect(),
+                uses,
+            }
+        })
+    }
+
+    /// Whether value `id` is dead once a branch to block `to` is taken: it is defined in a block
+    /// of this function (not a constant, parameter or global) and no path from `to` reaches a
+    /// read of it without running its definition again (passing through its block, where a
+    /// phi is redefined on entry and any other result before its reads). When its block does
+    /// not dominate `to` that holds without a search: every use is dominated by that block, and
+    /// a path from `to` to a use that avoided it would make the use reachable from the entry
+    /// without it. Otherwise (a loop header's phi read on a branch inside the loop, say) the
+    /// blocks reachable from `to` short of the definition are searched for a read.
+    fn dead_after(&self, id: u32, to: u32) -> bool {
+        let b = self.built();
+        let (Some(doms), Some(&def)) = (&b.doms, b.def_block.get(&id)) else {
             return false;
         };
-        doms.reachable(def) && doms.reachable(to) && !doms.dominates(def, to)
+        if !(doms.reachable(def) && doms.reachable(to)) {
+            return false;
+        }
+        if !doms.dominates(def, to) {
+            return true;
+        }
+        let none = Reads::default();
+        let reads = b.uses.get(&id).unwrap_or(&none);
+        let mut seen: HashSet<u32> = HashSet::new();
+        let mut stack = vec![to];
+        while let Some(x) = stack.pop() {
+            if x == def || !seen.insert(x) {
+                continue;
+            }
+            if reads.blocks.contains(&x) || reads.phi_preds.contains(&x) {
+                return false;
+            }
+            stack.extend(b.succs.get(&x).into_iter().flatten().copied());
+        }
+        true
     }
+}
+
+/// How many operands of the phis of block `b` pass value `v` on the edge from `from`.
+fn incoming_on_edge(m: &Module, b: &coopmat_spirv::module::Block, from: u32, v: u32) -> usize {
+    b.body
+        .clone()
+        .map(|i| &m.instructions[i])
+        .filter(|inst| inst.opcode == op::Phi)
+        .map(|inst| {
+            (2..inst.operands.len())
+                .step_by(2)
+                .filter(|&k| inst.word(k) == Some(v) && inst.word(k + 1) == Some(from))
+                .count()
+        })
+        .sum()
 }
 
 /// The block defining each result id of function `f`.
@@ -1637,8 +1719,14 @@ impl<'m> Cx<'m> {
                             && v != dst
                         {
                             phis.push((dst, v));
-                            // Only matrix slots trade storage (`Edge::movable`).
-                            movable.push(v.nmats > 0 && facts.dead_after(src, to));
+                            // Only matrix slots trade storage (`Edge::movable`), and only a
+                            // value this edge passes to one phi (a second would read the
+                            // storage the first traded away).
+                            movable.push(
+                                v.nmats > 0
+                                    && incoming_on_edge(m, b, from, src) == 1
+                                    && facts.dead_after(src, to),
+                            );
                         }
                     }
                     k += 2;

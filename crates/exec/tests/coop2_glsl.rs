@@ -462,3 +462,50 @@ fn per_element_op_passes_the_elements_of_matrix_operands() {
         }
     }
 }
+
+/// Transposing-view loads whose runs (tensor rows, along tile columns) start at both halves of
+/// a word, come in groups of 16 adjacent columns and a group of 2, and stop where the tensor
+/// ends (Constant clamp beyond): every element of an f16 and an f32 tile equals the tensor
+/// element the spec's coordinate formula names (SPV_NV_tensor_addressing: the view's
+/// permutation, then the slice, then the clamp), bit for bit.
+#[test]
+fn transposed_loads_move_grouped_runs_exactly() {
+    let Some(spv) = compile(&src("transposed_runs.comp"), &[]) else {
+        return;
+    };
+    let (rows, cols) = (37usize, 29usize);
+    // Distinct f16 bit patterns, NaNs and infinities excluded so every value is finite.
+    let xh: Vec<u16> = (0..rows * cols)
+        .map(|i| (i as u16).wrapping_mul(40503) & 0x7bff)
+        .collect();
+    let xf: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.25 - 100.0).collect();
+    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    let p = Pipeline::compile(&m, "", &Default::default(), &EngineOptions::default()).unwrap();
+    let mut r = Resources::default();
+    r.buffers
+        .insert((0, 0), xh.iter().flat_map(|x| x.to_le_bytes()).collect());
+    r.buffers
+        .insert((0, 1), xf.iter().flat_map(|x| x.to_le_bytes()).collect());
+    r.buffers.insert((0, 2), vec![0; 32 * 48 * 2]);
+    r.buffers.insert((0, 3), vec![0; 32 * 48 * 4]);
+    p.dispatch(&mut r, [1, 1, 1]).unwrap();
+    let oh: Vec<u16> = r.buffers[&(0, 2)]
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let of: Vec<f32> = r.buffers[&(0, 3)]
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for tr in 0..32 {
+        for tc in 0..48 {
+            // Tile (tr, tc) is tensor (3 + tc, 2 + tr): the view swaps the dimensions.
+            let (y, x) = (3 + tc, 2 + tr);
+            let inside = y < rows && x < cols;
+            let want_h = if inside { xh[y * cols + x] } else { 0x4b00 };
+            let want_f = if inside { xf[y * cols + x] } else { -7.0 };
+            assert_eq!(oh[tr * 48 + tc], want_h, "f16 tile ({tr},{tc})");
+            assert_eq!(of[tr * 48 + tc], want_f, "f32 tile ({tr},{tc})");
+        }
+    }
+}

@@ -498,6 +498,111 @@ fn phis_of_one_edge_are_a_parallel_copy() {
     assert_eq!(&out[768..770], &[2.0, 1.0]);
 }
 
+/// A loop carries a tile through a header phi and replaces it on odd trips only: on the branch
+/// that keeps it, the header phi passes to the join's phi. Nothing reads it again before the
+/// header redefines it, so its storage may move into the join's phi; in the second module the
+/// join also reads it, so it must be copied. (Both: t = 1, 2, 2, 3, 3, 4 over six trips.)
+const PHI_CARRIED_TILE: &str = r#"
+               OpCapability Shader
+               OpCapability CooperativeMatrixKHR
+               OpCapability VulkanMemoryModel
+               OpExtension "SPV_KHR_cooperative_matrix"
+               OpExtension "SPV_KHR_vulkan_memory_model"
+               OpMemoryModel Logical Vulkan
+               OpEntryPoint GLCompute %main "main" %buf
+               OpExecutionMode %main LocalSize 32 1 1
+               OpDecorate %rt ArrayStride 4
+               OpDecorate %S Block
+               OpMemberDecorate %S 0 Offset 0
+               OpDecorate %buf DescriptorSet 0
+               OpDecorate %buf Binding 0
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+      %float = OpTypeFloat 32
+       %bool = OpTypeBool
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_2 = OpConstant %uint 2
+     %uint_3 = OpConstant %uint 3
+     %uint_6 = OpConstant %uint 6
+    %uint_16 = OpConstant %uint 16
+   %uint_256 = OpConstant %uint 256
+    %float_0 = OpConstant %float 0
+    %float_1 = OpConstant %float 1
+         %mt = OpTypeCooperativeMatrixKHR %float %uint_3 %uint_16 %uint_16 %uint_2
+      %mzero = OpConstantComposite %mt %float_0
+       %mone = OpConstantComposite %mt %float_1
+         %rt = OpTypeRuntimeArray %float
+          %S = OpTypeStruct %rt
+       %ptrS = OpTypePointer StorageBuffer %S
+       %ptrf = OpTypePointer StorageBuffer %float
+        %buf = OpVariable %ptrS StorageBuffer
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+               OpBranch %header
+     %header = OpLabel
+          %i = OpPhi %uint %uint_0 %entry %inext %cont
+          %t = OpPhi %mt %mone %entry %tn %cont
+        %acc = OpPhi %mt %mzero %entry %acc2 %cont
+         %lt = OpULessThan %bool %i %uint_6
+               OpLoopMerge %merge %cont None
+               OpBranchConditional %lt %body %merge
+       %body = OpLabel
+        %bit = OpBitwiseAnd %uint %i %uint_1
+        %odd = OpIEqual %bool %bit %uint_1
+               OpSelectionMerge %join None
+               OpBranchConditional %odd %reload %join
+     %reload = OpLabel
+         %tl = OpFAdd %mt %t %mone
+               OpBranch %join
+       %join = OpLabel
+         %tn = OpPhi %mt %t %body %tl %reload
+       %acc1 = OpFAdd %mt %acc %tn
+       %acc2 = OpFAdd %mt %acc1 LAST
+               OpBranch %cont
+       %cont = OpLabel
+      %inext = OpIAdd %uint %i %uint_1
+               OpBranch %header
+      %merge = OpLabel
+         %p0 = OpAccessChain %ptrf %buf %uint_0 %uint_0
+               OpCooperativeMatrixStoreKHR %p0 %acc %uint_0 %uint_16
+         %p1 = OpAccessChain %ptrf %buf %uint_0 %uint_256
+               OpCooperativeMatrixStoreKHR %p1 %t %uint_0 %uint_16
+               OpReturn
+               OpFunctionEnd
+"#;
+
+#[test]
+fn header_phis_dead_on_a_branch_move_and_live_ones_are_copied() {
+    // LAST: %mzero (t not read after the join) or %t (read after it).
+    for (last, want_acc) in [("%mzero", 15.0), ("%t", 27.0)] {
+        let Some(m) = spvasm(&PHI_CARRIED_TILE.replace("LAST", last)) else {
+            return;
+        };
+        // One workgroup a batch: every lane takes the edge, as the move needs.
+        let options = EngineOptions {
+            pack_workgroups: false,
+            ..Default::default()
+        };
+        let p = Pipeline::compile(&m, "main", &Default::default(), &options).unwrap();
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), vec![0; 4 * 512]);
+        p.dispatch(&mut res, [1, 1, 1]).unwrap();
+        let out = f32s(&res.buffers[&(0, 0)]);
+        assert!(
+            out[..256].iter().all(|&x| x == want_acc),
+            "{last}: acc {:?}",
+            &out[..4]
+        );
+        assert!(
+            out[256..512].iter().all(|&x| x == 4.0),
+            "{last}: t {:?}",
+            &out[256..260]
+        );
+    }
+}
+
 /// A loop-invariant instruction the engine refuses (a bitcast between sizes) and one that uses
 /// it stay in their loop when the code motion would move them: their error is raised only if the
 /// loop body runs, as for any refused instruction.

@@ -6,6 +6,10 @@ use super::*;
 use crate::eval::tensor::{layout_from, layout_to, view_from, view_to};
 use coopmat_tensor::{ElementSource, TensorElement, address::constant_bits};
 
+/// Runs along adjacent tile columns read together before being written back row by row
+/// ([`Batch::place_runs`]): 16 f32 are one 64-byte cache line of the tile's row.
+const TRANSPOSE_GROUP: usize = 16;
+
 /// The active lanes of a mask, in order.
 pub(super) fn mask_lanes(mask: &Mask) -> impl Iterator<Item = usize> + '_ {
     mask.iter().enumerate().flat_map(|(w, &bits)| {
@@ -574,10 +578,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             .collect()
     }
 
-    /// Reads `len` consecutive elements of type `num` (F16 or F32) at byte `byte` of a resolved
-    /// object (bounds checked by the caller) into the f32 arena at `k`, `k + stride`, ...
-    /// (`at` = (k, stride)): aligned f16 pairs go through the vector conversion, the rest
-    /// element by element.
+    /// Appends to `row` the `len` consecutive elements of type `num` (F16 or F32) at byte
+    /// `byte` of a resolved object (bounds checked by the caller), as f32: aligned f16 pairs go
+    /// through the vector conversion, the rest element by element.
     fn read_run(
         &mut self,
         sh: bool,
@@ -585,46 +588,90 @@ impl<'p, 'a> Batch<'p, 'a> {
         byte: usize,
         len: usize,
         num: Num,
-        at: (usize, usize),
+        row: &mut Vec<f32>,
     ) {
-        let (k, stride) = at;
         let lut = floats::f16_lut();
         let words = self.mem.words(sh, idx);
-        let mut row = std::mem::take(&mut self.src_cache.row);
-        row.clear();
         if num == Num::F32 {
             row.extend(
                 (0..len).map(|j| f32::from_bits(memory::read_bytes(words, byte + 4 * j, 4) as u32)),
             );
-        } else {
-            let (mut byte, mut len) = (byte, len);
-            if byte % 4 == 2 && len > 0 {
-                row.push(lut[memory::read_bytes(words, byte, 2) as usize]);
-                (byte, len) = (byte + 2, len - 1);
-            }
-            let nw = len / 2;
-            if byte % 4 == 0 && nw > 0 {
-                let mut tmp = std::mem::take(&mut self.src_cache.words);
-                tmp.clear();
-                tmp.extend(
-                    words[byte / 4..byte / 4 + nw]
-                        .iter()
-                        .map(|w| w.load(Relaxed)),
-                );
-                let r0 = row.len();
-                row.resize(r0 + 2 * nw, 0.0);
-                kernels::f16_words_to_f32(&tmp, &mut row[r0..]);
-                self.src_cache.words = tmp;
-                (byte, len) = (byte + 4 * nw, len - 2 * nw);
-            }
-            row.extend((0..len).map(|j| lut[memory::read_bytes(words, byte + 2 * j, 2) as usize]));
+            return;
         }
-        if stride == 1 {
-            self.mf[k..k + row.len()].copy_from_slice(&row);
-        } else {
-            for (j, &x) in row.iter().enumerate() {
-                self.mf[k + j * stride] = x;
+        let (mut byte, mut len) = (byte, len);
+        if byte % 4 == 2 && len > 0 {
+            row.push(lut[memory::read_bytes(words, byte, 2) as usize]);
+            (byte, len) = (byte + 2, len - 1);
+        }
+        let nw = len / 2;
+        if byte % 4 == 0 && nw > 0 {
+            let mut tmp = std::mem::take(&mut self.src_cache.words);
+            tmp.clear();
+            tmp.extend(
+                words[byte / 4..byte / 4 + nw]
+                    .iter()
+                    .map(|w| w.load(Relaxed)),
+            );
+            let r0 = row.len();
+            row.resize(r0 + 2 * nw, 0.0);
+            kernels::f16_words_to_f32(&tmp, &mut row[r0..]);
+            self.src_cache.words = tmp;
+            (byte, len) = (byte + 4 * nw, len - 2 * nw);
+        }
+        row.extend((0..len).map(|j| lut[memory::read_bytes(words, byte + 2 * j, 2) as usize]));
+    }
+
+    /// Moves a tile's memory runs (each inside the object `(sh, idx)` from byte `b0`, checked
+    /// by the caller) into the f32 arena from `tile`. Runs along rows are copied as they come.
+    /// Runs along columns (a transposing view: ggml's B tiles) that fill up to
+    /// [`TRANSPOSE_GROUP`] adjacent columns with the same length are read one after the other
+    /// into a scratch block and written back row by row, so that each row of the group is one
+    /// contiguous store instead of one store per column into lines a tile apart.
+    fn place_runs(
+        &mut self,
+        srcs: &TileSources,
+        (sh, idx, b0): (bool, u32, usize),
+        shift: u64,
+        num: Num,
+        tile: usize,
+    ) {
+        let cb = num.bytes() as u64;
+        let stride = srcs.run_stride;
+        let byte_of = |i0: u64| b0 + (i0.wrapping_add(shift) * cb) as usize;
+        let mut row = std::mem::take(&mut self.src_cache.row);
+        let runs = &srcs.runs;
+        let mut r = 0;
+        while r < runs.len() {
+            let (e0, _, len) = runs[r];
+            let group = if stride == 1 {
+                1
+            } else {
+                1 + runs[r + 1..]
+                    .iter()
+                    .take(TRANSPOSE_GROUP - 1)
+                    .enumerate()
+                    .take_while(|&(j, &(e, _, l))| e == e0 + j + 1 && l == len)
+                    .count()
+            };
+            row.clear();
+            for &(_, i0, len) in &runs[r..r + group] {
+                self.read_run(sh, idx, byte_of(i0), len, num, &mut row);
             }
+            if stride == 1 {
+                self.mf[tile + e0..tile + e0 + len].copy_from_slice(&row);
+            } else if group == 1 {
+                for (j, &x) in row.iter().enumerate() {
+                    self.mf[tile + e0 + j * stride] = x;
+                }
+            } else {
+                for k in 0..len {
+                    let dst = &mut self.mf[tile + e0 + k * stride..][..group];
+                    for (j, x) in dst.iter_mut().enumerate() {
+                        *x = row[j * len + k];
+                    }
+                }
+            }
+            r += group;
         }
         self.src_cache.row = row;
     }
@@ -700,11 +747,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                         }
                     }
                 }
-                for &(e0, i0, len) in &srcs.runs {
-                    let byte = b0 + (i0.wrapping_add(shift.0) * cb) as usize;
-                    let at = (s.off + i * n_el + e0, srcs.run_stride);
-                    self.read_run(sh, idx, byte, len, cm.num, at);
-                }
+                self.place_runs(&srcs, (sh, idx, b0), shift.0, cm.num, s.off + i * n_el);
             }
             let runs_done = run_object.is_some();
             // DecodeFunc calls only (the usual case), or DecodeVectorFunc wherever the spec
@@ -873,10 +916,22 @@ impl<'p, 'a> Batch<'p, 'a> {
         let s = self.slot(d);
         let k0 = s.off + i * s.cm.elems();
         if s.cm.num == Num::F16 {
-            let lut = floats::f16_lut();
+            // Every result converted at once (F16C where the CPU has it), then placed.
+            let mut words = std::mem::take(&mut self.src_cache.words);
+            words.clear();
+            let pairs = r.chunks_exact(2);
+            let odd = pairs.remainder().first().map(|&x| (x & 0xffff) as u32);
+            words.extend(pairs.map(|p| (p[0] & 0xffff) as u32 | ((p[1] & 0xffff) as u32) << 16));
+            words.extend(odd);
+            let mut vals = std::mem::take(&mut self.src_cache.row);
+            vals.clear();
+            vals.resize(2 * words.len(), 0.0);
+            kernels::f16_words_to_f32(&words, &mut vals);
             for &(ri, e) in &da.writes {
-                self.mf[k0 + e] = lut[(r[ri] & 0xffff) as usize];
+                self.mf[k0 + e] = vals[ri];
             }
+            self.src_cache.words = words;
+            self.src_cache.row = vals;
         } else {
             for &(ri, e) in &da.writes {
                 self.mat_set(d, i, e, r[ri]);
