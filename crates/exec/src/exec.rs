@@ -6,7 +6,7 @@
 //! therefore meet again at its merge block, loops iterate until every lane has left, and
 //! lanes that returned wait until the call is over.
 
-use crate::eval::{self, MW, Mask, bin1, cvt1, each_lane, un1};
+use crate::eval::{self, ColumnOp, MW, Mask, bin1, cvt1, each_lane, un1};
 use crate::floats::{self, sext, trunc};
 use crate::kernels;
 use crate::memory::{self, Mem, MemErr, ObjInfo};
@@ -724,15 +724,16 @@ impl<'p, 'a> Batch<'p, 'a> {
             dense,
         };
         match o {
-            Op::Un(x) => cols.un(x),
-            Op::Bin(x) => cols.bin(x),
-            Op::Tern(x) => cols.tern(x),
-            Op::BfInsert(x) => cols.bf_insert(x),
-            Op::Cvt(x) => cols.cvt(x),
-            Op::Bitcast(x) => cols.bitcast(x),
-            Op::Trunc(x) => cols.trunc_col(x),
-            Op::ExtractDyn(x) => cols.extract_dyn(x),
-            Op::InsertDyn(x) => cols.insert_dyn(x),
+            // Column loops compiled for the CPU's widest vectors (`Columns::run`).
+            Op::Un(x) => cols.run(ColumnOp::Un(x)),
+            Op::Bin(x) => cols.run(ColumnOp::Bin(x)),
+            Op::Tern(x) => cols.run(ColumnOp::Tern(x)),
+            Op::BfInsert(x) => cols.run(ColumnOp::BfInsert(x)),
+            Op::Cvt(x) => cols.run(ColumnOp::Cvt(x)),
+            Op::Bitcast(x) => cols.run(ColumnOp::Bitcast(x)),
+            Op::Trunc(x) => cols.run(ColumnOp::Trunc(x)),
+            Op::ExtractDyn(x) => cols.run(ColumnOp::ExtractDyn(x)),
+            Op::InsertDyn(x) => cols.run(ColumnOp::InsertDyn(x)),
             Op::Copy(CopyArgs { d, a }) => self.copy_val(*d, *a, mask, dense),
             Op::Select(
                 sel @ SelectArgs {

@@ -40,6 +40,59 @@ fn level() -> Level {
     })
 }
 
+/// Which instruction set the interpreter's column loops run with (`eval::Columns::run`): the
+/// baseline's SSE2, or copies compiled with AVX2 (x86-64-v3) or AVX-512.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum ColumnLevel {
+    Base,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+/// Every [`ColumnLevel`] this CPU has, the baseline first (the tests run each).
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn column_levels() -> Vec<ColumnLevel> {
+    let best = column_level();
+    let mut v = vec![ColumnLevel::Base];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if best != ColumnLevel::Base {
+            v.push(ColumnLevel::Avx2);
+        }
+        if best == ColumnLevel::Avx512 {
+            v.push(ColumnLevel::Avx512);
+        }
+    }
+    v
+}
+
+/// The widest [`ColumnLevel`] this CPU has, detected once.
+pub(crate) fn column_level() -> ColumnLevel {
+    static L: std::sync::OnceLock<ColumnLevel> = std::sync::OnceLock::new();
+    *L.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::is_x86_feature_detected as has;
+            let v3 = has!("avx2")
+                && has!("fma")
+                && has!("f16c")
+                && has!("bmi1")
+                && has!("bmi2")
+                && has!("lzcnt")
+                && has!("popcnt");
+            if v3 && has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl") {
+                return ColumnLevel::Avx512;
+            }
+            if v3 {
+                return ColumnLevel::Avx2;
+            }
+        }
+        ColumnLevel::Base
+    })
+}
+
 /// The name of the kernel level in use (for reports).
 pub fn level_name() -> &'static str {
     match level() {

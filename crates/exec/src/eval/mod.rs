@@ -928,8 +928,79 @@ pub(crate) struct Columns<'a> {
     pub dense: bool,
 }
 
+/// A pure column op: its result columns from its operand columns, lane by lane.
+#[derive(Clone, Copy)]
+pub(crate) enum ColumnOp<'a> {
+    Un(&'a UnArgs),
+    Bin(&'a BinArgs),
+    Tern(&'a TernArgs),
+    BfInsert(&'a BfInsertArgs),
+    Cvt(&'a CvtArgs),
+    Bitcast(&'a BitcastArgs),
+    Trunc(&'a TruncArgs),
+    ExtractDyn(&'a ExtractDynArgs),
+    InsertDyn(&'a InsertDynArgs),
+}
+
+impl Columns<'_> {
+    /// Runs a column op with the widest vectors the CPU has. The column loops are plain loops
+    /// over slices that the compiler vectorizes; the binary targets the x86-64 baseline, whose
+    /// vectors (SSE2) hold two lanes, so the same loops are also compiled with AVX2 and with
+    /// AVX-512 (`run_avx2`, `run_avx512`) and the level is detected once. Integer and IEEE
+    /// float operations give the same bits at every width (Rust neither contracts a·b + c
+    /// into an FMA nor reassociates).
+    pub(crate) fn run(&mut self, o: ColumnOp) {
+        self.run_at(crate::kernels::column_level(), o)
+    }
+
+    /// [`Columns::run`] at a given level, one the CPU has ([`crate::kernels::column_levels`]).
+    pub(crate) fn run_at(&mut self, level: crate::kernels::ColumnLevel, o: ColumnOp) {
+        match level {
+            crate::kernels::ColumnLevel::Base => self.column_op(o),
+            // SAFETY: the CPU has every feature `run_avx2` enables (column_levels() lists
+            // Avx2 only then).
+            #[cfg(target_arch = "x86_64")]
+            crate::kernels::ColumnLevel::Avx2 => unsafe { run_avx2(self, o) },
+            // SAFETY: the CPU has every feature `run_avx512` enables (column_levels() lists
+            // Avx512 only then).
+            #[cfg(target_arch = "x86_64")]
+            crate::kernels::ColumnLevel::Avx512 => unsafe { run_avx512(self, o) },
+        }
+    }
+
+    #[inline(always)]
+    fn column_op(&mut self, o: ColumnOp) {
+        match o {
+            ColumnOp::Un(x) => self.un(x),
+            ColumnOp::Bin(x) => self.bin(x),
+            ColumnOp::Tern(x) => self.tern(x),
+            ColumnOp::BfInsert(x) => self.bf_insert(x),
+            ColumnOp::Cvt(x) => self.cvt(x),
+            ColumnOp::Bitcast(x) => self.bitcast(x),
+            ColumnOp::Trunc(x) => self.trunc_col(x),
+            ColumnOp::ExtractDyn(x) => self.extract_dyn(x),
+            ColumnOp::InsertDyn(x) => self.insert_dyn(x),
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
+fn run_avx2(c: &mut Columns, o: ColumnOp) {
+    c.column_op(o)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt"
+)]
+fn run_avx512(c: &mut Columns, o: ColumnOp) {
+    c.column_op(o)
+}
+
 impl Columns<'_> {
     /// [`Op::Bin`].
+    #[inline(always)]
     pub(crate) fn bin(
         &mut self,
         &BinArgs {
@@ -1064,6 +1135,7 @@ impl Columns<'_> {
     }
 
     /// [`Op::Un`].
+    #[inline(always)]
     pub(crate) fn un(&mut self, &UnArgs { op, num, d, a, n }: &UnArgs) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
         let col = |x: Col| x.ix() * lanes;
@@ -1075,6 +1147,7 @@ impl Columns<'_> {
     }
 
     /// [`Op::Tern`].
+    #[inline(always)]
     pub(crate) fn tern(
         &mut self,
         &TernArgs {
@@ -1103,6 +1176,7 @@ impl Columns<'_> {
     }
 
     /// [`Op::BfInsert`].
+    #[inline(always)]
     pub(crate) fn bf_insert(
         &mut self,
         &BfInsertArgs {
@@ -1137,6 +1211,7 @@ impl Columns<'_> {
     }
 
     /// [`Op::Cvt`].
+    #[inline(always)]
     pub(crate) fn cvt(
         &mut self,
         &CvtArgs {
@@ -1234,6 +1309,7 @@ impl Columns<'_> {
     }
 
     /// [`Op::Bitcast`].
+    #[inline(always)]
     pub(crate) fn bitcast(
         &mut self,
         &BitcastArgs {
@@ -1312,6 +1388,7 @@ impl Columns<'_> {
     }
 
     /// [`Op::Trunc`].
+    #[inline(always)]
     pub(crate) fn trunc_col(&mut self, &TruncArgs { d, a, bits }: &TruncArgs) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
         let col = |x: Col| x.ix() * lanes;
@@ -1365,6 +1442,7 @@ impl Columns<'_> {
     }
 
     /// [`Op::ExtractDyn`].
+    #[inline(always)]
     pub(crate) fn extract_dyn(&mut self, &ExtractDynArgs { d, a, idx, n, w }: &ExtractDynArgs) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
         let col = |x: Col| x.ix() * lanes;
@@ -1381,6 +1459,7 @@ impl Columns<'_> {
     }
 
     /// [`Op::InsertDyn`].
+    #[inline(always)]
     pub(crate) fn insert_dyn(&mut self, &InsertDynArgs { d, a, v, idx, n, w }: &InsertDynArgs) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
         let col = |x: Col| x.ix() * lanes;
@@ -1455,29 +1534,36 @@ mod tests {
         ] {
             for chunk in vals.chunks(lanes) {
                 for shift in [0, 1, 7] {
-                    let mut c = vec![0u64; 3 * lanes];
-                    for (l, &x) in chunk.iter().enumerate() {
-                        c[lanes + l] = x as u64;
-                        c[2 * lanes + l] = chunk[(l + shift) % chunk.len()] as u64;
-                    }
-                    let mut cols = Columns {
-                        c: &mut c,
-                        lanes,
-                        mask: &mask,
-                        dense: true,
-                    };
-                    cols.bin(&BinArgs {
-                        op,
-                        num: Num::F16,
-                        d: Col(0),
-                        a: Col(1),
-                        b: Col(2),
-                        n: 1,
-                        bs: false,
-                    });
-                    for l in 0..chunk.len() {
-                        let (x, y) = (c[lanes + l], c[2 * lanes + l]);
-                        assert_eq!(c[l], bin1(op, Num::F16, x, y), "{op:?} {x:#x} {y:#x}");
+                    for level in crate::kernels::column_levels() {
+                        let mut c = vec![0u64; 3 * lanes];
+                        for (l, &x) in chunk.iter().enumerate() {
+                            c[lanes + l] = x as u64;
+                            c[2 * lanes + l] = chunk[(l + shift) % chunk.len()] as u64;
+                        }
+                        let mut cols = Columns {
+                            c: &mut c,
+                            lanes,
+                            mask: &mask,
+                            dense: true,
+                        };
+                        let args = BinArgs {
+                            op,
+                            num: Num::F16,
+                            d: Col(0),
+                            a: Col(1),
+                            b: Col(2),
+                            n: 1,
+                            bs: false,
+                        };
+                        cols.run_at(level, ColumnOp::Bin(&args));
+                        for l in 0..chunk.len() {
+                            let (x, y) = (c[lanes + l], c[2 * lanes + l]);
+                            assert_eq!(
+                                c[l],
+                                bin1(op, Num::F16, x, y),
+                                "{level:?} {op:?} {x:#x} {y:#x}"
+                            );
+                        }
                     }
                 }
             }
@@ -1521,13 +1607,19 @@ mod fast_path_tests {
 
     /// Runs one op over `vals` in column `a` (and `a + 1..` for multi-component inputs) of a
     /// batch as wide as the inputs, all lanes active.
-    fn run(vals: &[u64], ncols_in: u32, f: impl FnOnce(&mut Columns)) -> (Vec<u64>, usize) {
+    /// Runs it at every column level the CPU has ([`crate::kernels::column_levels`]) and
+    /// requires the same register file from each; returns the baseline's.
+    fn run(
+        vals: &[u64],
+        ncols_in: u32,
+        f: impl Fn(&mut Columns, crate::kernels::ColumnLevel),
+    ) -> (Vec<u64>, usize) {
         let lanes = MAX_LANES;
         let n = vals.len().min(lanes);
-        let mut c = vec![0u64; lanes * 16];
+        let mut c0 = vec![0u64; lanes * 16];
         for k in 0..ncols_in as usize {
             for l in 0..n {
-                c[(8 + k) * lanes + l] = vals[(l * 7 + k * 131) % vals.len()];
+                c0[(8 + k) * lanes + l] = vals[(l * 7 + k * 131) % vals.len()];
             }
         }
         let mut mask = [0u64; MW];
@@ -1535,13 +1627,24 @@ mod fast_path_tests {
             mask[l / 64] |= 1 << (l % 64);
         }
         let dense = n == lanes;
-        f(&mut Columns {
-            c: &mut c,
-            lanes,
-            mask: &mask,
-            dense,
-        });
-        (c, n)
+        let mut out: Option<Vec<u64>> = None;
+        for level in crate::kernels::column_levels() {
+            let mut c = c0.clone();
+            f(
+                &mut Columns {
+                    c: &mut c,
+                    lanes,
+                    mask: &mask,
+                    dense,
+                },
+                level,
+            );
+            match &out {
+                None => out = Some(c),
+                Some(base) => assert!(*base == c, "{level:?} differs from the baseline"),
+            }
+        }
+        (out.unwrap_or(c0), n)
     }
 
     #[test]
@@ -1578,7 +1681,9 @@ mod fast_path_tests {
                     a: Col(8),
                     n: 1,
                 };
-                let (c, n) = run(&vals, 1, |cols| cols.cvt(&args));
+                let (c, n) = run(&vals, 1, |cols, level| {
+                    cols.run_at(level, ColumnOp::Cvt(&args))
+                });
                 for l in 0..n {
                     let x = c[8 * MAX_LANES + l];
                     assert_eq!(
@@ -1613,7 +1718,9 @@ mod fast_path_tests {
                     n: 1,
                     bs: false,
                 };
-                let (c, n) = run(chunk, 2, |cols| cols.bin(&args));
+                let (c, n) = run(chunk, 2, |cols, level| {
+                    cols.run_at(level, ColumnOp::Bin(&args))
+                });
                 for l in 0..n {
                     let (x, y) = (c[8 * MAX_LANES + l], c[9 * MAX_LANES + l]);
                     assert_eq!(c[l], bin1(op, Num::F32, x, y), "{op:?} {x:#x} {y:#x}");
@@ -1648,13 +1755,13 @@ mod fast_path_tests {
                         n: 1,
                         bs: false,
                     };
-                    let (c, n) = run(chunk, 1, |cols| {
+                    let (c, n) = run(chunk, 1, |cols, level| {
                         let lanes = cols.lanes;
                         for l in 0..lanes {
                             // One chunk has a stray lane, so that its divisor is not uniform.
                             cols.c[9 * lanes + l] = if ci == 1 && l == 5 { y + 1 } else { y };
                         }
-                        cols.bin(&args)
+                        cols.run_at(level, ColumnOp::Bin(&args))
                     });
                     for l in 0..n {
                         let (x, yl) = (c[8 * MAX_LANES + l], c[9 * MAX_LANES + l]);
@@ -1777,7 +1884,9 @@ mod fast_path_tests {
                 .iter()
                 .map(|&x| trunc(x, from.bits()))
                 .collect();
-            let (c, n) = run(&vals, na, |cols| cols.bitcast(&args));
+            let (c, n) = run(&vals, na, |cols, level| {
+                cols.run_at(level, ColumnOp::Bitcast(&args))
+            });
             for l in 0..n {
                 let src: Vec<u64> = (0..na as usize)
                     .map(|k| c[(8 + k) * MAX_LANES + l])
