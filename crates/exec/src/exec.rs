@@ -745,7 +745,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     ..
                 },
             ) => {
-                cols.select(sel);
+                cols.run(ColumnOp::Select(sel));
                 for k in 0..*nmats {
                     for (i, l) in self.instances(dm + k, mask) {
                         let src = if self.cols[col(*c) + l] != 0 {
@@ -971,10 +971,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 });
             }
-            Op::AccessChain(AccessChainArgs { d, base, steps }) => {
-                let (dc, bc) = (col(*d), col(*base));
-                eval::access_chain(&mut self.cols, dc, bc, steps, lanes, mask, dense);
-            }
+            Op::AccessChain(x) => cols.run(ColumnOp::AccessChain(x)),
             Op::ArrayLength(ArrayLengthArgs {
                 d,
                 ptr,

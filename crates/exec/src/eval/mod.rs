@@ -603,6 +603,7 @@ fn poison_outside(dd: &mut [u64], bb: &[u64]) {
 /// an index column is the result column, a stride or the constant offset is too large (nothing
 /// written), or an index is (the result column is then garbage): the caller then takes the
 /// exact per-lane path, which writes every lane.
+#[inline(always)]
 pub(crate) fn access_chain_dense(
     c: &mut [u64],
     dc: usize,
@@ -714,6 +715,7 @@ pub(crate) fn access_chain_dense(
 
 /// [`access_chain_dense`] for a partial mask: the same column passes and the same exactness
 /// conditions, over the active lanes only.
+#[inline(always)]
 fn access_chain_masked(
     c: &mut [u64],
     dc: usize,
@@ -755,6 +757,7 @@ fn access_chain_masked(
 /// can reach another buffer. (An access through such a pointer is undefined behaviour in
 /// SPIR-V; the engine reports it as out of bounds, or gives Vulkan's robust result with
 /// `robust`.)
+#[inline(always)]
 pub(crate) fn access_chain(
     c: &mut [u64],
     dc: usize,
@@ -940,6 +943,9 @@ pub(crate) enum ColumnOp<'a> {
     Trunc(&'a TruncArgs),
     ExtractDyn(&'a ExtractDynArgs),
     InsertDyn(&'a InsertDynArgs),
+    /// The column part of [`Op::Select`] (its matrix slots are the caller's).
+    Select(&'a SelectArgs),
+    AccessChain(&'a AccessChainArgs),
 }
 
 impl Columns<'_> {
@@ -980,6 +986,19 @@ impl Columns<'_> {
             ColumnOp::Trunc(x) => self.trunc_col(x),
             ColumnOp::ExtractDyn(x) => self.extract_dyn(x),
             ColumnOp::InsertDyn(x) => self.insert_dyn(x),
+            ColumnOp::Select(x) => self.select(x),
+            ColumnOp::AccessChain(AccessChainArgs { d, base, steps }) => {
+                let lanes = self.lanes;
+                access_chain(
+                    self.c,
+                    d.ix() * lanes,
+                    base.ix() * lanes,
+                    steps,
+                    lanes,
+                    self.mask,
+                    self.dense,
+                )
+            }
         }
     }
 }
@@ -1400,6 +1419,7 @@ impl Columns<'_> {
     }
 
     /// [`Op::Select`].
+    #[inline(always)]
     pub(crate) fn select(
         &mut self,
         &SelectArgs {
@@ -1833,6 +1853,24 @@ mod fast_path_tests {
                 let mut got = c.clone();
                 // Indices of 32 bits or fewer never make the column form inexact.
                 assert!(access_chain_dense(&mut got, dc, bc, &steps, lanes));
+                // The same through every column level the CPU has.
+                let args = AccessChainArgs {
+                    d: Col((dc / lanes) as u32),
+                    base: Col((bc / lanes) as u32),
+                    steps: steps.clone().into(),
+                };
+                let mask = [u64::MAX; MW];
+                for level in crate::kernels::column_levels() {
+                    let mut at = c.clone();
+                    Columns {
+                        c: &mut at,
+                        lanes,
+                        mask: &mask,
+                        dense: true,
+                    }
+                    .run_at(level, ColumnOp::AccessChain(&args));
+                    assert!(at == got, "{level:?}: stride {stride}, {bits}-bit index");
+                }
                 {
                     for l in 0..lanes {
                         assert_eq!(
