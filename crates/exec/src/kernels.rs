@@ -768,6 +768,61 @@ pub fn f16_words_to_f32(src: &[u32], dst: &mut [f32]) {
     }
 }
 
+/// Writes `group` runs of `len` values each (`runs`, one run after the other) as the columns
+/// of a block of `dst`: `dst[k·stride + j] = runs[j·len + k]` (a tile loaded through a
+/// transposing view, whose runs lie along its columns). With AVX-512 and 16 runs, each row of
+/// the block is one gather and one store; otherwise element by element.
+pub fn runs_to_columns(runs: &[f32], len: usize, group: usize, dst: &mut [f32], stride: usize) {
+    assert!(runs.len() >= group * len);
+    assert!(len == 0 || dst.len() >= (len - 1) * stride + group);
+    #[cfg(target_arch = "x86_64")]
+    if group == 16 && level() == Level::Avx512 && (16 * len) < i32::MAX as usize {
+        // SAFETY: level() is Avx512 only when AVX-512F is present; bounds asserted above.
+        unsafe { runs_to_columns16_avx512(runs, len, dst, stride) };
+        return;
+    }
+    for k in 0..len {
+        let row = &mut dst[k * stride..][..group];
+        for (x, run) in row.iter_mut().zip(runs.chunks_exact(len)) {
+            *x = run[k];
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn runs_to_columns16_avx512(runs: &[f32], len: usize, dst: &mut [f32], stride: usize) {
+    use std::arch::x86_64::*;
+    let l = len as i32;
+    let first = _mm512_setr_epi32(
+        0,
+        l,
+        2 * l,
+        3 * l,
+        4 * l,
+        5 * l,
+        6 * l,
+        7 * l,
+        8 * l,
+        9 * l,
+        10 * l,
+        11 * l,
+        12 * l,
+        13 * l,
+        14 * l,
+        15 * l,
+    );
+    for k in 0..len {
+        // SAFETY: the indices j·len + k (j < 16, k < len) are below 16·len <= runs.len(), and
+        // k·stride + 16 <= dst.len() (asserted by the caller); unaligned store.
+        unsafe {
+            let idx = _mm512_add_epi32(first, _mm512_set1_epi32(k as i32));
+            let v = _mm512_i32gather_ps::<4>(idx, runs.as_ptr());
+            _mm512_storeu_ps(dst.as_mut_ptr().add(k * stride), v);
+        }
+    }
+}
+
 /// Hint that `x` will be read soon (a software prefetch into all cache levels; a no-op off
 /// x86-64). Per-lane loads from scattered buffer rows are latency bound: fetching a few lanes
 /// ahead keeps several cache misses in flight.
@@ -787,6 +842,36 @@ pub(crate) fn prefetch<T>(x: &T) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs placed as columns equal the element-by-element placement, at 16 runs (the
+    /// gather) and at other counts, for short and long runs.
+    #[test]
+    fn runs_to_columns_places_every_element() {
+        for (len, group, stride) in [
+            (64, 16, 256),
+            (7, 16, 16),
+            (1, 16, 20),
+            (64, 5, 256),
+            (3, 1, 4),
+        ] {
+            let runs: Vec<f32> = (0..len * group).map(|i| i as f32 * 0.5 - 3.0).collect();
+            let mut dst = vec![-1.0f32; (len - 1) * stride + group + 3];
+            runs_to_columns(&runs, len, group, &mut dst, stride);
+            for (i, &x) in dst.iter().enumerate() {
+                let (k, j) = (i / stride, i % stride);
+                let want = if k < len && j < group {
+                    runs[j * len + k]
+                } else {
+                    -1.0
+                };
+                assert_eq!(
+                    x.to_bits(),
+                    want.to_bits(),
+                    "len {len} group {group} at {i}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn h2f_is_exact() {

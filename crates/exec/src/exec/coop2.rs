@@ -664,12 +664,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                     self.mf[tile + e0 + j * stride] = x;
                 }
             } else {
-                for k in 0..len {
-                    let dst = &mut self.mf[tile + e0 + k * stride..][..group];
-                    for (j, x) in dst.iter_mut().enumerate() {
-                        *x = row[j * len + k];
-                    }
-                }
+                let end = tile + e0 + (len - 1) * stride + group;
+                kernels::runs_to_columns(&row, len, group, &mut self.mf[tile + e0..end], stride);
             }
             r += group;
         }
