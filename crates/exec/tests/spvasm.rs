@@ -393,11 +393,11 @@ fn workgroup_scope_group_operations_span_the_whole_workgroup() {
     assert!(e.to_string().contains("OpGroupIAdd"), "{e}");
 }
 
-/// Phis that read each other on the same edge (`a, b = b, a`): SPIR-V 2.2.5 makes them a
-/// parallel copy, so every incoming value is read before any phi is written. Scalars and
-/// cooperative matrices, and an accumulator whose tile moves into its phi without a copy
-/// (`Edge::movable`) in the same loop.
-const PHI_SWAP: &str = r#"
+/// The start of the KHR cooperative-matrix test modules below: one storage buffer of floats
+/// (`%buf`, runtime array `%rt` in block `%S`), 32 invocations, the scalar types.
+macro_rules! khr_tile_prelude {
+    () => {
+        r#"
                OpCapability Shader
                OpCapability CooperativeMatrixKHR
                OpCapability VulkanMemoryModel
@@ -416,7 +416,17 @@ const PHI_SWAP: &str = r#"
        %uint = OpTypeInt 32 0
       %float = OpTypeFloat 32
        %bool = OpTypeBool
-     %uint_0 = OpConstant %uint 0
+"#
+    };
+}
+
+/// Phis that read each other on the same edge (`a, b = b, a`): SPIR-V 2.2.5 makes them a
+/// parallel copy, so every incoming value is read before any phi is written. Scalars and
+/// cooperative matrices, and an accumulator whose tile moves into its phi without a copy
+/// (`Edge::movable`) in the same loop.
+const PHI_SWAP: &str = concat!(
+    khr_tile_prelude!(),
+    r#"     %uint_0 = OpConstant %uint 0
      %uint_1 = OpConstant %uint 1
      %uint_2 = OpConstant %uint 2
      %uint_3 = OpConstant %uint 3
@@ -471,7 +481,8 @@ const PHI_SWAP: &str = r#"
                OpStore %p4 %bf
                OpReturn
                OpFunctionEnd
-"#;
+"#
+);
 
 #[test]
 fn phis_of_one_edge_are_a_parallel_copy() {
@@ -502,26 +513,9 @@ fn phis_of_one_edge_are_a_parallel_copy() {
 /// that keeps it, the header phi passes to the join's phi. Nothing reads it again before the
 /// header redefines it, so its storage may move into the join's phi; in the second module the
 /// join also reads it, so it must be copied. (Both: t = 1, 2, 2, 3, 3, 4 over six trips.)
-const PHI_CARRIED_TILE: &str = r#"
-               OpCapability Shader
-               OpCapability CooperativeMatrixKHR
-               OpCapability VulkanMemoryModel
-               OpExtension "SPV_KHR_cooperative_matrix"
-               OpExtension "SPV_KHR_vulkan_memory_model"
-               OpMemoryModel Logical Vulkan
-               OpEntryPoint GLCompute %main "main" %buf
-               OpExecutionMode %main LocalSize 32 1 1
-               OpDecorate %rt ArrayStride 4
-               OpDecorate %S Block
-               OpMemberDecorate %S 0 Offset 0
-               OpDecorate %buf DescriptorSet 0
-               OpDecorate %buf Binding 0
-       %void = OpTypeVoid
-         %fn = OpTypeFunction %void
-       %uint = OpTypeInt 32 0
-      %float = OpTypeFloat 32
-       %bool = OpTypeBool
-     %uint_0 = OpConstant %uint 0
+const PHI_CARRIED_TILE: &str = concat!(
+    khr_tile_prelude!(),
+    r#"     %uint_0 = OpConstant %uint 0
      %uint_1 = OpConstant %uint 1
      %uint_2 = OpConstant %uint 2
      %uint_3 = OpConstant %uint 3
@@ -571,7 +565,8 @@ const PHI_CARRIED_TILE: &str = r#"
                OpCooperativeMatrixStoreKHR %p1 %t %uint_0 %uint_16
                OpReturn
                OpFunctionEnd
-"#;
+"#
+);
 
 #[test]
 fn header_phis_dead_on_a_branch_move_and_live_ones_are_copied() {
