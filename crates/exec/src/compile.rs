@@ -226,21 +226,6 @@ impl<'a> EdgeFacts<'a> {
     }
 }
 
-/// How many operands of the phis of block `b` pass value `v` on the edge from `from`.
-fn incoming_on_edge(m: &Module, b: &coopmat_spirv::module::Block, from: u32, v: u32) -> usize {
-    b.body
-        .clone()
-        .map(|i| &m.instructions[i])
-        .filter(|inst| inst.opcode == op::Phi)
-        .map(|inst| {
-            (2..inst.operands.len())
-                .step_by(2)
-                .filter(|&k| inst.word(k) == Some(v) && inst.word(k + 1) == Some(from))
-                .count()
-        })
-        .sum()
-}
-
 /// The block defining each result id of function `f`.
 fn def_blocks(m: &Module, f: &coopmat_spirv::module::Function) -> HashMap<u32, u32> {
     f.blocks
@@ -1702,7 +1687,8 @@ impl<'m> Cx<'m> {
             .get(&to)
             .ok_or_else(|| ExecError::invalid(format!("branch to unknown block %{to}")))?;
         let mut phis = Vec::new();
-        let mut movable = Vec::new();
+        // The value id of each copy, and every value this edge passes (copied or not).
+        let (mut srcs, mut passed) = (Vec::new(), Vec::new());
         if let Some(b) = f.blocks.iter().find(|b| b.id == to) {
             for i in b.body.clone() {
                 let inst = &m.instructions[i];
@@ -1714,25 +1700,30 @@ impl<'m> Cx<'m> {
                 while k + 1 < inst.operands.len() {
                     if inst.word(k + 1) == Some(from) {
                         let src = inst.word(k).unwrap_or(0);
+                        passed.push(src);
                         // A value coalesced with the phi (`coalesce_phis`) needs no copy.
                         if let Ok(v) = self.val(src)
                             && v != dst
                         {
                             phis.push((dst, v));
-                            // Only matrix slots trade storage (`Edge::movable`), and only a
-                            // value this edge passes to one phi (a second would read the
-                            // storage the first traded away).
-                            movable.push(
-                                v.nmats > 0
-                                    && incoming_on_edge(m, b, from, src) == 1
-                                    && facts.dead_after(src, to),
-                            );
+                            srcs.push(src);
                         }
                     }
                     k += 2;
                 }
             }
         }
+        // Only matrix slots trade storage (`Edge::movable`), and only of a value this edge
+        // passes to one phi (a second would read the storage the first traded away).
+        let movable = phis
+            .iter()
+            .zip(&srcs)
+            .map(|(&(_, v), &src)| {
+                v.nmats > 0
+                    && passed.iter().filter(|&&p| p == src).count() == 1
+                    && facts.dead_after(src, to)
+            })
+            .collect();
         let overlaps = |x: Val, y: Val| {
             let cols = x.ncols > 0
                 && y.ncols > 0

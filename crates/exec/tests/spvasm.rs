@@ -512,7 +512,8 @@ fn phis_of_one_edge_are_a_parallel_copy() {
 /// A loop carries a tile through a header phi and replaces it on odd trips only: on the branch
 /// that keeps it, the header phi passes to the join's phi. Nothing reads it again before the
 /// header redefines it, so its storage may move into the join's phi; in the second module the
-/// join also reads it, so it must be copied. (Both: t = 1, 2, 2, 3, 3, 4 over six trips.)
+/// join also reads it, and in the third a second phi of the join takes it too, so it must be
+/// copied. (All: t = 1, 2, 2, 3, 3, 4 over six trips.)
 const PHI_CARRIED_TILE: &str = concat!(
     khr_tile_prelude!(),
     r#"     %uint_0 = OpConstant %uint 0
@@ -552,6 +553,7 @@ const PHI_CARRIED_TILE: &str = concat!(
                OpBranch %join
        %join = OpLabel
          %tn = OpPhi %mt %t %body %tl %reload
+SECOND
        %acc1 = OpFAdd %mt %acc %tn
        %acc2 = OpFAdd %mt %acc1 LAST
                OpBranch %cont
@@ -570,9 +572,19 @@ const PHI_CARRIED_TILE: &str = concat!(
 
 #[test]
 fn header_phis_dead_on_a_branch_move_and_live_ones_are_copied() {
-    // LAST: %mzero (t not read after the join) or %t (read after it).
-    for (last, want_acc) in [("%mzero", 15.0), ("%t", 27.0)] {
-        let Some(m) = spvasm(&PHI_CARRIED_TILE.replace("LAST", last)) else {
+    // LAST: %mzero (t not read after the join) or %t (read after it); or a second join phi
+    // taking the same values as %tn on both edges (each edge passes its value to two phis,
+    // so it is copied to both: acc = 2·(1 + 2 + 2 + 3 + 3 + 4)).
+    let second = "%tn2 = OpPhi %mt %t %body %tl %reload";
+    for (last, extra, want_acc) in [
+        ("%mzero", "", 15.0),
+        ("%t", "", 27.0),
+        ("%tn2", second, 30.0),
+    ] {
+        let text = PHI_CARRIED_TILE
+            .replace("LAST", last)
+            .replace("SECOND", extra);
+        let Some(m) = spvasm(&text) else {
             return;
         };
         // One workgroup a batch: every lane takes the edge, as the move needs.

@@ -659,10 +659,6 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             if stride == 1 {
                 self.mf[tile + e0..tile + e0 + len].copy_from_slice(&row);
-            } else if group == 1 {
-                for (j, &x) in row.iter().enumerate() {
-                    self.mf[tile + e0 + j * stride] = x;
-                }
             } else {
                 let end = tile + e0 + (len - 1) * stride + group;
                 kernels::runs_to_columns(&row, len, group, &mut self.mf[tile + e0..end], stride);
