@@ -628,12 +628,22 @@ impl<'m> Cx<'m> {
             // that dies at its own instruction, so no op's result aliases its operands.
             let mut pool: HashMap<PoolKey, Vec<Val>> = HashMap::new();
             let hoisted = self.loop_invariants(f, &du);
-            for b in &f.blocks {
+            for (bi, b) in f.blocks.iter().enumerate() {
                 let mut dying: Vec<(usize, PoolKey, Val)> = Vec::new();
                 for i in b.body.clone() {
                     let inst = &m.instructions[i];
                     if let (Some(rt), Some(rid)) = (inst.result_type, inst.result_id) {
-                        if inst.opcode == op::Variable && self.never_read(&du, inst) {
+                        let final_value = (inst.opcode == op::Load)
+                            .then(|| inst.word(2))
+                            .flatten()
+                            .and_then(|var| Some((var, *self.promoted.get(&var)?)))
+                            .filter(|&(var, v)| {
+                                v.nmats == 0 && self.load_reads_final_value(&du, f, bi, i, var)
+                            });
+                        if let Some((_, v)) = final_value {
+                            // The load's value is the variable's registers (never pooled).
+                            self.vals.insert(rid, v);
+                        } else if inst.opcode == op::Variable && self.never_read(&du, inst) {
                             self.drop_variable(&du, rid);
                         } else if inst.opcode == op::Variable && self.promotable(&du, inst) {
                             self.promote(inst)?;
@@ -1553,6 +1563,73 @@ impl<'m> Cx<'m> {
         };
         matches!(self.t.get(pty), Ok(Ty::Pointer { sc, .. }) if *sc == storage_class::Function)
             && self.only_stored(du, id, 0)
+    }
+
+    /// Whether the OpLoad at instruction `i` (block `bi` of `f`) of promoted variable `var` can
+    /// take the variable's registers as its value instead of a copy of them: no store to the
+    /// variable (through it or a chain into it) can run after the load, so the registers keep
+    /// the loaded value for as long as it lives. ggml's cm2 matmuls build their tensor layouts
+    /// in variables before the main loop and load them in every iteration: 28 columns a copy.
+    fn load_reads_final_value(
+        &self,
+        du: &coopmat_spirv::module::DefUse,
+        f: &coopmat_spirv::module::Function,
+        bi: usize,
+        i: usize,
+        var: u32,
+    ) -> bool {
+        let m = self.m;
+        let mut stores = Vec::new();
+        let mut ptrs = vec![(var, 0u32)];
+        while let Some((p, depth)) = ptrs.pop() {
+            if depth >= 16 {
+                return false;
+            }
+            for &(u, n) in du.uses(p) {
+                let user = &m.instructions[u];
+                match user.opcode {
+                    // Operand 0 of OpStore is its pointer; operand 2 of a chain is its base.
+                    op::Store if n == 0 => stores.push(u),
+                    op::AccessChain | op::InBoundsAccessChain if n == 2 => {
+                        if let Some(r) = user.result_id {
+                            ptrs.push((r, depth + 1));
+                        }
+                    }
+                    // Loads, names, decorations: `promotable` admitted nothing else.
+                    _ => {}
+                }
+            }
+        }
+        let mut stored = vec![false; f.blocks.len()];
+        for &s in &stores {
+            match f.blocks.iter().position(|b| b.body.contains(&s)) {
+                Some(sb) if sb == bi && s > i => return false,
+                Some(sb) => stored[sb] = true,
+                None => return false,
+            }
+        }
+        // No block with a store is reachable from the load's block (itself included, through
+        // a cycle).
+        let index_of = |id: u32| f.blocks.iter().position(|b| b.id == id);
+        let mut seen = vec![false; f.blocks.len()];
+        let mut stack: Vec<usize> = block_succs(m, &f.blocks[bi])
+            .into_iter()
+            .filter_map(index_of)
+            .collect();
+        while let Some(b) = stack.pop() {
+            if std::mem::replace(&mut seen[b], true) {
+                continue;
+            }
+            if stored[b] {
+                return false;
+            }
+            stack.extend(
+                block_succs(m, &f.blocks[b])
+                    .into_iter()
+                    .filter_map(index_of),
+            );
+        }
+        true
     }
 
     /// Whether pointer `id` is only stored through (see [`Cx::never_read`]); `depth` bounds the

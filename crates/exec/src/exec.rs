@@ -1298,6 +1298,9 @@ fn load_words_fast(
         }
         return true;
     }
+    if dense && gather_words(mem, cols, lanes, pc, dcol, n) {
+        return true;
+    }
     // Scattered rows of a shared buffer miss the cache: prefetch every lane's words of the
     // first lane's object first, so that the misses overlap instead of queueing one by one.
     if dense
@@ -1343,9 +1346,11 @@ fn load_words_fast(
                 return false;
             }
             let w0 = ((per_lane * l as u64 + off) / 4) as usize;
-            for (j, lw) in words[w0..w0 + n * r].chunks_exact(n).enumerate() {
-                for (k, w) in lw.iter().enumerate() {
-                    cols[(dcol + k) * lanes + l + j] = w.load(Relaxed) as u64;
+            // Index loops, not `chunks_exact(n)`: its chunk count is a division per run.
+            let run = &words[w0..w0 + n * r];
+            for j in 0..r {
+                for k in 0..n {
+                    cols[(dcol + k) * lanes + l + j] = run[j * n + k].load(Relaxed) as u64;
                 }
             }
             l += r;
@@ -1371,6 +1376,90 @@ fn load_words_fast(
             cols[(dcol + k) * lanes + l] = w.load(Relaxed) as u64;
         }
     });
+    true
+}
+
+/// Every lane's `n` words at its own address when all lanes point into one object (not a
+/// per-lane one) at aligned offsets, the furthest in bounds: one check for the whole column
+/// (branch-free reductions), then a gather loop without per-lane tests (the decode functions'
+/// scale and weight reads, scattered over a block or a table). False: nothing written.
+fn gather_words(
+    mem: &Mem,
+    cols: &mut [u64],
+    lanes: usize,
+    pc: usize,
+    dcol: usize,
+    n: usize,
+) -> bool {
+    let Some(&a0) = cols.get(pc) else {
+        return false;
+    };
+    let Some(o) = mem.obj(a0 >> memory::OBJ_SHIFT) else {
+        return false;
+    };
+    if o.per_lane != 0 || n == 0 {
+        return false;
+    }
+    let Some(ptrs) = cols.get(pc..pc + lanes) else {
+        return false;
+    };
+    let (mut other, mut last, mut odd) = (0u64, 0u64, 0u64);
+    for &a in ptrs {
+        other |= (a ^ a0) >> memory::OBJ_SHIFT;
+        last = last.max(a & memory::OFF_MASK);
+        odd |= a & 3;
+    }
+    if other != 0 || odd != 0 || last + 4 * n as u64 > o.size {
+        return false;
+    }
+    // The destination columns and the pointer column are distinct registers (no op's result
+    // aliases an operand); split them without copying.
+    let (d0, d1) = (dcol * lanes, (dcol + n) * lanes);
+    if d1 > cols.len() || (pc < d1 && d0 < pc + lanes) {
+        return false;
+    }
+    let words = mem.words(o.shared, o.idx);
+    if o.shared {
+        // Scattered rows of a shared buffer miss the cache: touch them all first so that the
+        // misses overlap.
+        for &a in &cols[pc..pc + lanes] {
+            if let Some(w) = words.get(((a & memory::OFF_MASK) / 4) as usize) {
+                crate::kernels::prefetch(w);
+            }
+        }
+    }
+    let (dst, ptrs) = if pc < d0 {
+        let (lo, hi) = cols.split_at_mut(d0);
+        (&mut hi[..d1 - d0], &lo[pc..pc + lanes])
+    } else {
+        let (lo, hi) = cols.split_at_mut(pc);
+        (&mut lo[d0..d1], &hi[..lanes])
+    };
+    fn gather<const N: usize>(words: &[AtomicU32], ptrs: &[u64], dst: &mut [u64]) {
+        let lanes = ptrs.len();
+        let (d, _) = dst.split_at_mut(N * lanes);
+        for (l, &a) in ptrs.iter().enumerate() {
+            let w = ((a & memory::OFF_MASK) / 4) as usize;
+            let src = &words[w..w + N];
+            for k in 0..N {
+                d[k * lanes + l] = src[k].load(Relaxed) as u64;
+            }
+        }
+    }
+    match n {
+        1 => gather::<1>(words, ptrs, dst),
+        2 => gather::<2>(words, ptrs, dst),
+        3 => gather::<3>(words, ptrs, dst),
+        4 => gather::<4>(words, ptrs, dst),
+        _ => {
+            for (l, &a) in ptrs.iter().enumerate() {
+                let w = ((a & memory::OFF_MASK) / 4) as usize;
+                for (k, x) in words[w..w + n].iter().enumerate() {
+                    dst[k * lanes + l] = x.load(Relaxed) as u64;
+                }
+            }
+        }
+    }
     true
 }
 

@@ -768,6 +768,98 @@ pub fn f16_words_to_f32(src: &[u32], dst: &mut [f32]) {
     }
 }
 
+/// Rounds f32 values held in the low 32 bits of 64-bit column words to f16 (to nearest, ties to
+/// even: IEEE 754 `convertFormat`, what `half::f16::from_f32` and F16C's `vcvtps2ph` do), each
+/// result zero-extended: `dst[i] = f16(src[i])` for `i < src.len() <= dst.len()`. A NaN's result
+/// is left to the caller, which fixes its bits; returns whether there was one.
+pub fn f32_cols_to_f16(src: &[u64], dst: &mut [u64]) -> bool {
+    f32_cols_to_f16_with(level(), src, dst)
+}
+
+fn f32_cols_to_f16_with(level: Level, src: &[u64], dst: &mut [u64]) -> bool {
+    assert!(dst.len() >= src.len());
+    match level {
+        Level::Base => f32_cols_to_f16_body(src, dst),
+        // SAFETY: level() is Avx2 only when AVX2 is present; F16C ships with every AVX2 CPU.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { f32_cols_to_f16_avx2(src, dst) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { f32_cols_to_f16_avx512(src, dst) },
+    }
+}
+
+#[inline(always)]
+fn f32_cols_to_f16_body(src: &[u64], dst: &mut [u64]) -> bool {
+    let mut nan = false;
+    for (d, &x) in dst.iter_mut().zip(src) {
+        let f = f32::from_bits(x as u32);
+        nan |= f.is_nan();
+        *d = half::f16::from_f32(f).to_bits() as u64;
+    }
+    nan
+}
+
+/// Four lanes a step: the low words packed, vcvtps2ph, zero-extended back.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+fn f32_cols_to_f16_avx2(src: &[u64], dst: &mut [u64]) -> bool {
+    use std::arch::x86_64::*;
+    let full = src.len() / 4;
+    let mut nan = _mm_setzero_si128();
+    let (abs, inf) = (_mm_set1_epi32(0x7fff_ffff), _mm_set1_epi32(0x7f80_0000));
+    for i in 0..full {
+        // SAFETY: 4·i + 4 <= src.len() <= dst.len(); unaligned loads and stores.
+        unsafe {
+            let v = _mm256_loadu_si256(src.as_ptr().add(4 * i) as *const __m256i);
+            let lo = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+                v,
+                _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
+            ));
+            nan = _mm_or_si128(nan, _mm_cmpgt_epi32(_mm_and_si128(lo, abs), inf));
+            let h = _mm_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm_castsi128_ps(lo));
+            let w = _mm256_cvtepu16_epi64(h);
+            _mm256_storeu_si256(dst.as_mut_ptr().add(4 * i) as *mut __m256i, w);
+        }
+    }
+    let tail = f32_cols_to_f16_body(&src[full * 4..], &mut dst[full * 4..]);
+    tail | (_mm_movemask_epi8(nan) != 0)
+}
+
+/// Sixteen lanes a step, as the AVX2 form on zmm registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn f32_cols_to_f16_avx512(src: &[u64], dst: &mut [u64]) -> bool {
+    use std::arch::x86_64::*;
+    let full = src.len() / 16;
+    let mut nan: __mmask16 = 0;
+    let (abs, inf) = (
+        _mm512_set1_epi32(0x7fff_ffff),
+        _mm512_set1_epi32(0x7f80_0000),
+    );
+    for i in 0..full {
+        // SAFETY: 16·i + 16 <= src.len() <= dst.len(); unaligned loads and stores.
+        unsafe {
+            let p = src.as_ptr().add(16 * i) as *const __m512i;
+            let a = _mm512_cvtepi64_epi32(_mm512_loadu_si512(p));
+            let b = _mm512_cvtepi64_epi32(_mm512_loadu_si512(p.add(1)));
+            let f = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(a), b);
+            nan |= _mm512_cmpgt_epi32_mask(_mm512_and_si512(f, abs), inf);
+            let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
+                _mm512_castsi512_ps(f),
+            );
+            let q = dst.as_mut_ptr().add(16 * i) as *mut __m512i;
+            _mm512_storeu_si512(q, _mm512_cvtepu16_epi64(_mm256_castsi256_si128(h)));
+            _mm512_storeu_si512(
+                q.add(1),
+                _mm512_cvtepu16_epi64(_mm256_extracti128_si256::<1>(h)),
+            );
+        }
+    }
+    let tail = f32_cols_to_f16_body(&src[full * 16..], &mut dst[full * 16..]);
+    tail | (nan != 0)
+}
+
 /// Writes `group` runs of `len` values each (`runs`, one run after the other) as the columns
 /// of a block of `dst`: `dst[k·stride + j] = runs[j·len + k]` (a tile loaded through a
 /// transposing view, whose runs lie along its columns). With AVX-512 and 16 runs, each row of
@@ -869,6 +961,69 @@ mod tests {
                     want.to_bits(),
                     "len {len} group {group} at {i}"
                 );
+            }
+        }
+    }
+
+    /// Every level rounds f32 column values to f16 as `half::f16::from_f32` does (every f16
+    /// value, the midpoints between neighbours, their neighbours, overflow, subnormals) and
+    /// reports a NaN at any position, the tail after the last full vector included.
+    #[test]
+    fn f32_cols_to_f16_rounds_like_half_at_every_level() {
+        let mut vals: Vec<u32> = Vec::new();
+        for h in 0..=u16::MAX {
+            let f = h2f(h);
+            if f.is_nan() {
+                continue;
+            }
+            let b = f.to_bits();
+            vals.extend([
+                b,
+                b.wrapping_add(1),
+                b.wrapping_sub(1),
+                b.wrapping_add(0x1000),
+            ]);
+        }
+        vals.extend([
+            0x477f_f000,
+            0x477f_efff,
+            0x7f7f_ffff,
+            0x3380_0000,
+            0x3380_0001,
+        ]);
+        let src: Vec<u64> = vals
+            .iter()
+            .filter(|&&b| !f32::from_bits(b).is_nan())
+            .map(|&b| b as u64 | 0xdead_0000_0000_0000)
+            .collect();
+        let mut levels = vec![Level::Base];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
+                levels.push(Level::Avx2);
+            }
+            if std::is_x86_feature_detected!("avx512f") {
+                levels.push(Level::Avx512);
+            }
+        }
+        for &level in &levels {
+            let mut dst = vec![u64::MAX; src.len() + 1];
+            assert!(!f32_cols_to_f16_with(level, &src, &mut dst));
+            for (i, &x) in src.iter().enumerate() {
+                let want = half::f16::from_f32(f32::from_bits(x as u32)).to_bits() as u64;
+                assert_eq!(dst[i], want, "{level:?} {x:#x}");
+            }
+            assert_eq!(dst[src.len()], u64::MAX, "{level:?} wrote past the end");
+            for len in [1, 5, 16, 17, 40] {
+                for at in [0, len / 2, len - 1] {
+                    let mut s = src[..len].to_vec();
+                    s[at] = 0x7fc0_0001 | (1 << 40);
+                    let mut d = vec![0; len];
+                    assert!(
+                        f32_cols_to_f16_with(level, &s, &mut d),
+                        "{level:?} {len} {at}"
+                    );
+                }
             }
         }
     }

@@ -233,3 +233,77 @@ void main() {
         "no instruction left the loops ({moved_count} lane-instructions, {kept_count} without the motion)"
     );
 }
+
+/// Per-lane loads of 1 to 5 words from scattered addresses (lanes sharing an address among
+/// them) of a storage buffer and of Workgroup memory, the one-check gather of every lane's
+/// words, equal to the elements the host reads; with one lane out of bounds the load still
+/// fails and names that lane.
+#[test]
+fn scattered_loads_of_one_to_five_words() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 64) in;
+struct Five { uint v[5]; };
+layout(std430, binding = 0) readonly buffer A {
+    uint a1[64]; uvec2 a2[64]; uvec3 a3[64]; uvec4 a4[64]; Five a5[64];
+};
+layout(std430, binding = 1) buffer B { uint b[]; };
+layout(std430, binding = 2) readonly buffer R { uvec2 r[]; };
+layout(push_constant) uniform P { uint stride; };
+shared uvec4 s4[64];
+shared uvec2 s2[64];
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint j = (t * 37u + 11u) % 48u;
+    s4[t] = a4[t];
+    s2[t] = a2[63u - t];
+    barrier();
+    uint o = t * 20u;
+    b[o] = a1[j];
+    b[o + 1u] = a2[j].x; b[o + 2u] = a2[j].y;
+    uvec3 v3 = a3[j]; b[o + 3u] = v3.x; b[o + 4u] = v3.y; b[o + 5u] = v3.z;
+    uvec4 v4 = a4[j]; b[o + 6u] = v4.x; b[o + 7u] = v4.y; b[o + 8u] = v4.z; b[o + 9u] = v4.w;
+    Five f = a5[j];
+    for (int k = 0; k < 5; k++) b[o + 10u + uint(k)] = f.v[k];
+    uvec4 w4 = s4[(t * 5u) % 64u]; b[o + 15u] = w4.x; b[o + 16u] = w4.w;
+    uvec2 w2 = s2[(t * 3u + 1u) % 40u]; b[o + 17u] = w2.x; b[o + 18u] = w2.y;
+    uvec2 rr = r[t * stride]; b[o + 19u] = rr.x + rr.y;
+}"#,
+    ) else {
+        return;
+    };
+    // Word offsets of the members (std430: uvec3 elements take 16 bytes).
+    let (o1, o2, o3, o4, o5) = (0usize, 64, 64 + 128, 64 + 128 + 256, 64 + 128 + 256 + 256);
+    let words: Vec<u32> = (0..o5 + 5 * 64)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761))
+        .collect();
+    let rbuf: Vec<u32> = (0..2 * 64 * 3).map(|i| i as u32 * 3 + 5).collect();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), bytes_u32(&words));
+    res.buffers.insert((0, 1), vec![0; 4 * 20 * 64]);
+    res.buffers.insert((0, 2), bytes_u32(&rbuf));
+    res.push_constants = 3u32.to_le_bytes().to_vec();
+    run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+    let b = u32s(&res.buffers[&(0, 1)]);
+    for t in 0..64usize {
+        let j = (t * 37 + 11) % 48;
+        let mut want = vec![words[o1 + j]];
+        want.extend(&words[o2 + 2 * j..o2 + 2 * j + 2]);
+        want.extend(&words[o3 + 4 * j..o3 + 4 * j + 3]);
+        want.extend(&words[o4 + 4 * j..o4 + 4 * j + 4]);
+        want.extend(&words[o5 + 5 * j..o5 + 5 * j + 5]);
+        let s4 = (t * 5) % 64;
+        want.extend([words[o4 + 4 * s4], words[o4 + 4 * s4 + 3]]);
+        let s2 = 63 - (t * 3 + 1) % 40;
+        want.extend(&words[o2 + 2 * s2..o2 + 2 * s2 + 2]);
+        want.push(rbuf[2 * 3 * t].wrapping_add(rbuf[2 * 3 * t + 1]));
+        assert_eq!(&b[20 * t..20 * t + 20], &want[..], "lane {t}");
+    }
+    // r has 192 elements: with a stride of 4, lanes 48 and up read past it.
+    res.push_constants = 4u32.to_le_bytes().to_vec();
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &Default::default())
+        .unwrap();
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
+    assert!(e.place.contains("local invocation (48, 0, 0)"), "{e}");
+}

@@ -685,3 +685,119 @@ fn refused_invariants_stay_in_their_loop() {
     let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
     assert!(e.to_string().contains("OpBitcast"), "{e}");
 }
+
+/// Loads of promoted Function variables. `%v` is stored once before the loop: its loads read
+/// the variable's registers (no copy). `%w` is stored after it is loaded in the same block and
+/// `%u` in a later block of the same iteration: their loads are copies, since the loaded value
+/// is used after the store (`x`, `ux` would otherwise read the stored values), and so is the
+/// load after the loop, followed by a store in its block; the last load of `%w` reads its final
+/// value.
+#[test]
+fn loads_of_variables_stored_later_keep_the_loaded_value() {
+    let Some(m) = spvasm(
+        r#"
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %lid
+               OpExecutionMode %main LocalSize 4 1 1
+               OpDecorate %lid BuiltIn LocalInvocationId
+               OpDecorate %rt ArrayStride 4
+               OpDecorate %S Block
+               OpMemberDecorate %S 0 Offset 0
+               OpDecorate %buf DescriptorSet 0
+               OpDecorate %buf Binding 0
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+       %bool = OpTypeBool
+     %v3uint = OpTypeVector %uint 3
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_3 = OpConstant %uint 3
+     %uint_7 = OpConstant %uint 7
+   %uint_100 = OpConstant %uint 100
+  %uint_1000 = OpConstant %uint 1000
+  %uint_2000 = OpConstant %uint 2000
+         %rt = OpTypeRuntimeArray %uint
+          %S = OpTypeStruct %rt
+       %ptrS = OpTypePointer StorageBuffer %S
+       %ptru = OpTypePointer StorageBuffer %uint
+      %ptrFu = OpTypePointer Function %uint
+      %ptrin = OpTypePointer Input %v3uint
+        %lid = OpVariable %ptrin Input
+        %buf = OpVariable %ptrS StorageBuffer
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %v = OpVariable %ptrFu Function
+          %w = OpVariable %ptrFu Function
+          %u = OpVariable %ptrFu Function
+         %l3 = OpLoad %v3uint %lid
+          %l = OpCompositeExtract %uint %l3 0
+               OpStore %v %uint_7
+               OpStore %w %l
+               OpStore %u %uint_100
+               OpBranch %header
+     %header = OpLabel
+          %i = OpPhi %uint %uint_0 %entry %inext %cont
+         %lt = OpULessThan %bool %i %uint_3
+               OpLoopMerge %merge %cont None
+               OpBranchConditional %lt %body %merge
+       %body = OpLabel
+          %x = OpLoad %uint %w
+          %y = OpLoad %uint %v
+         %ux = OpLoad %uint %u
+         %x1 = OpIAdd %uint %x %y
+               OpStore %w %x1
+         %xs = OpIMul %uint %x %uint_1000
+         %o1 = OpIAdd %uint %xs %ux
+         %k4 = OpIMul %uint %i %uint_3
+        %row = OpIAdd %uint %k4 %uint_1
+        %idx = OpIMul %uint %row %uint_3
+        %at0 = OpIAdd %uint %idx %l
+         %p1 = OpAccessChain %ptru %buf %uint_0 %at0
+               OpStore %p1 %o1
+               OpBranch %later
+      %later = OpLabel
+        %ux1 = OpIAdd %uint %ux %uint_1
+               OpStore %u %ux1
+        %ou2 = OpIAdd %uint %ux %y
+        %at2 = OpIAdd %uint %at0 %uint_1000
+         %p2 = OpAccessChain %ptru %buf %uint_0 %at2
+               OpStore %p2 %ou2
+               OpBranch %cont
+       %cont = OpLabel
+      %inext = OpIAdd %uint %i %uint_1
+               OpBranch %header
+      %merge = OpLabel
+          %z = OpLoad %uint %w
+         %z7 = OpIAdd %uint %z %uint_7
+               OpStore %w %z7
+        %atz = OpIAdd %uint %l %uint_2000
+         %pz = OpAccessChain %ptru %buf %uint_0 %atz
+               OpStore %pz %z
+         %z2 = OpLoad %uint %w
+       %atz2 = OpIAdd %uint %atz %uint_7
+        %pz2 = OpAccessChain %ptru %buf %uint_0 %atz2
+               OpStore %pz2 %z2
+               OpReturn
+               OpFunctionEnd
+"#,
+    ) else {
+        return;
+    };
+    let p = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 4 * 2048]);
+    p.dispatch(&mut res, [1, 1, 1]).unwrap();
+    let out = u32s(&res.buffers[&(0, 0)]);
+    for l in 0..4u32 {
+        // w: l, l + 7, l + 14 at the loads of the three trips; l + 21 after the loop.
+        assert_eq!(out[2000 + l as usize], l + 21, "lane {l} after the loop");
+        assert_eq!(out[2007 + l as usize], l + 28, "lane {l} at the end");
+        for i in 0..3u32 {
+            let at = ((3 * i + 1) * 3 + l) as usize;
+            assert_eq!(out[at], (l + 7 * i) * 1000 + 100 + i, "lane {l} trip {i}");
+            assert_eq!(out[at + 1000], 100 + i + 7, "lane {l} trip {i}, u");
+        }
+    }
+}

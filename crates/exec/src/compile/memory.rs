@@ -28,10 +28,11 @@ impl<'m> Cx<'m> {
                 }));
             }
             op::Load if self.promoted_ptr(arg(0)?).is_some() => {
-                out.push(Op::Copy(CopyArgs {
-                    d,
-                    a: self.promoted_ptr(arg(0)?).unwrap_or(d),
-                }));
+                let a = self.promoted_ptr(arg(0)?).unwrap_or(d);
+                // A load that reads the variable's final value has its registers (no copy).
+                if a != d {
+                    out.push(Op::Copy(CopyArgs { d, a }));
+                }
             }
             op::Store if self.promoted_ptr(arg(0)?).is_some() => {
                 let v = self.val(arg(1)?)?;

@@ -1279,23 +1279,17 @@ impl Columns<'_> {
                 }
                 // One rounding of the same exact value as through f64.
                 (K::FConv, F32, F16) if dense && dc != ac => {
-                    // In chunks through the slice conversion (F16C where the CPU has it);
-                    // NaN inputs through `cvt1`, which fixes their bits.
-                    use half::slice::HalfFloatSliceExt;
-                    let mut fs = [0f32; 64];
-                    let mut hs = [half::f16::ZERO; 64];
-                    for l0 in (0..lanes).step_by(64) {
-                        let m = (lanes - l0).min(64);
-                        for (f, &x) in fs[..m].iter_mut().zip(&c[ac + l0..ac + l0 + m]) {
-                            *f = f32::from_bits(x as u32);
-                        }
-                        hs[..m].convert_from_f32_slice(&fs[..m]);
-                        for j in 0..m {
-                            c[dc + l0 + j] = if fs[j].is_nan() {
-                                cvt1(kind, from, to, c[ac + l0 + j])
-                            } else {
-                                hs[j].to_bits() as u64
-                            };
+                    // The whole column through vcvtps2ph where the CPU has it; NaN inputs
+                    // then through `cvt1`, which fixes their bits.
+                    let Some((dst, src)) = cols2(c, dc, ac, lanes) else {
+                        lanes!(dc, ac, |x| cvt1(kind, from, to, x));
+                        continue;
+                    };
+                    if crate::kernels::f32_cols_to_f16(src, dst) {
+                        for (d, &x) in dst.iter_mut().zip(src) {
+                            if f32::from_bits(x as u32).is_nan() {
+                                *d = cvt1(kind, from, to, x);
+                            }
                         }
                     }
                 }
