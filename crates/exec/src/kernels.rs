@@ -748,7 +748,12 @@ fn h2f_words_avx512(src: &[u32], dst: &mut [f32]) {
         // unaligned load and store.
         unsafe {
             let h = _mm256_loadu_si256(src.as_ptr().add(i * 8) as *const __m256i);
-            _mm512_storeu_ps(dst.as_mut_ptr().add(i * 16), _mm512_cvtph_ps(h));
+            let v = _mm512_cvtph_ps(h);
+            _mm512_storeu_ps(dst.as_mut_ptr().add(i * 16), v);
+            // vcvtph2ps quiets signaling NaNs; `h2f` keeps their bits, as the other levels do.
+            if _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v) != 0 {
+                h2f_words_body(&src[i * 8..i * 8 + 8], &mut dst[i * 16..i * 16 + 16]);
+            }
         }
     }
     h2f_words_body(&src[full * 8..], &mut dst[full * 16..]);
@@ -756,8 +761,12 @@ fn h2f_words_avx512(src: &[u32], dst: &mut [f32]) {
 
 /// Converts packed f16 pairs (low half first) to f32: `dst.len() >= 2·src.len()`.
 pub fn f16_words_to_f32(src: &[u32], dst: &mut [f32]) {
+    f16_words_to_f32_with(level(), src, dst)
+}
+
+fn f16_words_to_f32_with(level: Level, src: &[u32], dst: &mut [f32]) {
     assert!(dst.len() >= 2 * src.len());
-    match level() {
+    match level {
         Level::Base => h2f_words_body(src, dst),
         // SAFETY: level() is Avx2 only when AVX2 is present; F16C ships with every AVX2 CPU.
         #[cfg(target_arch = "x86_64")]
@@ -766,6 +775,63 @@ pub fn f16_words_to_f32(src: &[u32], dst: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
         Level::Avx512 => unsafe { h2f_words_avx512(src, dst) },
     }
+}
+
+/// f16 values held in the low 16 bits of 64-bit column words (the upper bits ignored) to f32,
+/// exactly: `dst[i] = f32(src[i] as u16)` for `i < src.len() <= dst.len()`.
+pub fn f16_cols_to_f32(src: &[u64], dst: &mut [f32]) {
+    f16_cols_to_f32_with(level(), src, dst)
+}
+
+fn f16_cols_to_f32_with(level: Level, src: &[u64], dst: &mut [f32]) {
+    assert!(dst.len() >= src.len());
+    match level {
+        Level::Base => f16_cols_to_f32_body(src, dst),
+        // SAFETY: level() is Avx2 only when AVX2 is present; F16C ships with every AVX2 CPU.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { f16_cols_to_f32_avx2(src, dst) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { f16_cols_to_f32_avx512(src, dst) },
+    }
+}
+
+#[inline(always)]
+fn f16_cols_to_f32_body(src: &[u64], dst: &mut [f32]) {
+    for (d, &x) in dst.iter_mut().zip(src) {
+        *d = h2f(x as u16);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+fn f16_cols_to_f32_avx2(src: &[u64], dst: &mut [f32]) {
+    f16_cols_to_f32_body(src, dst)
+}
+
+/// Sixteen lanes a step: vpmovqw of two vectors of words, vcvtph2ps.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn f16_cols_to_f32_avx512(src: &[u64], dst: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let full = src.len() / 16;
+    for i in 0..full {
+        // SAFETY: 16·i + 16 <= src.len() <= dst.len(); unaligned loads and stores.
+        unsafe {
+            let p = src.as_ptr().add(16 * i) as *const __m512i;
+            let a = _mm512_cvtepi64_epi16(_mm512_loadu_si512(p));
+            let b = _mm512_cvtepi64_epi16(_mm512_loadu_si512(p.add(1)));
+            let h = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(a), b);
+            let v = _mm512_cvtph_ps(h);
+            _mm512_storeu_ps(dst.as_mut_ptr().add(16 * i), v);
+            // vcvtph2ps quiets signaling NaNs; `h2f` keeps their bits, as the other levels do.
+            let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+            if nan != 0 {
+                f16_cols_to_f32_body(&src[16 * i..16 * i + 16], &mut dst[16 * i..16 * i + 16]);
+            }
+        }
+    }
+    f16_cols_to_f32_body(&src[full * 16..], &mut dst[full * 16..]);
 }
 
 /// Rounds f32 values held in the low 32 bits of 64-bit column words to f16 (to nearest, ties to
@@ -1024,6 +1090,53 @@ mod tests {
                         "{level:?} {len} {at}"
                     );
                 }
+            }
+        }
+    }
+
+    /// Every level widens every f16 bit pattern (signaling NaNs included, upper bits of the
+    /// word ignored) as `h2f` does, the tail after the last full vector included, from columns
+    /// and from packed pairs.
+    #[test]
+    fn f16_cols_to_f32_is_exact_at_every_level() {
+        let src: Vec<u64> = (0..=u16::MAX as u64)
+            .chain(0..7)
+            .map(|h| h | 0xabcd_0000_0000_0000)
+            .collect();
+        let mut levels = vec![Level::Base];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
+                levels.push(Level::Avx2);
+            }
+            if std::is_x86_feature_detected!("avx512f") {
+                levels.push(Level::Avx512);
+            }
+        }
+        for &level in &levels {
+            let mut dst = vec![-1.0f32; src.len() + 1];
+            f16_cols_to_f32_with(level, &src, &mut dst);
+            for (i, &x) in src.iter().enumerate() {
+                assert_eq!(
+                    dst[i].to_bits(),
+                    h2f(x as u16).to_bits(),
+                    "{level:?} {x:#x}"
+                );
+            }
+            assert_eq!(dst[src.len()], -1.0, "{level:?} wrote past the end");
+            // The packed-pair form (tensor-load runs) too.
+            let words: Vec<u32> = src
+                .chunks(2)
+                .map(|p| p[0] as u16 as u32 | (p.get(1).map_or(0, |&x| x as u16 as u32) << 16))
+                .collect();
+            let mut dst2 = vec![-1.0f32; 2 * words.len()];
+            f16_words_to_f32_with(level, &words, &mut dst2);
+            for (i, &x) in src.iter().enumerate() {
+                assert_eq!(
+                    dst2[i].to_bits(),
+                    h2f(x as u16).to_bits(),
+                    "words {level:?} {x:#x}"
+                );
             }
         }
     }

@@ -139,6 +139,52 @@ struct DecodeArgs {
     dims: usize,
     /// (result position, tile element): component k of call c is at `k · calls + c`.
     writes: Vec<(usize, usize)>,
+    /// The same writes as strided runs, in result order (see [`WriteRun`]).
+    runs: Vec<WriteRun>,
+}
+
+/// `len` writes `tile[e + j·e_step] = result[ri + j·ri_step]`: a tile's decode results in
+/// result order. DecodeVectorFunc's component k of every call is one run (its elements V
+/// apart in the tile), so a tile's results go in a few passes instead of a write list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct WriteRun {
+    ri: usize,
+    ri_step: usize,
+    e: usize,
+    e_step: usize,
+    len: usize,
+}
+
+impl WriteRun {
+    /// Greedy runs over `writes` sorted by result position (each element is written once, so
+    /// the order does not matter).
+    fn from_writes(writes: &[(usize, usize)]) -> Vec<WriteRun> {
+        let mut sorted = writes.to_vec();
+        sorted.sort_unstable();
+        let mut runs: Vec<WriteRun> = Vec::new();
+        for &(ri, e) in &sorted {
+            if let Some(r) = runs.last_mut() {
+                let (last_ri, last_e) =
+                    (r.ri + (r.len - 1) * r.ri_step, r.e + (r.len - 1) * r.e_step);
+                if r.len == 1 && ri > last_ri && e > last_e {
+                    (r.ri_step, r.e_step, r.len) = (ri - last_ri, e - last_e, 2);
+                    continue;
+                }
+                if r.len > 1 && ri == last_ri + r.ri_step && e == last_e + r.e_step {
+                    r.len += 1;
+                    continue;
+                }
+            }
+            runs.push(WriteRun {
+                ri,
+                ri_step: 1,
+                e,
+                e_step: 1,
+                len: 1,
+            });
+        }
+        runs
+    }
 }
 
 impl DecodeArgs {
@@ -154,6 +200,7 @@ impl DecodeArgs {
             block_coord: column(&|te, c| te.block_coord[c] as u64),
             coord_in_block: column(&|te, c| te.coord_in_block[c] as u64),
             dims,
+            runs: WriteRun::from_writes(&writes),
             writes,
         }
     }
@@ -889,8 +936,14 @@ impl<'p, 'a> Batch<'p, 'a> {
         let mut args = std::mem::take(&mut self.src_cache.args);
         args.resize_with(3, Vec::new);
         args[0].clear();
+        // As `offset_address(base, index · block_bytes)` over i128: a product that leaves i64
+        // is poisoned either way.
         args[0].extend(da.index.iter().map(|&x| {
-            memory::offset_address(base, x.wrapping_add(shift.0) as i128 * block_bytes as i128)
+            i64::try_from(x.wrapping_add(shift.0))
+                .ok()
+                .zip(i64::try_from(block_bytes).ok())
+                .and_then(|(i, b)| i.checked_mul(b))
+                .map_or(memory::POISON, |off| memory::offset_address_i64(base, off))
         }));
         args[1].clear();
         for c in 0..da.dims {
@@ -908,21 +961,20 @@ impl<'p, 'a> Batch<'p, 'a> {
         let s = self.slot(d);
         let k0 = s.off + i * s.cm.elems();
         if s.cm.num == Num::F16 {
-            // Every result converted at once (F16C where the CPU has it), then placed.
-            let mut words = std::mem::take(&mut self.src_cache.words);
-            words.clear();
-            let pairs = r.chunks_exact(2);
-            let odd = pairs.remainder().first().map(|&x| (x & 0xffff) as u32);
-            words.extend(pairs.map(|p| (p[0] & 0xffff) as u32 | ((p[1] & 0xffff) as u32) << 16));
-            words.extend(odd);
+            // Every result column converted at once (F16C where the CPU has it), then placed
+            // by runs.
             let mut vals = std::mem::take(&mut self.src_cache.row);
             vals.clear();
-            vals.resize(2 * words.len(), 0.0);
-            kernels::f16_words_to_f32(&words, &mut vals);
-            for &(ri, e) in &da.writes {
-                self.mf[k0 + e] = vals[ri];
+            vals.resize(r.len(), 0.0);
+            kernels::f16_cols_to_f32(&r, &mut vals);
+            let tile = &mut self.mf[k0..k0 + s.cm.elems()];
+            for w in &da.runs {
+                let src = vals[w.ri..].iter().step_by(w.ri_step).take(w.len);
+                let dst = tile[w.e..].iter_mut().step_by(w.e_step).take(w.len);
+                for (d, &x) in dst.zip(src) {
+                    *d = x;
+                }
             }
-            self.src_cache.words = words;
             self.src_cache.row = vals;
         } else {
             for &(ri, e) in &da.writes {
