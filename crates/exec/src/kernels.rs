@@ -1001,6 +1001,21 @@ pub(crate) fn prefetch<T>(x: &T) {
 mod tests {
     use super::*;
 
+    /// The levels this CPU can run (the conversion kernels need F16C with AVX2).
+    fn levels() -> Vec<Level> {
+        let mut levels = vec![Level::Base];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
+                levels.push(Level::Avx2);
+            }
+            if std::is_x86_feature_detected!("avx512f") {
+                levels.push(Level::Avx512);
+            }
+        }
+        levels
+    }
+
     /// Runs placed as columns equal the element-by-element placement, at 16 runs (the
     /// gather) and at other counts, for short and long runs.
     #[test]
@@ -1062,17 +1077,7 @@ mod tests {
             .filter(|&&b| !f32::from_bits(b).is_nan())
             .map(|&b| b as u64 | 0xdead_0000_0000_0000)
             .collect();
-        let mut levels = vec![Level::Base];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
-                levels.push(Level::Avx2);
-            }
-            if std::is_x86_feature_detected!("avx512f") {
-                levels.push(Level::Avx512);
-            }
-        }
-        for &level in &levels {
+        for level in levels() {
             let mut dst = vec![u64::MAX; src.len() + 1];
             assert!(!f32_cols_to_f16_with(level, &src, &mut dst));
             for (i, &x) in src.iter().enumerate() {
@@ -1103,17 +1108,7 @@ mod tests {
             .chain(0..7)
             .map(|h| h | 0xabcd_0000_0000_0000)
             .collect();
-        let mut levels = vec![Level::Base];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
-                levels.push(Level::Avx2);
-            }
-            if std::is_x86_feature_detected!("avx512f") {
-                levels.push(Level::Avx512);
-            }
-        }
-        for &level in &levels {
+        for level in levels() {
             let mut dst = vec![-1.0f32; src.len() + 1];
             f16_cols_to_f32_with(level, &src, &mut dst);
             for (i, &x) in src.iter().enumerate() {
