@@ -1379,6 +1379,33 @@ fn load_words_fast(
     true
 }
 
+/// The object every lane of `ptrs` points into (not a per-lane one), the largest offset of
+/// them and whether every offset is a multiple of 4; None when the lanes span objects. Branch-
+/// free reductions over the whole column (they vectorize).
+fn one_object<'m>(mem: &'m Mem, ptrs: &[u64]) -> Option<(&'m memory::ObjInfo, u64, bool)> {
+    let a0 = *ptrs.first()?;
+    let o = mem
+        .obj(a0 >> memory::OBJ_SHIFT)
+        .filter(|o| o.per_lane == 0)?;
+    let (mut other, mut last, mut odd) = (0u64, 0u64, 0u64);
+    for &a in ptrs {
+        other |= (a ^ a0) >> memory::OBJ_SHIFT;
+        last = last.max(a & memory::OFF_MASK);
+        odd |= a & 3;
+    }
+    (other == 0).then_some((o, last, odd == 0))
+}
+
+/// Touches the word at byte `off` past every lane's address, so that the cache misses of
+/// scattered lanes overlap instead of queueing one by one.
+fn prefetch_lanes(words: &[AtomicU32], ptrs: &[u64], off: u64) {
+    for &a in ptrs {
+        if let Some(w) = words.get((((a & memory::OFF_MASK) + off) / 4) as usize) {
+            crate::kernels::prefetch(w);
+        }
+    }
+}
+
 /// Every lane's `n` words at its own address when all lanes point into one object (not a
 /// per-lane one) at aligned offsets, the furthest in bounds: one check for the whole column
 /// (branch-free reductions), then a gather loop without per-lane tests (the decode functions'
@@ -1391,25 +1418,10 @@ fn gather_words(
     dcol: usize,
     n: usize,
 ) -> bool {
-    let Some(&a0) = cols.get(pc) else {
+    let Some((o, last, aligned)) = cols.get(pc..pc + lanes).and_then(|p| one_object(mem, p)) else {
         return false;
     };
-    let Some(o) = mem.obj(a0 >> memory::OBJ_SHIFT) else {
-        return false;
-    };
-    if o.per_lane != 0 || n == 0 {
-        return false;
-    }
-    let Some(ptrs) = cols.get(pc..pc + lanes) else {
-        return false;
-    };
-    let (mut other, mut last, mut odd) = (0u64, 0u64, 0u64);
-    for &a in ptrs {
-        other |= (a ^ a0) >> memory::OBJ_SHIFT;
-        last = last.max(a & memory::OFF_MASK);
-        odd |= a & 3;
-    }
-    if other != 0 || odd != 0 || last + 4 * n as u64 > o.size {
+    if n == 0 || !aligned || last + 4 * n as u64 > o.size {
         return false;
     }
     // The destination columns and the pointer column are distinct registers (no op's result
@@ -1420,13 +1432,8 @@ fn gather_words(
     }
     let words = mem.words(o.shared, o.idx);
     if o.shared {
-        // Scattered rows of a shared buffer miss the cache: touch them all first so that the
-        // misses overlap.
-        for &a in &cols[pc..pc + lanes] {
-            if let Some(w) = words.get(((a & memory::OFF_MASK) / 4) as usize) {
-                crate::kernels::prefetch(w);
-            }
-        }
+        // Scattered rows of a shared buffer miss the cache.
+        prefetch_lanes(words, &cols[pc..pc + lanes], 0);
     }
     let (dst, ptrs) = if pc < d0 {
         let (lo, hi) = cols.split_at_mut(d0);
@@ -1554,32 +1561,16 @@ fn load_narrow_fast(
     if !dense {
         return false;
     }
-    let Some(&a0) = cols.get(pc) else {
+    let Some((o, last, _)) = cols.get(pc..pc + lanes).and_then(|p| one_object(mem, p)) else {
         return false;
     };
-    let Some(o) = mem.obj(a0 >> memory::OBJ_SHIFT) else {
-        return false;
-    };
-    if o.per_lane != 0 {
-        return false;
-    }
-    let ptrs = &cols[pc..pc + lanes];
-    let (mut other, mut last) = (0u64, 0u64);
-    for &a in ptrs {
-        other |= (a ^ a0) >> memory::OBJ_SHIFT;
-        last = last.max(a & memory::OFF_MASK);
-    }
     let n = num.bytes();
-    if other != 0 || last + off as u64 + n as u64 > o.size {
+    if last + off as u64 + n as u64 > o.size {
         return false;
     }
     let words = mem.words(o.shared, o.idx);
     let byte = |a: u64| ((a & memory::OFF_MASK) + off as u64) as usize;
-    for &a in ptrs {
-        if let Some(w) = words.get(byte(a) / 4) {
-            crate::kernels::prefetch(w);
-        }
-    }
+    prefetch_lanes(words, &cols[pc..pc + lanes], off as u64);
     let Some((dst, ptrs)) = eval::cols2(cols, dcol * lanes, pc, lanes) else {
         return false;
     };

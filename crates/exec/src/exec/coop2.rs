@@ -137,9 +137,8 @@ struct DecodeArgs {
     block_coord: Vec<u64>,
     coord_in_block: Vec<u64>,
     dims: usize,
-    /// (result position, tile element): component k of call c is at `k · calls + c`.
-    writes: Vec<(usize, usize)>,
-    /// The same writes as strided runs, in result order (see [`WriteRun`]).
+    /// Where the results go, as strided runs of (result position, tile element) in result
+    /// order (see [`WriteRun`]): component k of call c is at result position `k · calls + c`.
     runs: Vec<WriteRun>,
 }
 
@@ -201,7 +200,6 @@ impl DecodeArgs {
             coord_in_block: column(&|te, c| te.coord_in_block[c] as u64),
             dims,
             runs: WriteRun::from_writes(&writes),
-            writes,
         }
     }
 
@@ -938,10 +936,11 @@ impl<'p, 'a> Batch<'p, 'a> {
         args[0].clear();
         // As `offset_address(base, index · block_bytes)` over i128: a product that leaves i64
         // is poisoned either way.
+        let block_bytes = i64::try_from(block_bytes).ok();
         args[0].extend(da.index.iter().map(|&x| {
             i64::try_from(x.wrapping_add(shift.0))
                 .ok()
-                .zip(i64::try_from(block_bytes).ok())
+                .zip(block_bytes)
                 .and_then(|(i, b)| i.checked_mul(b))
                 .map_or(memory::POISON, |off| memory::offset_address_i64(base, off))
         }));
@@ -977,8 +976,10 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             self.src_cache.row = vals;
         } else {
-            for &(ri, e) in &da.writes {
-                self.mat_set(d, i, e, r[ri]);
+            for w in &da.runs {
+                for j in 0..w.len {
+                    self.mat_set(d, i, w.e + j * w.e_step, r[w.ri + j * w.ri_step]);
+                }
             }
         }
         Ok(())
