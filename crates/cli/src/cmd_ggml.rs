@@ -267,6 +267,13 @@ pub fn run(a: Args) -> Result<u8> {
         100.0 * tm / busy,
         100.0 * (busy - td - tm).max(0.0) / busy
     );
+    if stats.tiles_stored > 0 {
+        outln!(
+            "decoded tiles: {} kept, {} reused (--tile-cache-mib)",
+            stats.tiles_stored,
+            stats.tiles_reused
+        );
+    }
     if max_rel > tol || !max_rel.is_finite() {
         bail!("result outside tolerance: {max_rel:.3e} > {tol:.3e}");
     }

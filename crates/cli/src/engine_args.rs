@@ -42,6 +42,11 @@ pub struct EngineArgs {
     /// interact are run several to a batch; results are the same).
     #[arg(long)]
     pub no_pack: bool,
+    /// MiB of decoded tiles a dispatch may keep for reuse (a tensor load that would call its
+    /// decode function with the same arguments over the same memory reuses the results);
+    /// 0 turns reuse off.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(0..=1 << 20))]
+    pub tile_cache_mib: u64,
 }
 
 impl EngineArgs {
@@ -58,6 +63,7 @@ impl EngineArgs {
             observe_uniformity: false,
             max_memory: self.max_memory,
             pack_workgroups: !self.no_pack,
+            decoded_tile_cache: self.tile_cache_mib << 20,
         }
     }
 }

@@ -24,6 +24,7 @@ mod coopvec;
 mod glsl;
 mod licm;
 mod memory;
+mod reuse;
 mod subgroup;
 
 /// A family's compiler: compiles `opcode` into `out` and answers true, or answers false when
@@ -692,6 +693,7 @@ impl<'m> Cx<'m> {
             self.coalesce_phis(fid, &du)?;
         }
         let private_users = private_users(m, &du, &order);
+        let pure_readers = reuse::pure_readers(m, &order, &private_users);
         let mut funcs = Vec::new();
         for (fi, &fid) in order.iter().enumerate() {
             let blocks = self.function(fid)?;
@@ -702,6 +704,7 @@ impl<'m> Cx<'m> {
                 ret: rets[fi],
                 params: params[fi].clone(),
                 touches_private: private_users.contains(&fid),
+                pure_reader: pure_readers.contains(&fid),
             });
         }
         // Workgroups per batch, decided now that the variables are known.
@@ -759,6 +762,7 @@ impl<'m> Cx<'m> {
             observed: Default::default(),
             bindings,
             push_size,
+            written_bindings: reuse::written_bindings(m),
             local_size,
             sg: self.options.subgroup_size,
             lanes,

@@ -20,6 +20,7 @@ mod coop;
 mod coop2;
 mod coopvec;
 mod subgroup;
+mod tiles;
 
 /// A failure inside one op: what, and the lane if it is lane-specific.
 struct Fault {
@@ -90,6 +91,8 @@ struct Shared<'a> {
     groups: [u32; 3],
     /// Buffers bound to each descriptor array.
     array_len: std::collections::HashMap<(u32, u32), u32>,
+    /// The dispatch's decoded tiles, where decode results may be reused.
+    tiles: Option<std::sync::Arc<tiles::TileCache>>,
 }
 
 /// One workgroup's worth of state; reused for the workgroups a worker runs.
@@ -125,6 +128,13 @@ struct Batch<'p, 'a> {
     cv_cache: coopvec::MatrixCache,
     /// Buffers bound to each descriptor array.
     array_len: std::collections::HashMap<(u32, u32), u32>,
+    /// The dispatch's decoded tiles (see `tiles`).
+    tiles: Option<std::sync::Arc<tiles::TileCache>>,
+    /// While a sub-batch runs a decode whose results may be kept: the objects its loads read.
+    reads: Option<Vec<u64>>,
+    /// The Workgroup words the last decoded tile kept, per local object (shared with the next
+    /// tile when they have not changed).
+    tile_words: Vec<(usize, std::sync::Arc<[u32]>)>,
 }
 
 impl<'p, 'a> Batch<'p, 'a> {
@@ -190,6 +200,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             src_cache: Default::default(),
             cv_cache: Default::default(),
             array_len: sh.array_len.clone(),
+            tiles: sh.tiles.clone(),
+            reads: None,
+            tile_words: Vec::new(),
         };
         for &(m, v) in &p.const_mats {
             b.fill_mat(m, v);
@@ -764,6 +777,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             Op::Load(LoadArgs { d, ptr, leaves }) => {
                 let pc = col(*ptr);
+                if let Some(reads) = &mut self.reads {
+                    note_objects(reads, &self.cols[pc..pc + lanes], mask, dense);
+                }
                 let nw = word_run(leaves);
                 if nw > 0
                     && load_words_fast(
@@ -1274,6 +1290,35 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         Ok(old)
     }
+}
+
+/// Adds the objects the active lanes of pointer column `ptrs` address to `reads` (each once):
+/// what a decode call read, for [`tiles::TileCache`].
+#[allow(clippy::needless_range_loop)] // each_lane! visits indices, dense or by mask bits
+fn note_objects(reads: &mut Vec<u64>, ptrs: &[u64], mask: &Mask, dense: bool) {
+    if dense && !ptrs.is_empty() {
+        // Usually all lanes address one object: a reduction the compiler vectorizes.
+        let (lo, hi) = ptrs.iter().fold((u64::MAX, 0), |(lo, hi), &p| {
+            let oi = p >> memory::OBJ_SHIFT;
+            (lo.min(oi), hi.max(oi))
+        });
+        if lo == hi {
+            if !reads.contains(&lo) {
+                reads.push(lo);
+            }
+            return;
+        }
+    }
+    let mut last = u64::MAX;
+    each_lane!(mask, ptrs.len(), dense, |l| {
+        let oi = ptrs[l] >> memory::OBJ_SHIFT;
+        if oi != last {
+            last = oi;
+            if !reads.contains(&oi) {
+                reads.push(oi);
+            }
+        }
+    });
 }
 
 /// Load of `n` consecutive 32-bit words per lane into columns `dcol..dcol + n`, for values whose
@@ -1805,6 +1850,7 @@ fn shared<'a>(
         local_base,
         groups,
         array_len,
+        tiles: None,
     }
 }
 
@@ -2108,7 +2154,8 @@ impl Pipeline {
             resources.push_constants
         };
         let push = memory::from_bytes(push_bytes);
-        let sh = shared(p, resources, &push, groups);
+        let mut sh = shared(p, resources, &push, groups);
+        sh.tiles = tile_cache(p, resources);
         let total = groups.iter().map(|&g| g as u64).product::<u64>();
         // Batches of `pack` consecutive workgroups (one unless the program packs them).
         let pack = p.pack.max(1) as u64;
@@ -2188,11 +2235,41 @@ impl Pipeline {
                 return Err(e);
             }
         }
+        if let Some(t) = &sh.tiles {
+            stats.tiles_reused = t.hits.load(Relaxed);
+            stats.tiles_stored = t.stored.load(Relaxed);
+        }
         stats.workgroups = total;
         stats.invocations = total * p.group_lanes as u64;
         stats.elapsed = start.elapsed();
         Ok(stats)
     }
+}
+
+/// The dispatch's decoded-tile cache: only where a decode function is a pure reader, the
+/// module writes buffers only through bound variables and the option allows it.
+fn tile_cache(
+    p: &Program,
+    resources: &BoundResources<'_>,
+) -> Option<std::sync::Arc<tiles::TileCache>> {
+    let cap = p.options.decoded_tile_cache;
+    let written = p.written_bindings.as_ref()?;
+    if cap == 0 || !p.funcs.iter().any(|f| f.pure_reader) {
+        return None;
+    }
+    let mut ranges = Vec::new();
+    for k in written {
+        let views = resources
+            .buffers
+            .get(k)
+            .into_iter()
+            .chain(resources.buffer_arrays.get(k).into_iter().flatten());
+        for v in views {
+            let r = v.words.as_ptr_range();
+            ranges.push((r.start as usize, r.end as usize));
+        }
+    }
+    Some(std::sync::Arc::new(tiles::TileCache::new(cap, ranges)))
 }
 
 /// The worker pool of `threads` threads, built on first use and kept: a Vulkan application

@@ -777,6 +777,62 @@ fn f16_words_to_f32_with(level: Level, src: &[u32], dst: &mut [f32]) {
     }
 }
 
+/// Whether every word of `col` is `v` (a layout or view input column: uniform nearly always,
+/// so the whole column is compared without an early exit, at the CPU's vector width).
+pub fn column_is(col: &[u64], v: u64) -> bool {
+    match level() {
+        Level::Base => column_is_body(col, v),
+        // SAFETY: level() is Avx2 only when AVX2 is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { column_is_avx2(col, v) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { column_is_avx512(col, v) },
+    }
+}
+
+#[inline(always)]
+fn column_is_body(col: &[u64], v: u64) -> bool {
+    col.iter().fold(0, |acc, &x| acc | (x ^ v)) == 0
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn column_is_avx2(col: &[u64], v: u64) -> bool {
+    column_is_body(col, v)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn column_is_avx512(col: &[u64], v: u64) -> bool {
+    column_is_body(col, v)
+}
+
+/// Sets every word of `col` to `v`, at the CPU's vector width.
+pub fn fill_column(col: &mut [u64], v: u64) {
+    match level() {
+        Level::Base => col.fill(v),
+        // SAFETY: level() is Avx2 only when AVX2 is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { fill_column_avx2(col, v) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { fill_column_avx512(col, v) },
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn fill_column_avx2(col: &mut [u64], v: u64) {
+    col.fill(v)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn fill_column_avx512(col: &mut [u64], v: u64) {
+    col.fill(v)
+}
+
 /// f16 values held in the low 16 bits of 64-bit column words (the upper bits ignored) to f32,
 /// exactly: `dst[i] = f32(src[i] as u16)` for `i < src.len() <= dst.len()`.
 pub fn f16_cols_to_f32(src: &[u64], dst: &mut [f32]) {

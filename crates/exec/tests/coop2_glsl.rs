@@ -509,3 +509,132 @@ fn transposed_loads_move_grouped_runs_exactly() {
         }
     }
 }
+
+/// Runs `tile_reuse.comp` over `groups` workgroups on binding 0 = `input` (binding 2 the same
+/// memory with `alias`), one thread when `threads` is 1: the stored tiles and the statistics.
+fn run_tile_reuse(
+    spv: &[u8],
+    input: &[u32],
+    groups: u32,
+    alias: bool,
+    opts: &EngineOptions,
+) -> (Vec<f32>, coopmat_exec::DispatchStats) {
+    use coopmat_exec::{BoundResources, BufferView};
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    let m = coopmat_spirv::Module::from_bytes(spv).unwrap();
+    let p = Pipeline::compile(&m, "", &Default::default(), opts).unwrap();
+    let words = |v: &[u32]| -> Vec<AtomicU32> { v.iter().map(|&x| AtomicU32::new(x)).collect() };
+    let a = words(input);
+    let out = words(&vec![0; groups as usize * 256]);
+    let other = words(&vec![0; input.len()]);
+    let view = |w| BufferView {
+        bytes: std::mem::size_of_val(w) as u64,
+        words: w,
+    };
+    let mut b = BoundResources::default();
+    b.buffers.insert((0, 0), view(&a));
+    b.buffers.insert((0, 1), view(&out));
+    b.buffers
+        .insert((0, 2), view(if alias { &a } else { &other }));
+    let st = p.dispatch_bound(&b, [groups, 1, 1], [0, 0, 0]).unwrap();
+    let vals = out
+        .iter()
+        .map(|w| f32::from_bits(w.load(Relaxed)))
+        .collect();
+    (vals, st)
+}
+
+/// Decoded tiles reused across workgroups (DESIGN.md, "Decoded tiles reused") only where the
+/// decode would read the same memory again: every workgroup decodes the same tile; reuse is
+/// refused when the decode reads a Workgroup table that differs per workgroup, when the module
+/// writes the source buffer, and when it writes another binding of the same memory; a write to
+/// other memory does not stop it. Values from the formula, with and without the cache.
+#[test]
+fn decoded_tiles_are_reused_only_over_unchanged_memory() {
+    let input: Vec<u32> = (0..512u32).map(|i| (i * 7 + 3) % 251).collect();
+    let groups = 4u32;
+    // (defines, alias, the tile each workgroup sees changes, tables differ, reuse expected)
+    let cases: [(&str, bool, bool, bool, bool); 5] = [
+        ("", false, false, false, true),
+        ("TABLE_PER_WORKGROUP", false, false, true, false),
+        ("WRITE_SOURCE", false, true, false, false),
+        ("WRITE_ALIAS", true, true, false, false),
+        ("WRITE_ALIAS", false, false, false, true),
+    ];
+    for (define, alias, written, tables, reuse) in cases {
+        let defines: Vec<String> = if define.is_empty() {
+            vec![]
+        } else {
+            vec![define.into()]
+        };
+        let Some(spv) = compile(&src("tile_reuse.comp"), &defines) else {
+            return;
+        };
+        for cache in [256u64 << 20, 0] {
+            let opts = EngineOptions {
+                threads: 1,
+                decoded_tile_cache: cache,
+                ..Default::default()
+            };
+            let (out, st) = run_tile_reuse(&spv, &input, groups, alias, &opts);
+            let what = format!("{define:?} alias {alias} cache {cache}");
+            for w in 0..groups as usize {
+                for r in 0..16 {
+                    for c in 0..16 {
+                        // The span (16, 32) reshapes the 16x16 tile: element (r, c) is span
+                        // coordinate (L / 32, L % 32) for L = 16r + c, memory word L, block
+                        // row r / 2. Earlier workgroups each added 1 to a written source.
+                        let mut v = input[r * 16 + c] + r as u32 / 2;
+                        if written {
+                            v += w as u32;
+                        }
+                        if tables {
+                            v += w as u32 * 100;
+                        }
+                        assert_eq!(
+                            out[w * 256 + r * 16 + c],
+                            v as f32,
+                            "{what} wg {w} ({r},{c})"
+                        );
+                    }
+                }
+            }
+            let want = if reuse && cache > 0 {
+                groups as u64 - 1
+            } else {
+                0
+            };
+            assert_eq!(st.tiles_reused, want, "{what}: tiles reused");
+            if cache == 0 || written {
+                assert_eq!(st.tiles_stored, 0, "{what}: tiles kept");
+            }
+        }
+    }
+    // With several workers the values stay the same.
+    let Some(spv) = compile(&src("tile_reuse.comp"), &[]) else {
+        return;
+    };
+    let one = run_tile_reuse(
+        &spv,
+        &input,
+        16,
+        false,
+        &EngineOptions {
+            threads: 1,
+            ..Default::default()
+        },
+    )
+    .0;
+    let many = run_tile_reuse(
+        &spv,
+        &input,
+        16,
+        false,
+        &EngineOptions {
+            threads: 4,
+            ..Default::default()
+        },
+    )
+    .0;
+    assert_eq!(one, many);
+}

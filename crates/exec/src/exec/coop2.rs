@@ -127,6 +127,27 @@ impl TileSources {
     }
 }
 
+/// `dst[j · step] = src[j]` for every j (one component of DecodeVectorFunc's results placed
+/// V apart), unrolled for the usual steps so that the index arithmetic is constant.
+fn interleave_into(dst: &mut [f32], step: usize, src: &[f32]) {
+    fn fixed<const S: usize>(dst: &mut [f32], src: &[f32]) {
+        for (chunk, &x) in dst.chunks_mut(S).zip(src) {
+            chunk[0] = x;
+        }
+    }
+    match step {
+        1 => dst.copy_from_slice(src),
+        2 => fixed::<2>(dst, src),
+        4 => fixed::<4>(dst, src),
+        8 => fixed::<8>(dst, src),
+        _ => {
+            for (j, &x) in src.iter().enumerate() {
+                dst[j * step] = x;
+            }
+        }
+    }
+}
+
 /// The decode calls of a tile in the column form a call takes (blockCoord and coordInBlock one
 /// dimension after another), offset-free like the sources they come from, and where each
 /// result goes: one DecodeFunc call per memory element, or one DecodeVectorFunc call per V-group
@@ -460,7 +481,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         for (k, &x) in v.iter().enumerate() {
             let column = &mut self.cols[(d.ix() + k) * lanes..(d.ix() + k + 1) * lanes];
             if dense {
-                column.fill(x);
+                kernels::fill_column(column, x);
             } else {
                 for l in mask_lanes(mask) {
                     column[l] = x;
@@ -492,8 +513,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let column = &self.cols[c.ix() * lanes..(c.ix() + 1) * lanes];
                 let v = column[first];
                 if dense {
-                    // No early exit: the loop vectorizes (inputs are uniform nearly always).
-                    column.iter().fold(0, |acc, &x| acc | (x ^ v)) == 0
+                    kernels::column_is(column, v)
                 } else {
                     mask_lanes(mask).all(|l| column[l] == v)
                 }
@@ -756,6 +776,20 @@ impl<'p, 'a> Batch<'p, 'a> {
                 }
             }
             let base = self.cols[ptr.ix() * self.lanes + l0];
+            // A tile read from memory nothing writes during the dispatch is the same for the
+            // same layout, view and pointer: an earlier workgroup's copy is reused.
+            let plain_key = (decode.is_none() && (f16_arena || f32_arena) && !srcs.keeps_object)
+                .then(|| self.loaded_tile_key(base, &cm, &lcols, vcols.as_deref()))
+                .flatten();
+            if let Some(k) = &plain_key
+                && let Some(c) = &self.tiles
+                && let Some(t) = c.get(k)
+            {
+                c.hits.fetch_add(1, Relaxed);
+                let k0 = s.off + i * n_el;
+                self.mf[k0..k0 + n_el].copy_from_slice(&t.elements);
+                continue;
+            }
             let fast = match self.mem.resolve(base, l0, 0, false) {
                 Ok((sh, idx, b0)) => self.mem.bytes_from(base).map(|a| (sh, idx, b0, a)),
                 Err(_) => None,
@@ -889,7 +923,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                             .get_or_init(|| DecodeArgs::scalar(&srcs.srcs, lay.dims())),
                     )
                 });
-                self.decode_tile(d, i, l0, base, da, &shift, func, dec.block_bytes)?;
+                let key = self.tile_key(func, dec.block_bytes, base, &cm, &lcols, vcols.as_deref());
+                self.decode_tile(d, i, l0, base, da, &shift, func, dec.block_bytes, key)?;
             } else if let Some(dec) = decode {
                 let r = self.decode_elems(
                     d, i, l0, base, &lay, &srcs.srcs, &shift, &mem_elems, dec, salt,
@@ -899,8 +934,49 @@ impl<'p, 'a> Batch<'p, 'a> {
             } else {
                 self.src_cache.elems = mem_elems;
             }
+            if let (Some(k), Some(c)) = (plain_key, &self.tiles) {
+                let k0 = s.off + i * n_el;
+                c.insert(
+                    k,
+                    tiles::DecodedTile {
+                        bytes: n_el as u64 * 4,
+                        results: Vec::new(),
+                        elements: self.mf[k0..k0 + n_el].to_vec(),
+                        workgroup: Vec::new(),
+                    },
+                );
+            }
         }
         Ok(())
+    }
+
+    /// The key of a tile a tensor load reads without a decode function, where it may be kept
+    /// in the dispatch's cache: only when the pointer's object is a buffer no write of the
+    /// dispatch can reach ([`tiles::TileCache::never_written`]); 0 first (no function has id 0),
+    /// then the pointer, the tile's type and the layout and view values.
+    fn loaded_tile_key(
+        &self,
+        base: u64,
+        cm: &CmType,
+        lcols: &[u64],
+        vcols: Option<&[u64]>,
+    ) -> Option<Vec<u64>> {
+        let cache = self.tiles.as_ref()?;
+        let o = self.mem.obj(base >> memory::OBJ_SHIFT)?;
+        if !o.shared || !cache.never_written(self.mem.shared[o.idx as usize]) {
+            return None;
+        }
+        let mut key = vec![
+            0,
+            base,
+            cm.rows as u64,
+            cm.cols as u64,
+            (cm.num == Num::F16) as u64,
+            lcols.len() as u64,
+        ];
+        key.extend_from_slice(lcols);
+        key.extend(vcols.into_iter().flatten());
+        Some(key)
     }
 
     /// Whether loads through `dec` call DecodeVectorFunc for some groups (the policy, or
@@ -915,6 +991,9 @@ impl<'p, 'a> Batch<'p, 'a> {
     /// one DecodeVectorFunc call per V-group), their arguments shifted from the cached
     /// offset-free columns into reused buffers; the results go straight into the tile. Same
     /// lanes, same order and same values as [`Batch::decode_elems`] gives them.
+    ///
+    /// With a `key` ([`Batch::tile_key`]) the results may come from the dispatch's decoded
+    /// tiles, and are kept there when nothing the calls read can change ([`tiles`]).
     #[allow(clippy::too_many_arguments)]
     fn decode_tile(
         &mut self,
@@ -926,11 +1005,155 @@ impl<'p, 'a> Batch<'p, 'a> {
         shift: &Shift,
         func: u32,
         block_bytes: u64,
+        key: Option<Vec<u64>>,
     ) -> Result<(), Fault> {
         let n = da.calls();
         if n == 0 {
             return Ok(());
         }
+        let kept = key
+            .as_ref()
+            .and_then(|k| self.tiles.as_ref()?.get(k))
+            .filter(|t| t.workgroup_matches(&self.mem.local));
+        if let (Some(t), Some(c)) = (kept, &self.tiles) {
+            c.hits.fetch_add(1, Relaxed);
+            let mut vals = std::mem::take(&mut self.src_cache.row);
+            vals.clear();
+            vals.resize(t.results.len() * 2, 0.0);
+            kernels::f16_words_to_f32(&t.results, &mut vals);
+            self.place_f32(d, i, da, &vals);
+            self.src_cache.row = vals;
+            return Ok(());
+        }
+        let (r, reads) =
+            self.decode_calls(da, base, shift, func, block_bytes, l0, key.is_some())?;
+        if let (Some(k), Some(reads)) = (key, reads)
+            && let Some(tile) = self.tile_to_keep(&reads, &r)
+            && let Some(c) = &self.tiles
+        {
+            c.insert(k, tile);
+        }
+        if self.slot(d).cm.num == Num::F16 {
+            // Every result column converted at once (F16C where the CPU has it), then placed
+            // by runs.
+            let mut vals = std::mem::take(&mut self.src_cache.row);
+            vals.clear();
+            vals.resize(r.len(), 0.0);
+            kernels::f16_cols_to_f32(&r, &mut vals);
+            self.place_f32(d, i, da, &vals);
+            self.src_cache.row = vals;
+        } else {
+            for w in &da.runs {
+                for j in 0..w.len {
+                    self.mat_set(d, i, w.e + j * w.e_step, r[w.ri + j * w.ri_step]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The key of a tile's decoded results in the dispatch's cache, where they may be kept:
+    /// everything the calls' arguments are computed from (function, pointer, block size,
+    /// tile shape, layout and view values). None without a cache, for results other than f16,
+    /// or for a function that is not a pure reader.
+    fn tile_key(
+        &self,
+        func: u32,
+        block_bytes: u64,
+        base: u64,
+        cm: &CmType,
+        lcols: &[u64],
+        vcols: Option<&[u64]>,
+    ) -> Option<Vec<u64>> {
+        self.tiles.as_ref()?;
+        let pure = self.p.funcs.iter().any(|f| f.id == func && f.pure_reader);
+        // A tensor in per-invocation memory would be read through the sub-batch's own copy:
+        // not kept.
+        let per_lane = self
+            .mem
+            .obj(base >> memory::OBJ_SHIFT)
+            .is_some_and(|o| o.per_lane != 0);
+        if !pure || per_lane || cm.num != Num::F16 {
+            return None;
+        }
+        let mut key = vec![
+            func as u64,
+            block_bytes,
+            base,
+            cm.rows as u64,
+            cm.cols as u64,
+            lcols.len() as u64,
+        ];
+        key.extend_from_slice(lcols);
+        key.extend(vcols.into_iter().flatten());
+        Some(key)
+    }
+
+    /// The decoded tile to keep for `results`, if every object the calls read (`reads`) stays
+    /// as it is for the rest of the dispatch or is compared before reuse: buffers outside all
+    /// writable ones, Workgroup objects (their words kept with the tile); the calls' own
+    /// per-invocation variables do not count. None when a read buffer may be written.
+    fn tile_to_keep(&mut self, reads: &[u64], results: &[u64]) -> Option<tiles::DecodedTile> {
+        let cache = self.tiles.as_ref()?;
+        let mut workgroup: Vec<(usize, std::sync::Arc<[u32]>)> = Vec::new();
+        let mut bytes = results.len() as u64 * 2;
+        for &oi in reads {
+            // Null and poisoned pointers read nothing (the access failed, or gave the robust
+            // zero, the same every time).
+            let Some(o) = self.mem.obj(oi) else { continue };
+            if o.shared {
+                if !cache.never_written(self.mem.shared[o.idx as usize]) {
+                    return None;
+                }
+            } else if o.per_lane == 0 {
+                let idx = o.idx as usize;
+                let now = &self.mem.local[idx];
+                // The words the previous tile kept, when they are still the same (ggml's scales
+                // change every few K steps).
+                let same = self.tile_words.iter().find(|(i, w)| {
+                    *i == idx
+                        && w.len() == now.len()
+                        && w.iter().zip(now).all(|(&a, b)| a == b.load(Relaxed))
+                });
+                let words = match same {
+                    Some((_, w)) => w.clone(),
+                    None => {
+                        let w: std::sync::Arc<[u32]> =
+                            now.iter().map(|x| x.load(Relaxed)).collect();
+                        bytes += w.len() as u64 * 4;
+                        self.tile_words.retain(|(i, _)| *i != idx);
+                        self.tile_words.push((idx, w.clone()));
+                        w
+                    }
+                };
+                workgroup.push((idx, words));
+            }
+        }
+        Some(tiles::DecodedTile {
+            bytes,
+            results: results
+                .chunks(2)
+                .map(|p| p[0] as u16 as u32 | (p.get(1).map_or(0, |&x| x as u16 as u32) << 16))
+                .collect(),
+            elements: Vec::new(),
+            workgroup,
+        })
+    }
+
+    /// Runs the decode calls of [`DecodeArgs`] `da` (shifted by `shift`, pointers from `base`):
+    /// their result columns, and with `log` the objects their loads read.
+    #[allow(clippy::too_many_arguments)]
+    fn decode_calls(
+        &mut self,
+        da: &DecodeArgs,
+        base: u64,
+        shift: &Shift,
+        func: u32,
+        block_bytes: u64,
+        l0: usize,
+        log: bool,
+    ) -> Result<(Vec<u64>, Option<Vec<u64>>), Fault> {
+        let n = da.calls();
         let mut args = std::mem::take(&mut self.src_cache.args);
         args.resize_with(3, Vec::new);
         args[0].clear();
@@ -954,35 +1177,33 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         args[2].clear();
         args[2].extend_from_slice(&da.coord_in_block);
-        let r = self.call_sub(func, &args, n, l0);
+        let r = self.call_sub_logged(func, &args, n, l0, log);
         self.src_cache.args = args;
-        let r = r?;
+        r
+    }
+
+    /// Places a tile's f16 decode results, widened (`vals`, result order), into tile `i` of
+    /// `d` (an f16 matrix: its elements are kept as f32) by the runs of `da`.
+    fn place_f32(&mut self, d: Mat, i: usize, da: &DecodeArgs, vals: &[f32]) {
         let s = self.slot(d);
         let k0 = s.off + i * s.cm.elems();
-        if s.cm.num == Num::F16 {
-            // Every result column converted at once (F16C where the CPU has it), then placed
-            // by runs.
-            let mut vals = std::mem::take(&mut self.src_cache.row);
-            vals.clear();
-            vals.resize(r.len(), 0.0);
-            kernels::f16_cols_to_f32(&r, &mut vals);
-            let tile = &mut self.mf[k0..k0 + s.cm.elems()];
-            for w in &da.runs {
-                let src = vals[w.ri..].iter().step_by(w.ri_step).take(w.len);
-                let dst = tile[w.e..].iter_mut().step_by(w.e_step).take(w.len);
-                for (d, &x) in dst.zip(src) {
-                    *d = x;
-                }
+        let tile = &mut self.mf[k0..k0 + s.cm.elems()];
+        for w in &da.runs {
+            if w.len == 0 {
+                continue;
             }
-            self.src_cache.row = vals;
-        } else {
-            for w in &da.runs {
+            // Slices over the run's whole extent, so the loops index without per-element
+            // iterator state (the runs were built inside the tile and the results).
+            let src = &vals[w.ri..=w.ri + (w.len - 1) * w.ri_step];
+            let dst = &mut tile[w.e..=w.e + (w.len - 1) * w.e_step];
+            if w.ri_step == 1 {
+                interleave_into(dst, w.e_step, src);
+            } else {
                 for j in 0..w.len {
-                    self.mat_set(d, i, w.e + j * w.e_step, r[w.ri + j * w.ri_step]);
+                    dst[j * w.e_step] = src[j * w.ri_step];
                 }
             }
         }
-        Ok(())
     }
 
     /// Runs the decode calls of one tile: scalar calls for elements not covered by a
@@ -1117,6 +1338,18 @@ impl<'p, 'a> Batch<'p, 'a> {
         n: usize,
         l0: usize,
     ) -> Result<Vec<u64>, Fault> {
+        self.call_sub_logged(fid, args, n, l0, false).map(|r| r.0)
+    }
+
+    /// [`Batch::call_sub`], with `log` also the objects the call's loads read.
+    fn call_sub_logged(
+        &mut self,
+        fid: u32,
+        args: &[Vec<u64>],
+        n: usize,
+        l0: usize,
+        log: bool,
+    ) -> Result<(Vec<u64>, Option<Vec<u64>>), Fault> {
         let t0 = Instant::now();
         let p = self.p;
         let Some(fi) = p.funcs.iter().position(|f| f.id == fid) else {
@@ -1162,6 +1395,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     local_base: 0,
                     groups: self.groups,
                     array_len: self.array_len.clone(),
+                    tiles: None,
                 };
                 let mut b = Batch::new(p, &sh, MAX_LANES);
                 // Global variables' pointers as the parent sees them.
@@ -1181,6 +1415,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             .unwrap_or_default();
         sub.pack_wgs.clear();
         sub.pack_wgs.push(wg);
+        sub.reads = log.then(Vec::new);
         // The decode function sees this workgroup's Workgroup memory (ggml's decode tables
         // live there): lend those objects to the sub-batch for the call.
         let wg_objs: Vec<usize> = (0..p.locals.len())
@@ -1247,9 +1482,10 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         self.lane_instr += std::mem::take(&mut sub.lane_instr);
         self.instr += std::mem::take(&mut sub.instr);
+        let reads = sub.reads.take();
         self.sub = Some(sub);
         self.t_decode += t0.elapsed();
-        res.map(|_| out)
+        res.map(|_| (out, reads))
     }
 
     /// Reduce: the result's source lists come from `coopmat_tensor::ops::reduce_sources`;

@@ -133,6 +133,11 @@ pub struct EngineOptions {
     /// shared by more lanes (ggml's matrix-vector shaders run 32-invocation workgroups).
     /// Results are those of running the workgroups one after another. On by default.
     pub pack_workgroups: bool,
+    /// Bytes of decoded tiles a dispatch may keep for reuse: a tensor load whose decode
+    /// function would be called with the same arguments over the same memory takes the
+    /// results an earlier workgroup computed (DESIGN.md, "Decoded tiles reused"). 0 turns
+    /// reuse off. Default 256 MiB.
+    pub decoded_tile_cache: u64,
 }
 
 impl EngineOptions {
@@ -167,6 +172,7 @@ impl Default for EngineOptions {
             observe_uniformity: false,
             max_memory: 0,
             pack_workgroups: true,
+            decoded_tile_cache: 256 << 20,
         }
     }
 }
@@ -264,6 +270,9 @@ pub(crate) struct Program {
     pub observed: std::sync::Mutex<HashMap<u32, bool>>,
     pub bindings: Vec<BindingInfo>,
     pub push_size: usize,
+    /// The bindings the module can write, or None when it may write memory no binding
+    /// names (`compile::reuse::written_bindings`).
+    pub written_bindings: Option<Vec<(u32, u32)>>,
     pub local_size: [u32; 3],
     pub sg: u32,
     /// Lanes of a batch: `pack` workgroups of `group_lanes` invocations.
@@ -627,6 +636,10 @@ pub struct Func {
     /// Whether it names a Private variable, itself or through a call: only then does a call
     /// the engine makes itself (decode, combine, per-element functions) need the caller's.
     pub touches_private: bool,
+    /// Whether its results depend only on its arguments and the memory it reads, and it writes
+    /// no memory but its own Function variables (`compile::reuse::pure_readers`): a decode
+    /// function's results may then be reused for the same arguments over the same memory.
+    pub pure_reader: bool,
 }
 
 /// A function that only combines its two scalar parameters: what [`Func::as_fold`] finds.

@@ -1,0 +1,123 @@
+//! Decoded tiles kept for reuse within one dispatch (DESIGN.md, "Decoded tiles reused").
+//!
+//! A tensor load with a decode function calls it once per element (or V-group) of its tile.
+//! ggml's matmuls decode the same A tile in every workgroup of a tile row (N / BN of them):
+//! when the calls' arguments are the same and so is every byte of memory the calls read, the
+//! results are the same, and the first workgroup's are reused.
+//!
+//! What makes that sound:
+//! * the function is a pure reader (`compile::reuse::pure_readers`): its results depend on its
+//!   arguments and the memory it reads alone, and it writes nothing but its own variables;
+//! * the key holds everything the arguments are computed from: the function, the pointer, the
+//!   block size, the tile's shape and the tensor layout and view values;
+//! * buffers: every buffer object a call read lies outside the memory of every buffer the
+//!   module can write (`compile::reuse::written_bindings`, compared by the words' addresses, so
+//!   two bindings of one buffer are caught), so no write during the dispatch can change it;
+//! * Workgroup memory: the words of each Workgroup object the calls read are kept with the
+//!   tile and compared with the reusing workgroup's own before reuse.
+//!
+//! The cache is shared by the dispatch's workers and bounded in bytes (oldest tiles go first).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+/// A tile's decode results with what they were computed from, or a tile loaded without a
+/// decode function.
+pub(super) struct DecodedTile {
+    /// Decode results: the f16 results in result order (component k of call c at
+    /// `k · calls + c`), two to a word (the first in the low half).
+    pub results: Vec<u32>,
+    /// A loaded tile: its elements in tile order (as the f32 arena holds them).
+    pub elements: Vec<f32>,
+    /// Each Workgroup object the calls read (local index) with its words at the time (shared
+    /// between the tiles of a workgroup that saw the same words).
+    pub workgroup: Vec<(usize, Arc<[u32]>)>,
+    /// Bytes it adds to the cache: its results, and the Workgroup words it does not share
+    /// with the tile kept before it.
+    pub bytes: u64,
+}
+
+impl DecodedTile {
+    /// Whether `local` (the reusing batch's objects) holds the same Workgroup words.
+    pub fn workgroup_matches(&self, local: &[Vec<AtomicU32>]) -> bool {
+        self.workgroup.iter().all(|(i, words)| {
+            local.get(*i).is_some_and(|now| {
+                now.len() == words.len()
+                    && now
+                        .iter()
+                        .zip(words.iter())
+                        .all(|(a, &b)| a.load(Relaxed) == b)
+            })
+        })
+    }
+}
+
+#[derive(Default)]
+struct Entries {
+    map: HashMap<Vec<u64>, Arc<DecodedTile>>,
+    order: VecDeque<Vec<u64>>,
+    bytes: u64,
+}
+
+/// The decoded tiles of one dispatch.
+pub(super) struct TileCache {
+    cap: u64,
+    /// Address ranges of the words of every buffer the module can write.
+    written: Vec<(usize, usize)>,
+    entries: Mutex<Entries>,
+    /// Tiles reused.
+    pub hits: AtomicU64,
+    /// Tiles decoded and kept.
+    pub stored: AtomicU64,
+}
+
+impl TileCache {
+    /// A cache of at most `cap` bytes; `written` are the address ranges of writable buffers.
+    pub fn new(cap: u64, written: Vec<(usize, usize)>) -> Self {
+        TileCache {
+            cap,
+            written,
+            entries: Mutex::default(),
+            hits: AtomicU64::new(0),
+            stored: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether the words `w` lie outside every writable buffer.
+    pub fn never_written(&self, w: &[AtomicU32]) -> bool {
+        let r = w.as_ptr_range();
+        let (lo, hi) = (r.start as usize, r.end as usize);
+        self.written.iter().all(|&(a, b)| hi <= a || b <= lo)
+    }
+
+    /// The tile stored under `key`.
+    pub fn get(&self, key: &[u64]) -> Option<Arc<DecodedTile>> {
+        let e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        e.map.get(key).cloned()
+    }
+
+    /// Keeps `tile` under `key`, dropping the oldest tiles to stay within the bound.
+    pub fn insert(&self, key: Vec<u64>, tile: DecodedTile) {
+        let size = tile.bytes + key.len() as u64 * 8;
+        if size > self.cap {
+            return;
+        }
+        let mut e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if e.map.contains_key(&key) {
+            return;
+        }
+        while e.bytes + size > self.cap {
+            let Some(old) = e.order.pop_front() else {
+                break;
+            };
+            if let Some(t) = e.map.remove(&old) {
+                e.bytes -= t.bytes + old.len() as u64 * 8;
+            }
+        }
+        e.bytes += size;
+        e.order.push_back(key.clone());
+        e.map.insert(key, Arc::new(tile));
+        self.stored.fetch_add(1, Relaxed);
+    }
+}
