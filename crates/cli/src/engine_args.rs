@@ -45,7 +45,7 @@ pub struct EngineArgs {
     /// MiB of decoded tiles a dispatch may keep for reuse (a tensor load that would call its
     /// decode function with the same arguments over the same memory reuses the results);
     /// 0 turns reuse off.
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(0..=1 << 20))]
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(0..=1 << 20))]
     pub tile_cache_mib: u64,
 }
 

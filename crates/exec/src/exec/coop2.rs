@@ -787,7 +787,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             {
                 c.hits.fetch_add(1, Relaxed);
                 let k0 = s.off + i * n_el;
-                self.mf[k0..k0 + n_el].copy_from_slice(&t.elements);
+                t.elements.write_to(&mut self.mf[k0..k0 + n_el]);
                 continue;
             }
             let fast = match self.mem.resolve(base, l0, 0, false) {
@@ -936,12 +936,12 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             if let (Some(k), Some(c)) = (plain_key, &self.tiles) {
                 let k0 = s.off + i * n_el;
+                let elements = tiles::TileElements::of(&self.mf[k0..k0 + n_el], f16_arena);
                 c.insert(
                     k,
-                    tiles::DecodedTile {
-                        bytes: n_el as u64 * 4,
-                        results: Vec::new(),
-                        elements: self.mf[k0..k0 + n_el].to_vec(),
+                    tiles::KeptTile {
+                        bytes: elements.bytes(),
+                        elements,
                         workgroup: Vec::new(),
                     },
                 );
@@ -1011,28 +1011,21 @@ impl<'p, 'a> Batch<'p, 'a> {
         if n == 0 {
             return Ok(());
         }
+        let s = self.slot(d);
+        let tile = s.off + i * s.cm.elems()..s.off + (i + 1) * s.cm.elems();
+        // Only tiles the calls' results cover completely are kept whole.
+        let key = key.filter(|_| da.runs.iter().map(|w| w.len).sum::<usize>() == tile.len());
         let kept = key
             .as_ref()
             .and_then(|k| self.tiles.as_ref()?.get(k))
             .filter(|t| t.workgroup_matches(&self.mem.local));
         if let (Some(t), Some(c)) = (kept, &self.tiles) {
             c.hits.fetch_add(1, Relaxed);
-            let mut vals = std::mem::take(&mut self.src_cache.row);
-            vals.clear();
-            vals.resize(t.results.len() * 2, 0.0);
-            kernels::f16_words_to_f32(&t.results, &mut vals);
-            self.place_f32(d, i, da, &vals);
-            self.src_cache.row = vals;
+            t.elements.write_to(&mut self.mf[tile]);
             return Ok(());
         }
         let (r, reads) =
             self.decode_calls(da, base, shift, func, block_bytes, l0, key.is_some())?;
-        if let (Some(k), Some(reads)) = (key, reads)
-            && let Some(tile) = self.tile_to_keep(&reads, &r)
-            && let Some(c) = &self.tiles
-        {
-            c.insert(k, tile);
-        }
         if self.slot(d).cm.num == Num::F16 {
             // Every result column converted at once (F16C where the CPU has it), then placed
             // by runs.
@@ -1048,6 +1041,12 @@ impl<'p, 'a> Batch<'p, 'a> {
                     self.mat_set(d, i, w.e + j * w.e_step, r[w.ri + j * w.ri_step]);
                 }
             }
+        }
+        if let (Some(k), Some(reads)) = (key, reads)
+            && let Some(kept) = self.tile_to_keep(&reads, tile)
+            && let Some(c) = &self.tiles
+        {
+            c.insert(k, kept);
         }
         Ok(())
     }
@@ -1093,10 +1092,15 @@ impl<'p, 'a> Batch<'p, 'a> {
     /// as it is for the rest of the dispatch or is compared before reuse: buffers outside all
     /// writable ones, Workgroup objects (their words kept with the tile); the calls' own
     /// per-invocation variables do not count. None when a read buffer may be written.
-    fn tile_to_keep(&mut self, reads: &[u64], results: &[u64]) -> Option<tiles::DecodedTile> {
+    fn tile_to_keep(
+        &mut self,
+        reads: &[u64],
+        tile: std::ops::Range<usize>,
+    ) -> Option<tiles::KeptTile> {
         let cache = self.tiles.as_ref()?;
         let mut workgroup: Vec<(usize, std::sync::Arc<[u32]>)> = Vec::new();
-        let mut bytes = results.len() as u64 * 2;
+        let elements = tiles::TileElements::of(&self.mf[tile], true);
+        let mut bytes = elements.bytes();
         for &oi in reads {
             // Null and poisoned pointers read nothing (the access failed, or gave the robust
             // zero, the same every time).
@@ -1129,13 +1133,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 workgroup.push((idx, words));
             }
         }
-        Some(tiles::DecodedTile {
+        Some(tiles::KeptTile {
             bytes,
-            results: results
-                .chunks(2)
-                .map(|p| p[0] as u16 as u32 | (p.get(1).map_or(0, |&x| x as u16 as u32) << 16))
-                .collect(),
-            elements: Vec::new(),
+            elements,
             workgroup,
         })
     }

@@ -22,23 +22,72 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
-/// A tile's decode results with what they were computed from, or a tile loaded without a
-/// decode function.
-pub(super) struct DecodedTile {
-    /// Decode results: the f16 results in result order (component k of call c at
-    /// `k · calls + c`), two to a word (the first in the low half).
-    pub results: Vec<u32>,
-    /// A loaded tile: its elements in tile order (as the f32 arena holds them).
-    pub elements: Vec<f32>,
+/// A tile's elements in tile order, as a load left them in the f32 arena.
+pub(super) enum TileElements {
+    /// f16 bits, two to a word (the first in the low half): the arena's values are exactly
+    /// these f16 values widened (checked when the tile is kept).
+    Half(Vec<u32>),
+    /// The arena's values themselves.
+    Float(Vec<f32>),
+}
+
+impl TileElements {
+    /// The elements of `tile` (an f16 matrix's when `f16`), in the smaller form that gives
+    /// them back bit for bit.
+    pub fn of(tile: &[f32], f16: bool) -> Self {
+        if f16 && tile.len().is_multiple_of(2) {
+            let mut half = vec![half::f16::ZERO; tile.len()];
+            half::slice::HalfFloatSliceExt::convert_from_f32_slice(&mut half[..], tile);
+            let words: Vec<u32> = half
+                .chunks_exact(2)
+                .map(|p| p[0].to_bits() as u32 | (p[1].to_bits() as u32) << 16)
+                .collect();
+            // NaNs may not survive the narrowing (F16C quiets signaling ones): such tiles are
+            // kept as they are.
+            let mut back = vec![0f32; tile.len()];
+            crate::kernels::f16_words_to_f32(&words, &mut back);
+            if back
+                .iter()
+                .zip(tile)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+            {
+                return TileElements::Half(words);
+            }
+        }
+        TileElements::Float(tile.to_vec())
+    }
+
+    /// Writes the elements into `tile` (the same length as the tile they came from).
+    pub fn write_to(&self, tile: &mut [f32]) {
+        match self {
+            TileElements::Half(words) => crate::kernels::f16_words_to_f32(words, tile),
+            TileElements::Float(v) => tile.copy_from_slice(v),
+        }
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            TileElements::Half(w) => w.len() as u64 * 4,
+            TileElements::Float(v) => v.len() as u64 * 4,
+        }
+    }
+}
+
+/// A tile a tensor load produced (decoded or read), with the Workgroup words its decode calls
+/// read.
+pub(super) struct KeptTile {
+    /// The tile.
+    pub elements: TileElements,
     /// Each Workgroup object the calls read (local index) with its words at the time (shared
     /// between the tiles of a workgroup that saw the same words).
     pub workgroup: Vec<(usize, Arc<[u32]>)>,
-    /// Bytes it adds to the cache: its results, and the Workgroup words it does not share
+    /// Bytes it adds to the cache: its elements, and the Workgroup words it does not share
     /// with the tile kept before it.
     pub bytes: u64,
 }
 
-impl DecodedTile {
+impl KeptTile {
     /// Whether `local` (the reusing batch's objects) holds the same Workgroup words.
     pub fn workgroup_matches(&self, local: &[Vec<AtomicU32>]) -> bool {
         self.workgroup.iter().all(|(i, words)| {
@@ -55,7 +104,7 @@ impl DecodedTile {
 
 #[derive(Default)]
 struct Entries {
-    map: HashMap<Vec<u64>, Arc<DecodedTile>>,
+    map: HashMap<Vec<u64>, Arc<KeptTile>>,
     order: VecDeque<Vec<u64>>,
     bytes: u64,
 }
@@ -92,13 +141,13 @@ impl TileCache {
     }
 
     /// The tile stored under `key`.
-    pub fn get(&self, key: &[u64]) -> Option<Arc<DecodedTile>> {
+    pub fn get(&self, key: &[u64]) -> Option<Arc<KeptTile>> {
         let e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         e.map.get(key).cloned()
     }
 
     /// Keeps `tile` under `key`, dropping the oldest tiles to stay within the bound.
-    pub fn insert(&self, key: Vec<u64>, tile: DecodedTile) {
+    pub fn insert(&self, key: Vec<u64>, tile: KeptTile) {
         let size = tile.bytes + key.len() as u64 * 8;
         if size > self.cap {
             return;

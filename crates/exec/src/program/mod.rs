@@ -136,7 +136,7 @@ pub struct EngineOptions {
     /// Bytes of decoded tiles a dispatch may keep for reuse: a tensor load whose decode
     /// function would be called with the same arguments over the same memory takes the
     /// results an earlier workgroup computed (DESIGN.md, "Decoded tiles reused"). 0 turns
-    /// reuse off. Default 256 MiB.
+    /// reuse off. Default 128 MiB.
     pub decoded_tile_cache: u64,
 }
 
@@ -172,7 +172,7 @@ impl Default for EngineOptions {
             observe_uniformity: false,
             max_memory: 0,
             pack_workgroups: true,
-            decoded_tile_cache: 256 << 20,
+            decoded_tile_cache: 128 << 20,
         }
     }
 }
