@@ -42,15 +42,14 @@ impl TileElements {
                 .chunks_exact(2)
                 .map(|p| p[0].to_bits() as u32 | (p[1].to_bits() as u32) << 16)
                 .collect();
-            // NaNs may not survive the narrowing (F16C quiets signaling ones): such tiles are
-            // kept as they are.
-            let mut back = vec![0f32; tile.len()];
-            crate::kernels::f16_words_to_f32(&words, &mut back);
-            if back
-                .iter()
-                .zip(tile)
-                .all(|(a, b)| a.to_bits() == b.to_bits())
-            {
+            // NaNs may not survive the narrowing (F16C quiets signaling ones): the tile is
+            // widened again, a piece at a time, and kept as it is if a bit changed.
+            let mut back = [0f32; 64];
+            let exact = words.chunks(32).zip(tile.chunks(64)).all(|(w, t)| {
+                crate::kernels::f16_words_to_f32(w, &mut back[..t.len()]);
+                back.iter().zip(t).all(|(a, b)| a.to_bits() == b.to_bits())
+            });
+            if exact {
                 return TileElements::Half(words);
             }
         }
@@ -168,5 +167,38 @@ impl TileCache {
         e.order.push_back(key.clone());
         e.map.insert(key, Arc::new(tile));
         self.stored.fetch_add(1, Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// f16 tiles are kept as f16 bits only when widening them gives every element's bits back:
+    /// a signaling NaN (which F16C narrowing quiets) keeps the tile as f32; every element of
+    /// either form comes back bit for bit.
+    #[test]
+    fn kept_elements_come_back_bit_for_bit() {
+        let plain: Vec<f32> = (0..256)
+            .map(|i| half::f16::from_bits(i * 97).to_f32())
+            .collect();
+        let mut with_snan = plain.clone();
+        with_snan[77] = f32::from_bits(0x7f80_2000); // f16 0x7c01 widened
+        for (tile, half_form) in [(&plain, true), (&with_snan, false)] {
+            let kept = TileElements::of(tile, true);
+            assert_eq!(matches!(kept, TileElements::Half(_)), half_form);
+            let mut back = vec![0f32; tile.len()];
+            kept.write_to(&mut back);
+            assert!(
+                back.iter()
+                    .zip(tile.iter())
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+            );
+        }
+        // Not an f16 matrix: kept as it is.
+        assert!(matches!(
+            TileElements::of(&[0.1, 0.2], false),
+            TileElements::Float(_)
+        ));
     }
 }
