@@ -2263,8 +2263,14 @@ fn tile_cache(
     p: &Program,
     resources: &BoundResources<'_>,
 ) -> Option<std::sync::Arc<tiles::TileCache>> {
+    // Within a quarter of the memory limit the dispatch's variables are held to.
     let cap = p.options.decoded_tile_cache;
     let written = p.written_bindings.as_ref()?;
+    let cap = if cap == 0 {
+        0
+    } else {
+        cap.min(p.options.memory_limit() / 4)
+    };
     if cap == 0 || !p.funcs.iter().any(|f| f.pure_reader) {
         return None;
     }

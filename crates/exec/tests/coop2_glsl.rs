@@ -527,6 +527,7 @@ fn run_tile_reuse(
     let a = words(input);
     let out = words(&vec![0; groups as usize * 256]);
     let other = words(&vec![0; input.len()]);
+    let calls = words(&[0]);
     let view = |w| BufferView {
         bytes: std::mem::size_of_val(w) as u64,
         words: w,
@@ -536,11 +537,14 @@ fn run_tile_reuse(
     b.buffers.insert((0, 1), view(&out));
     b.buffers
         .insert((0, 2), view(if alias { &a } else { &other }));
+    b.buffers.insert((0, 3), view(&calls));
     let st = p.dispatch_bound(&b, [groups, 1, 1], [0, 0, 0]).unwrap();
-    let vals = out
+    let mut vals: Vec<f32> = out
         .iter()
         .map(|w| f32::from_bits(w.load(Relaxed)))
         .collect();
+    // The decode calls counted, after the tiles.
+    vals.push(calls[0].load(Relaxed) as f32);
     (vals, st)
 }
 
@@ -553,9 +557,11 @@ fn run_tile_reuse(
 fn decoded_tiles_are_reused_only_over_unchanged_memory() {
     let input: Vec<u32> = (0..512u32).map(|i| (i * 7 + 3) % 251).collect();
     let groups = 4u32;
-    // (defines, alias, the tile each workgroup sees changes, tables differ, reuse expected)
-    let cases: [(&str, bool, bool, bool, bool); 5] = [
+    // (defines, alias, the tile each workgroup sees changes, tables differ, reuse expected);
+    // a decode function with a side effect (DECODE_COUNTS) is never reused either.
+    let cases: [(&str, bool, bool, bool, bool); 6] = [
         ("", false, false, false, true),
+        ("DECODE_COUNTS", false, false, false, false),
         ("TABLE_PER_WORKGROUP", false, false, true, false),
         ("WRITE_SOURCE", false, true, false, false),
         ("WRITE_ALIAS", true, true, false, false),
@@ -598,6 +604,14 @@ fn decoded_tiles_are_reused_only_over_unchanged_memory() {
                         );
                     }
                 }
+            }
+            if define == "DECODE_COUNTS" {
+                // A function with a side effect runs for every element of every tile.
+                assert_eq!(
+                    out[groups as usize * 256],
+                    (groups * 256) as f32,
+                    "{what}: calls"
+                );
             }
             let want = if reuse && cache > 0 {
                 groups as u64 - 1

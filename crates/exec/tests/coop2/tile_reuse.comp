@@ -8,14 +8,19 @@
 // and stores it at its own place in binding 1. TABLE_PER_WORKGROUP: the decode adds a
 // Workgroup table that differs per workgroup. WRITE_SOURCE: each workgroup then adds 1 to
 // every word of binding 0; WRITE_ALIAS: the same through binding 2 (bound to binding 0's
-// memory by the test).
+// memory by the test). DECODE_COUNTS: the decode function counts its calls in binding 3 (a
+// side effect: its results may not be reused).
 layout(local_size_x = 32) in;
 layout(set=0, binding=0) buffer In { uint x[]; } inb;
 layout(set=0, binding=1) buffer Out { float y[]; } outb;
 layout(set=0, binding=2) buffer Alias { uint z[]; } alias;
+layout(set=0, binding=3) buffer Calls { uint n; } calls;
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer Blk { uint q[8]; };
 shared uint table[16];
 float16_t dec(const in Blk b, const in uint bc[2], const in uint cib[2]) {
+#ifdef DECODE_COUNTS
+  atomicAdd(calls.n, 1);
+#endif
   return float16_t(b.q[cib[1]] + table[bc[0] % 16]);
 }
 void main() {
