@@ -982,6 +982,78 @@ fn f32_cols_to_f16_avx512(src: &[u64], dst: &mut [u64]) -> bool {
     tail | (nan != 0)
 }
 
+/// f32 values rounded to f16 (round to nearest even, as `half::f16::from_f32`), packed two to a
+/// word (the first in the low half): `dst[i] = f16(src[2i]) | f16(src[2i+1]) << 16` for
+/// `i < dst.len()`, `src.len() == 2·dst.len()`. True when some value is a NaN (the caller decides
+/// what its bits should be).
+pub fn f32_to_f16_pairs(src: &[f32], dst: &mut [u32]) -> bool {
+    f32_to_f16_pairs_with(level(), src, dst)
+}
+
+fn f32_to_f16_pairs_with(level: Level, src: &[f32], dst: &mut [u32]) -> bool {
+    assert_eq!(src.len(), 2 * dst.len());
+    match level {
+        Level::Base => f32_to_f16_pairs_body(src, dst),
+        // SAFETY: level() is Avx2 only when AVX2 is present; F16C ships with every AVX2 CPU.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { f32_to_f16_pairs_avx2(src, dst) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { f32_to_f16_pairs_avx512(src, dst) },
+    }
+}
+
+#[inline(always)]
+fn f32_to_f16_pairs_body(src: &[f32], dst: &mut [u32]) -> bool {
+    let mut nan = false;
+    for (d, p) in dst.iter_mut().zip(src.chunks_exact(2)) {
+        nan |= p[0].is_nan() | p[1].is_nan();
+        *d = half::f16::from_f32(p[0]).to_bits() as u32
+            | (half::f16::from_f32(p[1]).to_bits() as u32) << 16;
+    }
+    nan
+}
+
+/// Eight values a step through vcvtps2ph (its f16 lanes are the packed pairs).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+fn f32_to_f16_pairs_avx2(src: &[f32], dst: &mut [u32]) -> bool {
+    use std::arch::x86_64::*;
+    let full = src.len() / 8;
+    let mut nan = _mm256_setzero_ps();
+    for i in 0..full {
+        // SAFETY: 8·i + 8 <= src.len() and 4·i + 4 <= dst.len(); unaligned loads and stores.
+        unsafe {
+            let f = _mm256_loadu_ps(src.as_ptr().add(8 * i));
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(f, f));
+            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f);
+            _mm_storeu_si128(dst.as_mut_ptr().add(4 * i) as *mut __m128i, h);
+        }
+    }
+    let tail = f32_to_f16_pairs_body(&src[full * 8..], &mut dst[full * 4..]);
+    tail | (_mm256_movemask_ps(nan) != 0)
+}
+
+/// Sixteen values a step, as the AVX2 form on zmm registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn f32_to_f16_pairs_avx512(src: &[f32], dst: &mut [u32]) -> bool {
+    use std::arch::x86_64::*;
+    let full = src.len() / 16;
+    let mut nan: __mmask16 = 0;
+    for i in 0..full {
+        // SAFETY: 16·i + 16 <= src.len() and 8·i + 8 <= dst.len(); unaligned loads and stores.
+        unsafe {
+            let f = _mm512_loadu_ps(src.as_ptr().add(16 * i));
+            nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(f, f);
+            let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(f);
+            _mm256_storeu_si256(dst.as_mut_ptr().add(8 * i) as *mut __m256i, h);
+        }
+    }
+    let tail = f32_to_f16_pairs_body(&src[full * 16..], &mut dst[full * 8..]);
+    tail | (nan != 0)
+}
+
 /// Writes `group` runs of `len` values each (`runs`, one run after the other) as the columns
 /// of a block of `dst`: `dst[k·stride + j] = runs[j·len + k]` (a tile loaded through a
 /// transposing view, whose runs lie along its columns). With AVX-512 and 16 runs, each row of
@@ -1099,6 +1171,46 @@ mod tests {
                     "len {len} group {group} at {i}"
                 );
             }
+        }
+    }
+
+    /// Every level packs f32 values into f16 pairs as `half::f16::from_f32` rounds them (every
+    /// f16 value widened, values between them, NaNs reported), over lengths hitting each tail.
+    #[test]
+    fn f32_to_f16_pairs_round_like_half_at_every_level() {
+        let mut vals: Vec<f32> = (0..=u16::MAX)
+            .map(|h| half::f16::from_bits(h).to_f32())
+            .filter(|x| !x.is_nan())
+            .collect();
+        vals.extend((0..4096u32).map(|i| f32::from_bits(0x3f80_0000 + i * 977)));
+        vals.extend([1e-8, -65520.0, 65519.0, 7e4, f32::MIN_POSITIVE]);
+        for level in levels() {
+            for len in [0usize, 2, 6, 16, 30, 34, vals.len() & !1] {
+                let src = &vals[..len];
+                let mut got = vec![0u32; len / 2];
+                assert!(
+                    !f32_to_f16_pairs_with(level, src, &mut got),
+                    "{level:?}: no NaN"
+                );
+                for (i, w) in got.iter().enumerate() {
+                    for k in 0..2 {
+                        let want = half::f16::from_f32(src[2 * i + k]).to_bits() as u32;
+                        assert_eq!(
+                            (w >> (16 * k)) & 0xffff,
+                            want,
+                            "{level:?} {}",
+                            src[2 * i + k]
+                        );
+                    }
+                }
+            }
+            let mut with_nan = vals[..40].to_vec();
+            with_nan[33] = f32::NAN;
+            let mut got = vec![0u32; 20];
+            assert!(
+                f32_to_f16_pairs_with(level, &with_nan, &mut got),
+                "{level:?}: NaN seen"
+            );
         }
     }
 

@@ -36,14 +36,13 @@ impl TileElements {
     /// them back bit for bit.
     pub fn of(tile: &[f32], f16: bool) -> Self {
         if f16 && tile.len().is_multiple_of(2) {
-            let mut half = vec![half::f16::ZERO; tile.len()];
-            half::slice::HalfFloatSliceExt::convert_from_f32_slice(&mut half[..], tile);
-            let words: Vec<u32> = half
-                .chunks_exact(2)
-                .map(|p| p[0].to_bits() as u32 | (p[1].to_bits() as u32) << 16)
-                .collect();
-            // NaNs may not survive the narrowing (F16C quiets signaling ones): the tile is
-            // widened again, a piece at a time, and kept as it is if a bit changed.
+            let mut words = vec![0u32; tile.len() / 2];
+            // An f16 matrix holds widened f16 values, which narrow back exactly; NaNs may not
+            // (F16C quiets signaling ones): with one the tile is widened again, a piece at a
+            // time, and kept as it is if a bit changed.
+            if !crate::kernels::f32_to_f16_pairs(tile, &mut words) {
+                return TileElements::Half(words);
+            }
             let mut back = [0f32; 64];
             let exact = words.chunks(32).zip(tile.chunks(64)).all(|(w, t)| {
                 crate::kernels::f16_words_to_f32(w, &mut back[..t.len()]);
