@@ -127,6 +127,16 @@ impl TileSources {
     }
 }
 
+/// A key of the tile cache: `head` (the function or 0, the block size, the pointer, whether the
+/// elements are f16), the tile's shape, then the layout and view values.
+fn tile_key_of(head: [u64; 4], cm: &CmType, lcols: &[u64], vcols: Option<&[u64]>) -> Vec<u64> {
+    let mut key = head.to_vec();
+    key.extend([cm.rows as u64, cm.cols as u64, lcols.len() as u64]);
+    key.extend_from_slice(lcols);
+    key.extend(vcols.into_iter().flatten());
+    key
+}
+
 /// `dst[j · step] = src[j]` for every j (one component of DecodeVectorFunc's results placed
 /// V apart), unrolled for the usual steps so that the index arithmetic is constant.
 fn interleave_into(dst: &mut [f32], step: usize, src: &[f32]) {
@@ -966,17 +976,12 @@ impl<'p, 'a> Batch<'p, 'a> {
         if !o.shared || !cache.never_written(self.mem.shared[o.idx as usize]) {
             return None;
         }
-        let mut key = vec![
-            0,
-            base,
-            cm.rows as u64,
-            cm.cols as u64,
-            (cm.num == Num::F16) as u64,
-            lcols.len() as u64,
-        ];
-        key.extend_from_slice(lcols);
-        key.extend(vcols.into_iter().flatten());
-        Some(key)
+        Some(tile_key_of(
+            [0, 0, base, (cm.num == Num::F16) as u64],
+            cm,
+            lcols,
+            vcols,
+        ))
     }
 
     /// Whether loads through `dec` call DecodeVectorFunc for some groups (the policy, or
@@ -1075,17 +1080,12 @@ impl<'p, 'a> Batch<'p, 'a> {
         if !pure || per_lane || cm.num != Num::F16 {
             return None;
         }
-        let mut key = vec![
-            func as u64,
-            block_bytes,
-            base,
-            cm.rows as u64,
-            cm.cols as u64,
-            lcols.len() as u64,
-        ];
-        key.extend_from_slice(lcols);
-        key.extend(vcols.into_iter().flatten());
-        Some(key)
+        Some(tile_key_of(
+            [func as u64, block_bytes, base, 1],
+            cm,
+            lcols,
+            vcols,
+        ))
     }
 
     /// The decoded tile to keep for `results`, if every object the calls read (`reads`) stays
