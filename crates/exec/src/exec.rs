@@ -1297,14 +1297,11 @@ impl<'p, 'a> Batch<'p, 'a> {
 #[allow(clippy::needless_range_loop)] // each_lane! visits indices, dense or by mask bits
 fn note_objects(reads: &mut Vec<u64>, ptrs: &[u64], mask: &Mask, dense: bool) {
     if dense && !ptrs.is_empty() {
-        // Usually all lanes address one object: a reduction the compiler vectorizes.
-        let (lo, hi) = ptrs.iter().fold((u64::MAX, 0), |(lo, hi), &p| {
-            let oi = p >> memory::OBJ_SHIFT;
-            (lo.min(oi), hi.max(oi))
-        });
-        if lo == hi {
-            if !reads.contains(&lo) {
-                reads.push(lo);
+        // Usually all lanes address one object: one pass at the CPU's vector width.
+        let sum = crate::kernels::address_summary(ptrs, memory::OBJ_SHIFT, 0);
+        if sum.obj_lo == sum.obj_hi {
+            if !reads.contains(&sum.obj_lo) {
+                reads.push(sum.obj_lo);
             }
             return;
         }
@@ -1432,13 +1429,8 @@ fn one_object<'m>(mem: &'m Mem, ptrs: &[u64]) -> Option<(&'m memory::ObjInfo, u6
     let o = mem
         .obj(a0 >> memory::OBJ_SHIFT)
         .filter(|o| o.per_lane == 0)?;
-    let (mut other, mut last, mut odd) = (0u64, 0u64, 0u64);
-    for &a in ptrs {
-        other |= (a ^ a0) >> memory::OBJ_SHIFT;
-        last = last.max(a & memory::OFF_MASK);
-        odd |= a & 3;
-    }
-    (other == 0).then_some((o, last, odd == 0))
+    let sum = crate::kernels::address_summary(ptrs, memory::OBJ_SHIFT, 0);
+    (sum.obj_lo == sum.obj_hi).then_some((o, sum.off_max, sum.low_bits == 0))
 }
 
 /// Touches the word at byte `off` past every lane's address, so that the cache misses of
@@ -1521,13 +1513,7 @@ fn gather_words(
 fn contiguous<'m>(mem: &'m Mem, addrs: &[u64], n: usize, write: bool) -> Option<&'m [AtomicU32]> {
     let a0 = *addrs.first()?;
     let step = 4 * n as u64;
-    let mut next = a0;
-    // No early exit: the compare loop vectorizes and a mismatch is usually found late anyway.
-    let mut same = true;
-    for &a in addrs {
-        same &= a == next;
-        next = next.wrapping_add(step);
-    }
+    let same = crate::kernels::address_summary(addrs, memory::OBJ_SHIFT, step).sequential;
     let oi = a0 >> memory::OBJ_SHIFT;
     let o = mem.obj(oi)?;
     let off = a0 & ((1u64 << memory::OBJ_SHIFT) - 1);

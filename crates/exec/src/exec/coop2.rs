@@ -37,7 +37,7 @@ pub(super) fn mask_lanes(mask: &Mask) -> impl Iterator<Item = usize> + '_ {
 /// offset-free layout, shifted. Otherwise the sources are computed in full.
 #[derive(Default)]
 pub(super) struct SourceCache {
-    map: std::collections::HashMap<Vec<u64>, std::rc::Rc<TileSources>>,
+    map: rustc_hash::FxHashMap<Vec<u64>, std::rc::Rc<TileSources>>,
     /// Scratch list of a tile's memory elements (decode loads).
     elems: Vec<(usize, TensorElement)>,
     /// Reused argument columns of DecodeFunc calls.
@@ -45,6 +45,8 @@ pub(super) struct SourceCache {
     /// Scratch words and values of a run being converted (tensor loads).
     words: Vec<u32>,
     row: Vec<f32>,
+    /// Reused result columns of a tile's decode calls.
+    results: Vec<u64>,
 }
 
 /// A tile's element sources and what is derived from them once, cached with them.
@@ -165,6 +167,8 @@ fn interleave_into(dst: &mut [f32], step: usize, src: &[f32]) {
 struct DecodeArgs {
     /// The calls' arguments (`index` one per call; the others `dims` columns of `calls`).
     index: Vec<u64>,
+    /// The smallest and largest of `index` (a tile's calls address one stretch of blocks).
+    index_range: (u64, u64),
     block_coord: Vec<u64>,
     coord_in_block: Vec<u64>,
     dims: usize,
@@ -225,8 +229,13 @@ impl DecodeArgs {
                 .flat_map(|c| calls.iter().map(move |te| f(te, c)))
                 .collect()
         };
+        let index: Vec<u64> = calls.iter().map(|te| te.index).collect();
         DecodeArgs {
-            index: calls.iter().map(|te| te.index).collect(),
+            index_range: (
+                index.iter().copied().min().unwrap_or(0),
+                index.iter().copied().max().unwrap_or(0),
+            ),
+            index,
             block_coord: column(&|te, c| te.block_coord[c] as u64),
             coord_in_block: column(&|te, c| te.coord_in_block[c] as u64),
             dims,
@@ -1029,8 +1038,17 @@ impl<'p, 'a> Batch<'p, 'a> {
             t.elements.write_to(&mut self.mf[tile]);
             return Ok(());
         }
-        let (r, reads) =
-            self.decode_calls(da, base, shift, func, block_bytes, l0, key.is_some())?;
+        let mut r = std::mem::take(&mut self.src_cache.results);
+        let reads = self.decode_calls(
+            da,
+            base,
+            shift,
+            func,
+            block_bytes,
+            l0,
+            key.is_some(),
+            &mut r,
+        )?;
         if self.slot(d).cm.num == Num::F16 {
             // Every result column converted at once (F16C where the CPU has it), then placed
             // by runs.
@@ -1047,6 +1065,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 }
             }
         }
+        self.src_cache.results = r;
         if let (Some(k), Some(reads)) = (key, reads)
             && let Some(kept) = self.tile_to_keep(&reads, tile)
             && let Some(c) = &self.tiles
@@ -1141,7 +1160,7 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// Runs the decode calls of [`DecodeArgs`] `da` (shifted by `shift`, pointers from `base`):
-    /// their result columns, and with `log` the objects their loads read.
+    /// their result columns into `results`; with `log`, returns the objects their loads read.
     #[allow(clippy::too_many_arguments)]
     fn decode_calls(
         &mut self,
@@ -1152,7 +1171,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         block_bytes: u64,
         l0: usize,
         log: bool,
-    ) -> Result<(Vec<u64>, Option<Vec<u64>>), Fault> {
+        results: &mut Vec<u64>,
+    ) -> Result<Option<Vec<u64>>, Fault> {
         let n = da.calls();
         let mut args = std::mem::take(&mut self.src_cache.args);
         args.resize_with(3, Vec::new);
@@ -1160,13 +1180,29 @@ impl<'p, 'a> Batch<'p, 'a> {
         // As `offset_address(base, index · block_bytes)` over i128: a product that leaves i64
         // is poisoned either way.
         let block_bytes = i64::try_from(block_bytes).ok();
-        args[0].extend(da.index.iter().map(|&x| {
-            i64::try_from(x.wrapping_add(shift.0))
+        let at = |i: u64| {
+            i64::try_from(i)
                 .ok()
                 .zip(block_bytes)
                 .and_then(|(i, b)| i.checked_mul(b))
                 .map_or(memory::POISON, |off| memory::offset_address_i64(base, off))
-        }));
+        };
+        // When the first and the last block of the tile are valid addresses of the pointer's
+        // object, every block between them is too (the address grows with the index, nothing
+        // overflows): plain multiply-adds, which vectorize.
+        let (lo, hi) = da.index_range;
+        let shifted = lo.checked_add(shift.0).zip(hi.checked_add(shift.0));
+        let end_ok = |i: u64| {
+            let a = at(i);
+            a != memory::POISON && a >> memory::OBJ_SHIFT == base >> memory::OBJ_SHIFT
+        };
+        match (shifted, block_bytes) {
+            (Some((l, h)), Some(b)) if end_ok(l) && end_ok(h) => {
+                let (s0, b) = (shift.0, b as u64);
+                args[0].extend(da.index.iter().map(|&x| base + (x + s0) * b));
+            }
+            _ => args[0].extend(da.index.iter().map(|&x| at(x.wrapping_add(shift.0)))),
+        }
         args[1].clear();
         for c in 0..da.dims {
             let col = &da.block_coord[c * n..(c + 1) * n];
@@ -1177,7 +1213,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         args[2].clear();
         args[2].extend_from_slice(&da.coord_in_block);
-        let r = self.call_sub_logged(func, &args, n, l0, log);
+        let r = self.call_sub_logged(func, &args, n, l0, log, results);
         self.src_cache.args = args;
         r
     }
@@ -1338,10 +1374,13 @@ impl<'p, 'a> Batch<'p, 'a> {
         n: usize,
         l0: usize,
     ) -> Result<Vec<u64>, Fault> {
-        self.call_sub_logged(fid, args, n, l0, false).map(|r| r.0)
+        let mut out = Vec::new();
+        self.call_sub_logged(fid, args, n, l0, false, &mut out)?;
+        Ok(out)
     }
 
-    /// [`Batch::call_sub`], with `log` also the objects the call's loads read.
+    /// [`Batch::call_sub`] into `out` (its earlier contents dropped, its allocation reused),
+    /// with `log` also the objects the call's loads read.
     fn call_sub_logged(
         &mut self,
         fid: u32,
@@ -1349,7 +1388,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         n: usize,
         l0: usize,
         log: bool,
-    ) -> Result<(Vec<u64>, Option<Vec<u64>>), Fault> {
+        out: &mut Vec<u64>,
+    ) -> Result<Option<Vec<u64>>, Fault> {
         let t0 = Instant::now();
         let p = self.p;
         let Some(fi) = p.funcs.iter().position(|f| f.id == fid) else {
@@ -1425,7 +1465,8 @@ impl<'p, 'a> Batch<'p, 'a> {
             std::mem::swap(&mut sub.mem.local[i], &mut self.mem.local[i]);
         }
         let ret = f.ret.unwrap_or_default();
-        let mut out = vec![0u64; ret.ncols as usize * n];
+        out.clear();
+        out.resize(ret.ncols as usize * n, 0);
         let mut start = 0;
         let mut res = Ok(());
         // Private variables: every call sees those of the scope instance's first active
@@ -1485,7 +1526,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         let reads = sub.reads.take();
         self.sub = Some(sub);
         self.t_decode += t0.elapsed();
-        res.map(|_| (out, reads))
+        res.map(|_| reads)
     }
 
     /// Reduce: the result's source lists come from `coopmat_tensor::ops::reduce_sources`;

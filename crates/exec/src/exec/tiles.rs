@@ -18,7 +18,8 @@
 //!
 //! The cache is shared by the dispatch's workers and bounded in bytes (oldest tiles go first).
 
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
@@ -102,7 +103,7 @@ impl KeptTile {
 
 #[derive(Default)]
 struct Entries {
-    map: HashMap<Vec<u64>, Arc<KeptTile>>,
+    map: FxHashMap<Vec<u64>, Arc<KeptTile>>,
     order: VecDeque<Vec<u64>>,
     bytes: u64,
 }
