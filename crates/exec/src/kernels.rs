@@ -1231,7 +1231,7 @@ mod tests {
             let n = 1 + (next() % 70) as usize;
             let step = [0u64, 4, 8, 16][case % 4];
             let obj = 3 + next() % 3;
-            let a0 = (obj << shift) | (next() % 4096 & !3);
+            let a0 = (obj << shift) | ((next() % 4096) & !3);
             let mut addrs: Vec<u64> = (0..n as u64).map(|l| a0 + step * l).collect();
             // Perturb some cases: another object, a misaligned lane, a lane out of the run.
             let l = (next() % n as u64) as usize;
