@@ -135,6 +135,8 @@ struct Batch<'p, 'a> {
     /// The Workgroup words the last decoded tile kept, per local object (shared with the next
     /// tile when they have not changed).
     tile_words: Vec<(usize, std::sync::Arc<[u32]>)>,
+    /// Scratch values of whole-tile element ops (reused between ops).
+    scratch_f32: Vec<f32>,
 }
 
 impl<'p, 'a> Batch<'p, 'a> {
@@ -203,6 +205,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             tiles: sh.tiles.clone(),
             reads: None,
             tile_words: Vec::new(),
+            scratch_f32: Vec::new(),
         };
         for &(m, v) in &p.const_mats {
             b.fill_mat(m, v);
@@ -651,6 +654,71 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.mw
                     .copy_within(sa.off + i * n..sa.off + (i + 1) * n, sd.off + i * n);
             }
+        }
+    }
+
+    /// Every element of instance `i` of matrix slot `m` as [`Batch::mat_get`] gives it, into
+    /// `out`: f32 tiles by a plain loop, f16 tiles (exact f16 values in the f32 arena) narrowed
+    /// in one vector pass unless one is a NaN, the rest element by element.
+    fn tile_bits(&self, m: Mat, i: usize, out: &mut Vec<u64>) {
+        let s = self.slot(m);
+        let n = s.cm.elems();
+        out.clear();
+        if s.cm.is_f32_arena() {
+            let tile = &self.mf[s.off + i * n..][..n];
+            match s.cm.num {
+                Num::F32 => {
+                    out.extend(tile.iter().map(|v| v.to_bits() as u64));
+                    return;
+                }
+                Num::F16 if n.is_multiple_of(2) => {
+                    let mut words = vec![0u32; n / 2];
+                    if !kernels::f32_to_f16_pairs(tile, &mut words) {
+                        out.extend(
+                            words
+                                .iter()
+                                .flat_map(|&w| [(w & 0xffff) as u64, (w >> 16) as u64]),
+                        );
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.extend((0..n).map(|e| self.mat_get(m, i, e)));
+    }
+
+    /// Sets every element of instance `i` of matrix slot `m` from raw bits as
+    /// [`Batch::mat_set`] does: f32 and f16 tiles without a NaN in one pass.
+    fn set_tile_bits(&mut self, m: Mat, i: usize, bits: &[u64]) {
+        let s = self.slot(m);
+        let n = s.cm.elems();
+        if s.cm.is_f32_arena() && bits.len() == n {
+            let tile = &mut self.mf[s.off + i * n..][..n];
+            match s.cm.num {
+                Num::F32
+                    if !bits
+                        .iter()
+                        .fold(false, |nan, &b| nan | f32::from_bits(b as u32).is_nan()) =>
+                {
+                    for (t, &b) in tile.iter_mut().zip(bits) {
+                        *t = f32::from_bits(b as u32);
+                    }
+                    return;
+                }
+                Num::F16
+                    if !bits.iter().fold(false, |nan, &b| {
+                        nan | (b as u16 & 0x7c00 == 0x7c00 && b as u16 & 0x3ff != 0)
+                    }) =>
+                {
+                    kernels::f16_cols_to_f32(bits, tile);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        for (e, &x) in bits.iter().enumerate() {
+            self.mat_set(m, i, e, x);
         }
     }
 

@@ -1053,6 +1053,29 @@ fn f32_cols_to_f16_avx512(src: &[u64], dst: &mut [u64]) -> bool {
     tail | (nan != 0)
 }
 
+/// Each f32 of `src` rounded to the nearest f16 (ties to even, as `half::f16::from_f32`) and
+/// widened back into `dst` (the same length): what an f16 matrix holds in the engine's f32
+/// arena. False, with `dst` partly written, when some value is a NaN (the vector narrowing
+/// quiets signaling NaNs; the caller's element path keeps their bits).
+pub fn round_through_f16(src: &[f32], dst: &mut [f32]) -> bool {
+    assert_eq!(src.len(), dst.len());
+    let mut words = [0u32; 32];
+    for (s, d) in src.chunks(64).zip(dst.chunks_mut(64)) {
+        let pairs = s.len() / 2;
+        if f32_to_f16_pairs(&s[..2 * pairs], &mut words[..pairs]) {
+            return false;
+        }
+        f16_words_to_f32(&words[..pairs], &mut d[..2 * pairs]);
+        if let (Some(&x), Some(y)) = (s.get(2 * pairs), d.get_mut(2 * pairs)) {
+            if x.is_nan() {
+                return false;
+            }
+            *y = half::f16::from_f32(x).to_f32();
+        }
+    }
+    true
+}
+
 /// f32 values rounded to f16 (round to nearest even, as `half::f16::from_f32`), packed two to a
 /// word (the first in the low half): `dst[i] = f16(src[2i]) | f16(src[2i+1]) << 16` for
 /// `i < dst.len()`, `src.len() == 2·dst.len()`. True when some value is a NaN (the caller decides
@@ -1217,6 +1240,86 @@ mod tests {
 
     /// Runs placed as columns equal the element-by-element placement, at 16 runs (the
     /// gather) and at other counts, for short and long runs.
+    #[test]
+    fn round_through_f16_agrees_with_half_and_refuses_nans() {
+        // Every f16 value, the midpoints between neighbours (ties), values just off them, and
+        // values beyond the f16 range, in odd and even lengths.
+        let mut src: Vec<f32> = Vec::new();
+        for bits in 0..=u16::MAX {
+            let h = half::f16::from_bits(bits);
+            if h.is_nan() {
+                continue;
+            }
+            let x = h.to_f32();
+            src.push(x);
+            let next = half::f16::from_bits(bits.wrapping_add(1)).to_f32();
+            if next.is_finite() && x.is_finite() {
+                let mid = x + (next - x) / 2.0;
+                src.extend([
+                    mid,
+                    f32::from_bits(mid.to_bits() + 1),
+                    f32::from_bits(mid.to_bits() - 1),
+                ]);
+            }
+        }
+        src.extend([1e6, -1e6, 65520.0, 65519.996, 1e-9, -3e-8]);
+        for len in [src.len(), src.len() - 1, 63, 1] {
+            let s = &src[..len];
+            let mut d = vec![0f32; len];
+            assert!(round_through_f16(s, &mut d));
+            for (x, y) in s.iter().zip(&d) {
+                assert_eq!(
+                    y.to_bits(),
+                    half::f16::from_f32(*x).to_f32().to_bits(),
+                    "{x}"
+                );
+            }
+        }
+        let mut d = [0f32; 3];
+        assert!(!round_through_f16(&[1.0, f32::NAN, 2.0], &mut d));
+        assert!(!round_through_f16(&[1.0, 2.0, f32::NAN], &mut d));
+    }
+
+    /// f16 +, −, ×, ÷ computed in f32 and rounded to f16 (what whole-tile f16 element ops do)
+    /// give `bin1`'s bits, which round the exact f64 result once: the double rounding is
+    /// innocuous for f32 over f16. Every pair of a sample that covers subnormals, ties,
+    /// overflow and both signs.
+    #[test]
+    fn f16_arithmetic_through_f32_matches_bin1() {
+        use crate::eval::bin1;
+        use crate::program::{BinOp, Num};
+        let mut sample: Vec<u16> = (0..=u16::MAX).step_by(97).collect();
+        sample.extend([
+            0, 1, 2, 0x3ff, 0x400, 0x3c00, 0x3c01, 0x7bff, 0x7c00, 0x8001, 0xfbff,
+        ]);
+        let mut wide = Vec::with_capacity(sample.len());
+        let mut back = vec![0f32; sample.len()];
+        for op in [BinOp::FAdd, BinOp::FSub, BinOp::FMul, BinOp::FDiv] {
+            for &x in &sample {
+                let xf = half::f16::from_bits(x).to_f32();
+                wide.clear();
+                wide.extend(sample.iter().map(|&y| {
+                    let yf = half::f16::from_bits(y).to_f32();
+                    match op {
+                        BinOp::FAdd => xf + yf,
+                        BinOp::FSub => xf - yf,
+                        BinOp::FMul => xf * yf,
+                        _ => xf / yf,
+                    }
+                }));
+                if !round_through_f16(&wide, &mut back) {
+                    // A NaN result: whole-tile ops leave such tiles to bin1.
+                    continue;
+                }
+                for (&y, r) in sample.iter().zip(&back) {
+                    let want = bin1(op, Num::F16, x as u64, y as u64) as u16;
+                    let got = half::f16::from_f32(*r).to_bits();
+                    assert_eq!(got, want, "{op:?} {x:#06x} {y:#06x}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn address_summary_agrees_with_a_lane_by_lane_scan_at_every_level() {
         let shift = 40;

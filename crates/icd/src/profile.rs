@@ -49,7 +49,7 @@ pub(crate) fn label(
     )
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Entry {
     dispatches: u64,
     workgroups: u64,
@@ -83,16 +83,43 @@ pub(crate) fn record(label: &str, stats: &coopmat_exec::DispatchStats) {
     e.workgroups += stats.workgroups;
     e.lane_instructions += stats.lane_instructions;
     e.time += stats.elapsed;
+    // A long-running application (a server, a benchmark loop) also gets the table so far.
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let every = every();
+    if every > 0 && (COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1) % every == 0 {
+        let rows: Vec<(String, Entry)> = t.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        drop(t);
+        print_table(rows);
+    }
+}
+
+/// `COOPMAT_ICD_PROFILE_EVERY=N`: the table so far after every N dispatches (0: only at the
+/// end).
+fn every() -> u64 {
+    static N: OnceLock<u64> = OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("COOPMAT_ICD_PROFILE_EVERY")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    })
 }
 
 /// Prints the table (largest time first) and clears it.
 pub(crate) fn report() {
-    let mut t = TABLE.lock().unwrap_or_else(|e| e.into_inner());
-    if t.is_empty() {
+    let rows: Vec<(String, Entry)> = TABLE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .drain()
+        .collect();
+    print_table(rows);
+}
+
+fn print_table(mut rows: Vec<(String, Entry)>) {
+    if rows.is_empty() {
         return;
     }
-    let total: Duration = t.values().map(|e| e.time).sum();
-    let mut rows: Vec<_> = t.drain().collect();
+    let total: Duration = rows.iter().map(|e| e.1.time).sum();
     rows.sort_by_key(|r| std::cmp::Reverse(r.1.time));
     eprintln!(
         "coopmat-icd profile: {:.3} s in {} pipelines",

@@ -431,10 +431,34 @@ impl Batch<'_, '_> {
         let sd = self.slot(d);
         let (sa, sb) = (self.slot(a), self.slot(b));
         let n = sd.cm.elems();
+        let arith = matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv);
+        let all_f16 = [sd.cm.num, sa.cm.num, sb.cm.num] == [Num::F16; 3];
+        let mut wide = std::mem::take(&mut self.scratch_f32);
         for (i, _) in self.instances(d, mask) {
-            if sd.cm.num == Num::F32
-                && matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv)
-            {
+            if arith && all_f16 {
+                // f16 operands are exact in f32, and an f32 +, −, ×, ÷ rounded again to f16 is
+                // the correctly rounded f16 result (24 ≥ 2·11 + 2 bits: the double rounding is
+                // innocuous), which is what `bin1` gives through f64. NaNs take `bin1`.
+                let (xs, ys) = (
+                    &self.mf[sa.off + i * n..][..n],
+                    &self.mf[sb.off + i * n..][..n],
+                );
+                wide.clear();
+                wide.extend(xs.iter().zip(ys).map(|(&x, &y)| match op {
+                    BinOp::FAdd => x + y,
+                    BinOp::FSub => x - y,
+                    BinOp::FMul => x * y,
+                    _ => x / y,
+                }));
+                // Checked before anything is written: the result may be an operand's tile.
+                if !wide.iter().fold(false, |nan, x| nan | x.is_nan()) {
+                    let rounded =
+                        kernels::round_through_f16(&wide, &mut self.mf[sd.off + i * n..][..n]);
+                    debug_assert!(rounded, "no NaN, so every value rounds");
+                    continue;
+                }
+            }
+            if sd.cm.num == Num::F32 && arith {
                 for e in 0..n {
                     let (x, y) = (self.mf[sa.off + i * n + e], self.mf[sb.off + i * n + e]);
                     self.mf[sd.off + i * n + e] = if op == BinOp::FAdd {
@@ -454,6 +478,7 @@ impl Batch<'_, '_> {
                 self.mat_set(d, i, e, bin1(op, sd.cm.num, x, y));
             }
         }
+        self.scratch_f32 = wide;
         Ok(())
     }
 
@@ -489,6 +514,22 @@ impl Batch<'_, '_> {
         let (sd, sa) = (self.slot(d), self.slot(a));
         let n = sd.cm.elems();
         for (i, _) in self.instances(d, mask) {
+            if kind == CvtKind::FConv && sd.cm.num == Num::F16 && sa.cm.num == Num::F32 {
+                // One vector pass; a tile with a NaN (whose bits the vector narrowing would
+                // change) takes the element loop below. Nothing is written before the check, so
+                // a result aliasing its operand is no problem.
+                let src = &self.mf[sa.off + i * n..][..n];
+                if !src.iter().fold(false, |nan, x| nan | x.is_nan()) {
+                    let mut wide = std::mem::take(&mut self.scratch_f32);
+                    wide.clear();
+                    wide.extend_from_slice(src);
+                    let rounded =
+                        kernels::round_through_f16(&wide, &mut self.mf[sd.off + i * n..][..n]);
+                    debug_assert!(rounded, "no NaN, so every value rounds");
+                    self.scratch_f32 = wide;
+                    continue;
+                }
+            }
             if kind == CvtKind::FConv && sd.cm.is_f32_arena() && sa.cm.is_f32_arena() {
                 let to = sd.cm.num;
                 for e in 0..n {

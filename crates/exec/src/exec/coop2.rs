@@ -1552,15 +1552,36 @@ impl<'p, 'a> Batch<'p, 'a> {
             Some(f) if !self.p.options.observe_uniformity => f.as_fold(),
             _ => None,
         };
+        // Column loops pay off over wide groups; a whole-matrix reduction (Row|Column: one
+        // group, a step per element) folds element by element with the same `bin1`.
+        let columns = g >= 8 && g <= MAX_LANES;
+        let mut c = vec![0u64; if columns { 3 * g } else { 0 }];
+        let (mut src, mut result) = (Vec::new(), Vec::new());
         for (i, l0) in self.instances(d, mask) {
-            let el = |b: &Self, e: u32| b.mat_get(m, i, e as usize);
+            self.tile_bits(m, i, &mut src);
+            let el = |_: &Self, e: u32| src[e as usize];
             let mut acc: Vec<u64> = plan.steps[0].iter().map(|&e| el(self, e)).collect();
+            if let Some(Fold::Param(second)) = fold {
+                // `return a` keeps each list's first element, `return b` ends with its last
+                // (every list has one length): no step in between changes anything.
+                let rest = plan.steps.len() as u64 - 1;
+                if let (true, Some(last)) = (second && rest > 0, plan.steps.last()) {
+                    for (a, &e) in acc.iter_mut().zip(last) {
+                        *a = el(self, e);
+                    }
+                }
+                self.instr += rest;
+                self.lane_instr += rest * g as u64;
+                result.clear();
+                result.extend(plan.which.iter().map(|&k| acc[k]));
+                self.set_tile_bits(d, i, &result);
+                continue;
+            }
             for step in &plan.steps[1..] {
                 match fold {
                     // A binary op over the whole group at once: the interpreter's column loop
                     // (the same bits as `bin1`, `eval::fast_path_tests`).
-                    Some(Fold::Bin { op, num, swapped }) if g <= MAX_LANES && step.len() == g => {
-                        let mut c = vec![0u64; 3 * g];
+                    Some(Fold::Bin { op, num, swapped }) if columns && step.len() == g => {
                         let (first, second) = if swapped { (2, 1) } else { (1, 2) };
                         for (k, &e) in step.iter().enumerate() {
                             c[first * g + k] = acc[k];
@@ -1606,9 +1627,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                     self.lane_instr += g as u64;
                 }
             }
-            for (e, &k) in plan.which.iter().enumerate() {
-                self.mat_set(d, i, e, acc[k]);
-            }
+            result.clear();
+            result.extend(plan.which.iter().map(|&k| acc[k]));
+            self.set_tile_bits(d, i, &result);
         }
         Ok(())
     }
@@ -1625,8 +1646,14 @@ impl<'p, 'a> Batch<'p, 'a> {
     ) -> Result<(), Fault> {
         let sm = self.slot(m).cm;
         let n = sm.elems();
+        // As for combine functions (`reduce`): observing uniformity runs the call.
+        let fold = match self.p.funcs.iter().find(|f| f.id == func) {
+            Some(f) if !self.p.options.observe_uniformity => f.as_element_fold(),
+            _ => None,
+        };
         for (i, l0) in self.instances(d, mask) {
-            let v: Vec<u64> = (0..n).map(|e| self.mat_get(m, i, e)).collect();
+            let mut v = Vec::new();
+            self.tile_bits(m, i, &mut v);
             let mut rows = vec![0u64; n];
             let mut cols = vec![0u64; n];
             let mut elems = vec![0u64; n];
@@ -1646,7 +1673,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             let mut args = vec![rows, cols, elems];
             for &(x, is_mat) in extras {
                 if is_mat {
-                    args.push((0..n).map(|e| self.mat_get(x.mat, i, e)).collect());
+                    let mut a = Vec::new();
+                    self.tile_bits(x.mat, i, &mut a);
+                    args.push(a);
                 } else {
                     // A non-matrix operand: the instance's first active lane's value.
                     let mut a = vec![0u64; x.ncols as usize * n];
@@ -1657,12 +1686,67 @@ impl<'p, 'a> Batch<'p, 'a> {
                     args.push(a);
                 }
             }
-            let r = self.call_sub(func, &args, n, l0)?;
-            for (e, &x) in r.iter().enumerate().take(n) {
-                self.mat_set(d, i, e, x);
-            }
+            let r = match fold {
+                Some(f) => self.element_fold(f, &args, n),
+                None => self.call_sub(func, &args, n, l0)?,
+            };
+            self.set_tile_bits(d, i, &r[..n.min(r.len())]);
         }
         Ok(())
+    }
+
+    /// A per-element function's one op ([`ElementFold`]) over `n` argument lanes
+    /// (`args[p][lane]`), with the column kernel the call would have run, `MAX_LANES` at a time.
+    fn element_fold(&mut self, f: ElementFold, args: &[Vec<u64>], n: usize) -> Vec<u64> {
+        let mut out = Vec::with_capacity(n);
+        let mut c = vec![0u64; 3 * MAX_LANES.min(n)];
+        let mask = [u64::MAX; MW];
+        for start in (0..n).step_by(MAX_LANES) {
+            let lanes = (n - start).min(MAX_LANES);
+            let operand = |c: &mut [u64], k: usize, p: usize| {
+                c[k * lanes..(k + 1) * lanes].copy_from_slice(&args[p][start..start + lanes]);
+            };
+            let (un, bin);
+            let op = match f {
+                ElementFold::Un { op, num, a } => {
+                    operand(&mut c, 1, a);
+                    un = UnArgs {
+                        op,
+                        num,
+                        d: Col(0),
+                        a: Col(1),
+                        n: 1,
+                    };
+                    crate::eval::ColumnOp::Un(&un)
+                }
+                ElementFold::Bin { op, num, a, b } => {
+                    operand(&mut c, 1, a);
+                    operand(&mut c, 2, b);
+                    bin = BinArgs {
+                        op,
+                        num,
+                        d: Col(0),
+                        a: Col(1),
+                        b: Col(2),
+                        n: 1,
+                        bs: false,
+                    };
+                    crate::eval::ColumnOp::Bin(&bin)
+                }
+            };
+            crate::eval::Columns {
+                c: &mut c[..3 * lanes],
+                lanes,
+                mask: &mask,
+                dense: true,
+            }
+            .run(op);
+            out.extend_from_slice(&c[..lanes]);
+        }
+        // What the call would have counted: one op over the tile's lanes.
+        self.instr += 1;
+        self.lane_instr += n as u64;
+        out
     }
 
     /// OpBitCastArrayQCOM / OpExtractSubArrayQCOM, per lane (coopmat_tensor::qcom).

@@ -659,11 +659,71 @@ pub enum Fold {
     Param(bool),
 }
 
+/// A per-element function that is one column op on its scalar parameters: what
+/// [`Func::as_element_fold`] finds (ggml's flash attention: `max(a, b)`, `exp(x)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElementFold {
+    /// `return op(params[a])`.
+    Un {
+        /// The operation.
+        op: UnOp,
+        /// Its number kind.
+        num: Num,
+        /// The operand's parameter index.
+        a: usize,
+    },
+    /// `return op(params[a], params[b])`.
+    Bin {
+        /// The operation.
+        op: BinOp,
+        /// Its number kind.
+        num: Num,
+        /// The first operand's parameter index.
+        a: usize,
+        /// The second operand's parameter index.
+        b: usize,
+    },
+}
+
 impl Func {
     /// The function as a [`Fold`], when it is one block of at most one scalar binary op on its
     /// two scalar parameters followed by the return of the result (or of a parameter): a
     /// combine function the engine then folds with [`crate::eval`]'s `bin1`, the per-lane
     /// definition the interpreter's column kernels are tested against, instead of calling it.
+    /// The function as an [`ElementFold`]: one block holding one scalar unary or binary op on
+    /// scalar parameters, whose result it returns. The engine then runs that op's column kernel
+    /// over a tile's elements (what the call would run, without the call).
+    pub fn as_element_fold(&self) -> Option<ElementFold> {
+        let [block] = self.blocks.as_slice() else {
+            return None;
+        };
+        let Term::Return(Some(r)) = &block.term.0 else {
+            return None;
+        };
+        if !(r.ncols == 1 && r.nmats == 0) {
+            return None;
+        }
+        let param = |c: Col| {
+            self.params
+                .iter()
+                .position(|p| p.ncols == 1 && p.nmats == 0 && p.col == c)
+        };
+        match block.ops.as_slice() {
+            [(Op::Un(u), _)] if u.n == 1 && u.d == r.col => Some(ElementFold::Un {
+                op: u.op,
+                num: u.num,
+                a: param(u.a)?,
+            }),
+            [(Op::Bin(b), _)] if b.n == 1 && b.d == r.col => Some(ElementFold::Bin {
+                op: b.op,
+                num: b.num,
+                a: param(b.a)?,
+                b: param(b.b)?,
+            }),
+            _ => None,
+        }
+    }
+
     pub fn as_fold(&self) -> Option<Fold> {
         let scalar = |v: &Val| v.ncols == 1 && v.nmats == 0;
         let [p0, p1] = self.params.as_slice() else {
