@@ -1554,7 +1554,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         };
         // Column loops pay off over wide groups; a whole-matrix reduction (Row|Column: one
         // group, a step per element) folds element by element with the same `bin1`.
-        let columns = g >= 8 && g <= MAX_LANES;
+        let columns = (8..=MAX_LANES).contains(&g);
         let mut c = vec![0u64; if columns { 3 * g } else { 0 }];
         let (mut src, mut result) = (Vec::new(), Vec::new());
         for (i, l0) in self.instances(d, mask) {
