@@ -86,7 +86,9 @@ pub(crate) fn record(label: &str, stats: &coopmat_exec::DispatchStats) {
     // A long-running application (a server, a benchmark loop) also gets the table so far.
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let every = every();
-    if every > 0 && (COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1) % every == 0 {
+    if every > 0
+        && (COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1).is_multiple_of(every)
+    {
         let rows: Vec<(String, Entry)> = t.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         drop(t);
         print_table(rows);
