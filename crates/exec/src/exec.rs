@@ -2245,39 +2245,37 @@ impl Pipeline {
             stats.decode_time = b.t_decode;
             stats.muladd_time = b.t_muladd;
         } else {
-            use rayon::prelude::*;
             let pool = worker_pool(threads)?;
             let stop = AtomicBool::new(false);
             let chunk = batches.div_ceil(threads as u64 * 8).max(1);
             let nchunks = batches.div_ceil(chunk);
-            let res: Vec<ChunkResult> = pool.install(|| {
-                // One batch per rayon job rather than per chunk: its register file, arenas,
-                // sub-batch and tile-source cache are reused (a fresh batch costs megabytes of
-                // page faults and rebuilds every tile's sources).
-                (0..nchunks)
-                    .into_par_iter()
-                    .map_init(
-                        || Batch::new(p, &sh, p.lanes as usize),
-                        |b, c| {
-                            for i in c * chunk..((c + 1) * chunk).min(batches) {
-                                if stop.load(Relaxed) {
-                                    break;
-                                }
-                                if let Err(e) = b.run_group(batch_ids(i)) {
-                                    stop.store(true, Relaxed);
-                                    return Err((i, e));
-                                }
-                            }
-                            Ok((
-                                std::mem::take(&mut b.lane_instr),
-                                std::mem::take(&mut b.instr),
-                                std::mem::take(&mut b.flops),
-                                std::mem::take(&mut b.t_decode),
-                                std::mem::take(&mut b.t_muladd),
-                            ))
-                        },
-                    )
-                    .collect()
+            let next = std::sync::atomic::AtomicU64::new(0);
+            // One batch per worker thread for the whole dispatch, taking chunks of workgroups
+            // from a shared counter: its register file, arenas, sub-batch and tile-source cache
+            // are built once (a fresh batch costs megabytes of page faults, rebuilds every
+            // tile's sources and its first engine call builds a sub-batch). Which worker runs a
+            // workgroup does not change any result.
+            let res: Vec<ChunkResult> = pool.broadcast(|_| {
+                let mut b = Batch::new(p, &sh, p.lanes as usize);
+                loop {
+                    let c = next.fetch_add(1, Relaxed);
+                    if c >= nchunks || stop.load(Relaxed) {
+                        break;
+                    }
+                    for i in c * chunk..((c + 1) * chunk).min(batches) {
+                        if let Err(e) = b.run_group(batch_ids(i)) {
+                            stop.store(true, Relaxed);
+                            return Err((i, e));
+                        }
+                    }
+                }
+                Ok((
+                    std::mem::take(&mut b.lane_instr),
+                    std::mem::take(&mut b.instr),
+                    std::mem::take(&mut b.flops),
+                    std::mem::take(&mut b.t_decode),
+                    std::mem::take(&mut b.t_muladd),
+                ))
             });
             let mut first: Option<(u64, ExecError)> = None;
             for r in res {
