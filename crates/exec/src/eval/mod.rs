@@ -264,8 +264,20 @@ pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
         FUGe => fcmp!(|a, b, un| un || a >= b),
         Ordered => fcmp!(|_a, _b, un| !un),
         Unordered => fcmp!(|_a, _b, un| un),
-        FMin | NMin => fop!(|a, b| min_max_nan(a, b, false)),
-        FMax | NMax => fop!(|a, b| min_max_nan(a, b, true)),
+        FMin | NMin | FMax | NMax => {
+            let (a, b) = (floats::to_f64(num, x), floats::to_f64(num, y));
+            let r = min_max_nan(a, b, matches!(op, FMax | NMax));
+            // The result is one of the operands (exact in f64), so rounding it back gives that
+            // operand's own bits: skip the rounding (flash attention's max reductions fold
+            // element by element through here). Only two NaNs round.
+            if r.to_bits() == a.to_bits() && !r.is_nan() {
+                trunc(x, bits)
+            } else if r.to_bits() == b.to_bits() && !r.is_nan() {
+                trunc(y, bits)
+            } else {
+                floats::from_f64(num, r)
+            }
+        }
         Pow => fop!(|a, b| a.powf(b)),
         Atan2 => fop!(|a, b| a.atan2(b)),
         Step => fop!(|a, b| if b < a { 0.0 } else { 1.0 }),
@@ -1518,6 +1530,51 @@ pub(crate) fn reduction_identity(op: BinOp, num: Num) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Min and max return an operand's own bits without rounding it again: the same bits as
+    /// rounding the f64 result, for every kind, pairs of specials and random values (upper
+    /// garbage bits included), NaNs too.
+    #[test]
+    fn min_max_skip_the_rounding_with_the_same_bits() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for num in [
+            Num::F16,
+            Num::F32,
+            Num::F64,
+            Num::BF16,
+            Num::E4M3,
+            Num::E5M2,
+        ] {
+            let bits = num.bits();
+            let mut vals: Vec<u64> = vec![0, 1, 1 << (bits - 1), (1 << (bits - 1)) | 1];
+            vals.extend((0..300).map(|_| next()));
+            if bits <= 16 {
+                vals.extend(0..1u64 << bits.min(8));
+            }
+            for &x in &vals {
+                for &y in &vals {
+                    for (op, max) in [
+                        (BinOp::FMin, false),
+                        (BinOp::FMax, true),
+                        (BinOp::NMin, false),
+                        (BinOp::NMax, true),
+                    ] {
+                        let rounded = floats::from_f64(
+                            num,
+                            min_max_nan(floats::to_f64(num, x), floats::to_f64(num, y), max),
+                        );
+                        assert_eq!(bin1(op, num, x, y), rounded, "{num:?} {op:?} {x:#x} {y:#x}");
+                    }
+                }
+            }
+        }
+    }
 
     /// The f16 column fast paths give the bits of the general per-lane path, special values
     /// (±0, subnormals, infinities, NaNs, the largest finite) included.

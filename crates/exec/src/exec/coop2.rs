@@ -1654,23 +1654,28 @@ impl<'p, 'a> Batch<'p, 'a> {
         for (i, l0) in self.instances(d, mask) {
             let mut v = Vec::new();
             self.tile_bits(m, i, &mut v);
-            let mut rows = vec![0u64; n];
-            let mut cols = vec![0u64; n];
-            let mut elems = vec![0u64; n];
-            coopmat_tensor::ops::per_element::<u64, coopmat_tensor::TensorError>(
-                &v,
-                sm.rows,
-                sm.cols,
-                |r, c, x| {
-                    let e = (r * sm.cols + c) as usize;
-                    rows[e] = r as u64;
-                    cols[e] = c as u64;
-                    elems[e] = x;
-                    Ok(x)
-                },
-            )
-            .map_err(tfault)?;
-            let mut args = vec![rows, cols, elems];
+            // A fold that reads neither the row nor the column takes the elements as they are.
+            let mut args = if fold.is_some_and(|f| !f.reads_param(0) && !f.reads_param(1)) {
+                vec![Vec::new(), Vec::new(), v]
+            } else {
+                let mut rows = vec![0u64; n];
+                let mut cols = vec![0u64; n];
+                let mut elems = vec![0u64; n];
+                coopmat_tensor::ops::per_element::<u64, coopmat_tensor::TensorError>(
+                    &v,
+                    sm.rows,
+                    sm.cols,
+                    |r, c, x| {
+                        let e = (r * sm.cols + c) as usize;
+                        rows[e] = r as u64;
+                        cols[e] = c as u64;
+                        elems[e] = x;
+                        Ok(x)
+                    },
+                )
+                .map_err(tfault)?;
+                vec![rows, cols, elems]
+            };
             for &(x, is_mat) in extras {
                 if is_mat {
                     let mut a = Vec::new();

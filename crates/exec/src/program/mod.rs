@@ -685,6 +685,16 @@ pub enum ElementFold {
     },
 }
 
+impl ElementFold {
+    /// Whether the op reads parameter `p`.
+    pub fn reads_param(&self, p: usize) -> bool {
+        match *self {
+            ElementFold::Un { a, .. } => a == p,
+            ElementFold::Bin { a, b, .. } => a == p || b == p,
+        }
+    }
+}
+
 impl Func {
     /// The function as a [`Fold`], when it is one block of at most one scalar binary op on its
     /// two scalar parameters followed by the return of the result (or of a parameter): a
