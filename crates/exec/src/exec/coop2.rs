@@ -3,6 +3,7 @@
 //! function-call machinery (a reusable sub-batch, one lane per element or V-group).
 
 use super::*;
+use crate::eval::ColumnOp;
 use crate::eval::tensor::{layout_from, layout_to, view_from, view_to};
 use coopmat_tensor::{ElementSource, TensorElement, address::constant_bits};
 
@@ -131,6 +132,32 @@ impl TileSources {
 
 /// A key of the tile cache: `head` (the function or 0, the block size, the pointer, whether the
 /// elements are f16), the tile's shape, then the layout and view values.
+/// A scalar binary op of a three-column scratch block: columns 1 and 2 into column 0.
+fn scratch_bin(op: BinOp, num: Num) -> BinArgs {
+    BinArgs {
+        op,
+        num,
+        d: Col(0),
+        a: Col(1),
+        b: Col(2),
+        n: 1,
+        bs: false,
+    }
+}
+
+/// Runs a column op over `lanes` lanes of scratch columns `c`, every lane active (the engine's
+/// folds of combine and per-element functions: the kernel the call would have run).
+fn run_scratch(c: &mut [u64], lanes: usize, op: ColumnOp) {
+    let mask = [u64::MAX; MW];
+    crate::eval::Columns {
+        c,
+        lanes,
+        mask: &mask,
+        dense: true,
+    }
+    .run(op);
+}
+
 fn tile_key_of(head: [u64; 4], cm: &CmType, lcols: &[u64], vcols: Option<&[u64]>) -> Vec<u64> {
     let mut key = head.to_vec();
     key.extend([cm.rows as u64, cm.cols as u64, lcols.len() as u64]);
@@ -1587,22 +1614,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                             c[first * g + k] = acc[k];
                             c[second * g + k] = el(self, e);
                         }
-                        let mask = [u64::MAX; MW];
-                        crate::eval::Columns {
-                            c: &mut c,
-                            lanes: g,
-                            mask: &mask,
-                            dense: true,
-                        }
-                        .bin(&BinArgs {
-                            op,
-                            num,
-                            d: Col(0),
-                            a: Col(1),
-                            b: Col(2),
-                            n: 1,
-                            bs: false,
-                        });
+                        run_scratch(&mut c, g, ColumnOp::Bin(&scratch_bin(op, num)));
                         acc.copy_from_slice(&c[..g]);
                     }
                     Some(fold) => {
@@ -1705,7 +1717,6 @@ impl<'p, 'a> Batch<'p, 'a> {
     fn element_fold(&mut self, f: ElementFold, args: &[Vec<u64>], n: usize) -> Vec<u64> {
         let mut out = Vec::with_capacity(n);
         let mut c = vec![0u64; 3 * MAX_LANES.min(n)];
-        let mask = [u64::MAX; MW];
         for start in (0..n).step_by(MAX_LANES) {
             let lanes = (n - start).min(MAX_LANES);
             let operand = |c: &mut [u64], k: usize, p: usize| {
@@ -1722,30 +1733,16 @@ impl<'p, 'a> Batch<'p, 'a> {
                         a: Col(1),
                         n: 1,
                     };
-                    crate::eval::ColumnOp::Un(&un)
+                    ColumnOp::Un(&un)
                 }
                 ElementFold::Bin { op, num, a, b } => {
                     operand(&mut c, 1, a);
                     operand(&mut c, 2, b);
-                    bin = BinArgs {
-                        op,
-                        num,
-                        d: Col(0),
-                        a: Col(1),
-                        b: Col(2),
-                        n: 1,
-                        bs: false,
-                    };
-                    crate::eval::ColumnOp::Bin(&bin)
+                    bin = scratch_bin(op, num);
+                    ColumnOp::Bin(&bin)
                 }
             };
-            crate::eval::Columns {
-                c: &mut c[..3 * lanes],
-                lanes,
-                mask: &mask,
-                dense: true,
-            }
-            .run(op);
+            run_scratch(&mut c[..3 * lanes], lanes, op);
             out.extend_from_slice(&c[..lanes]);
         }
         // What the call would have counted: one op over the tile's lanes.
