@@ -182,3 +182,52 @@ void main() {
         "{e}"
     );
 }
+
+/// A fault in some workgroups stops the dispatch with an error from the worker that met it, with
+/// one thread and with two (workers take chunks of workgroups from a shared counter): the error
+/// names a workgroup that faults, and no other worker hangs or panics.
+#[test]
+fn a_fault_in_late_workgroups_is_reported_with_one_and_two_threads() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer O { uint outv[]; };
+void main() {
+    uint g = gl_WorkGroupID.x;
+    // Workgroups 37 and later write past the end of the buffer (37 · 32 words long).
+    outv[gl_GlobalInvocationID.x] = g;
+}"#,
+    ) else {
+        return;
+    };
+    for threads in [1, 2] {
+        let p = Pipeline::compile(
+            &m,
+            "main",
+            &Default::default(),
+            &EngineOptions {
+                threads,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let mut r = Resources::default();
+        r.buffers.insert((0, 0), vec![0xff; 37 * 32 * 4]);
+        let e = p.dispatch(&mut r, [64, 1, 1]).unwrap_err().to_string();
+        eprintln!("{threads} threads: {e}");
+        let wg: u32 = e
+            .split("workgroup (")
+            .nth(1)
+            .and_then(|t| t.split(',').next())
+            .and_then(|x| x.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{threads} threads: no workgroup in {e:?}"));
+        assert!(
+            wg >= 37,
+            "{threads} threads: workgroup {wg} does not fault: {e}"
+        );
+        if threads == 1 {
+            // In order, the first fault is met first.
+            assert_eq!(wg, 37, "one thread meets the first fault first: {e}");
+        }
+    }
+}
