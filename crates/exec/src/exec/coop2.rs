@@ -527,7 +527,11 @@ impl<'p, 'a> Batch<'p, 'a> {
         for (k, &x) in v.iter().enumerate() {
             let column = &mut self.cols[(d.ix() + k) * lanes..(d.ix() + k + 1) * lanes];
             if dense {
-                kernels::fill_column(column, x);
+                // Layout fields a set leaves as they were (dimensions, strides and clamp values
+                // of the unused dimensions) often hold the value already: a read, not a write.
+                if column.first() != Some(&x) || !kernels::column_is(column, x) {
+                    kernels::fill_column(column, x);
+                }
             } else {
                 for l in mask_lanes(mask) {
                     column[l] = x;
