@@ -8,7 +8,7 @@
 
 use crate::eval::{self, ColumnOp, MW, Mask, bin1, cvt1, each_lane, un1};
 use crate::floats::{self, sext, trunc};
-use crate::kernels;
+use crate::kernels::{self, AddressSummary};
 use crate::memory::{self, Mem, MemErr, ObjInfo};
 use crate::program::*;
 use crate::{BoundResources, BufferView, DispatchStats, ErrorKind, ExecError, Resources, fail};
@@ -707,9 +707,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                     return;
                 }
                 Num::F16
-                    if !bits.iter().fold(false, |nan, &b| {
-                        nan | (b as u16 & 0x7c00 == 0x7c00 && b as u16 & 0x3ff != 0)
-                    }) =>
+                    if !bits
+                        .iter()
+                        .fold(false, |nan, &b| nan | floats::f16_is_nan(b as u16)) =>
                 {
                     kernels::f16_cols_to_f32(bits, tile);
                     return;
@@ -747,9 +747,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 // The f64 round trip only changes NaNs (it quiets a signaling one).
                 Num::F32 if !f32::from_bits(raw as u32).is_nan() => f32::from_bits(raw as u32),
                 // Not a NaN: the table's value is the exact one the f64 path gives.
-                Num::F16 if raw as u16 & 0x7c00 != 0x7c00 || raw as u16 & 0x3ff == 0 => {
-                    floats::f16_to_f32(raw as u16)
-                }
+                Num::F16 if !floats::f16_is_nan(raw as u16) => floats::f16_to_f32(raw as u16),
                 _ => floats::to_f64(s.cm.num, raw) as f32,
             };
         } else {
@@ -845,10 +843,19 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             Op::Load(LoadArgs { d, ptr, leaves }) => {
                 let pc = col(*ptr);
-                if let Some(reads) = &mut self.reads {
-                    note_objects(reads, &self.cols[pc..pc + lanes], mask, dense);
-                }
                 let nw = word_run(leaves);
+                // Every lane's pointer summarized once (all lanes active): the read log and the
+                // fast paths below share it.
+                let sum = (dense && lanes > 0).then(|| {
+                    crate::kernels::address_summary(
+                        &self.cols[pc..pc + lanes],
+                        memory::OBJ_SHIFT,
+                        4 * nw as u64,
+                    )
+                });
+                if let Some(reads) = &mut self.reads {
+                    note_objects(reads, &self.cols[pc..pc + lanes], mask, sum.as_ref());
+                }
                 if nw > 0
                     && load_words_fast(
                         &self.mem,
@@ -858,7 +865,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                         d.col.ix(),
                         nw,
                         mask,
-                        dense,
+                        sum.as_ref(),
                     )
                 {
                     return Ok(());
@@ -873,14 +880,14 @@ impl<'p, 'a> Batch<'p, 'a> {
                         d.col.ix(),
                         off,
                         num,
-                        dense,
+                        sum.as_ref(),
                     )
                 {
                     return Ok(());
                 }
                 let mut has_mat = false;
                 let extent = leaf_extent(leaves);
-                let nwords = word_run(leaves);
+                let nwords = nw;
                 let mut cache = memory::ResolveCache::default();
                 each_lane!(mask, lanes, dense, |l| {
                     let addr = self.cols[pc + l];
@@ -1361,12 +1368,13 @@ impl<'p, 'a> Batch<'p, 'a> {
 }
 
 /// Adds the objects the active lanes of pointer column `ptrs` address to `reads` (each once):
-/// what a decode call read, for [`tiles::TileCache`].
+/// what a decode call read, for [`tiles::TileCache`]. `sum`: the column's summary when every
+/// lane is active.
 #[allow(clippy::needless_range_loop)] // each_lane! visits indices, dense or by mask bits
-fn note_objects(reads: &mut Vec<u64>, ptrs: &[u64], mask: &Mask, dense: bool) {
-    if dense && !ptrs.is_empty() {
-        // Usually all lanes address one object: one pass at the CPU's vector width.
-        let sum = crate::kernels::address_summary(ptrs, memory::OBJ_SHIFT, 0);
+fn note_objects(reads: &mut Vec<u64>, ptrs: &[u64], mask: &Mask, sum: Option<&AddressSummary>) {
+    let dense = sum.is_some();
+    if let Some(sum) = sum {
+        // Usually all lanes address one object.
         if sum.obj_lo == sum.obj_hi {
             if !reads.contains(&sum.obj_lo) {
                 reads.push(sum.obj_lo);
@@ -1388,7 +1396,8 @@ fn note_objects(reads: &mut Vec<u64>, ptrs: &[u64], mask: &Mask, dense: bool) {
 
 /// Load of `n` consecutive 32-bit words per lane into columns `dcol..dcol + n`, for values whose
 /// leaves are such words; false (caller falls back to the general path, which redoes every
-/// lane) when a lane's address is not a valid aligned in-bounds one.
+/// lane) when a lane's address is not a valid aligned in-bounds one. `sum`: the pointer column's
+/// summary with step `4·n` when every lane is active.
 #[allow(clippy::too_many_arguments)]
 fn load_words_fast(
     mem: &Mem,
@@ -1398,9 +1407,12 @@ fn load_words_fast(
     dcol: usize,
     n: usize,
     mask: &Mask,
-    dense: bool,
+    sum: Option<&AddressSummary>,
 ) -> bool {
-    if dense && let Some(ws) = contiguous(mem, &cols[pc..pc + lanes], n, false) {
+    let dense = sum.is_some();
+    if let Some(sum) = sum
+        && let Some(ws) = contiguous(mem, &cols[pc..pc + lanes], sum, n, false)
+    {
         for (l, lw) in ws.chunks_exact(n).enumerate() {
             for (k, w) in lw.iter().enumerate() {
                 cols[(dcol + k) * lanes + l] = w.load(Relaxed) as u64;
@@ -1408,7 +1420,9 @@ fn load_words_fast(
         }
         return true;
     }
-    if dense && gather_words(mem, cols, lanes, pc, dcol, n) {
+    if let Some(sum) = sum
+        && gather_words(mem, cols, lanes, pc, dcol, n, sum)
+    {
         return true;
     }
     // Scattered rows of a shared buffer miss the cache: prefetch every lane's words of the
@@ -1489,15 +1503,17 @@ fn load_words_fast(
     true
 }
 
-/// The object every lane of `ptrs` points into (not a per-lane one), the largest offset of
-/// them and whether every offset is a multiple of 4; None when the lanes span objects. Branch-
-/// free reductions over the whole column (they vectorize).
-fn one_object<'m>(mem: &'m Mem, ptrs: &[u64]) -> Option<(&'m memory::ObjInfo, u64, bool)> {
-    let a0 = *ptrs.first()?;
+/// The object every lane of a pointer column points into (not a per-lane one), from its first
+/// address `a0` and its summary `sum`: the largest offset of them and whether every offset is a
+/// multiple of 4; None when the lanes span objects.
+fn one_object<'m>(
+    mem: &'m Mem,
+    a0: u64,
+    sum: &AddressSummary,
+) -> Option<(&'m memory::ObjInfo, u64, bool)> {
     let o = mem
         .obj(a0 >> memory::OBJ_SHIFT)
         .filter(|o| o.per_lane == 0)?;
-    let sum = crate::kernels::address_summary(ptrs, memory::OBJ_SHIFT, 0);
     (sum.obj_lo == sum.obj_hi).then_some((o, sum.off_max, sum.low_bits == 0))
 }
 
@@ -1522,8 +1538,9 @@ fn gather_words(
     pc: usize,
     dcol: usize,
     n: usize,
+    sum: &AddressSummary,
 ) -> bool {
-    let Some((o, last, aligned)) = cols.get(pc..pc + lanes).and_then(|p| one_object(mem, p)) else {
+    let Some((o, last, aligned)) = cols.get(pc).and_then(|&a0| one_object(mem, a0, sum)) else {
         return false;
     };
     if n == 0 || !aligned || last + 4 * n as u64 > o.size {
@@ -1577,11 +1594,18 @@ fn gather_words(
 
 /// When every lane is active and lane `l` addresses `n` words at `addr0 + 4·n·l` of one
 /// shared-copy object (the staging pattern `shared[base + lid] = global[base2 + lid]`), the
-/// words of all lanes in lane order, checked once for bounds and alignment.
-fn contiguous<'m>(mem: &'m Mem, addrs: &[u64], n: usize, write: bool) -> Option<&'m [AtomicU32]> {
+/// words of all lanes in lane order, checked once for bounds and alignment (`sum`: the column's
+/// summary with step `4·n`).
+fn contiguous<'m>(
+    mem: &'m Mem,
+    addrs: &[u64],
+    sum: &AddressSummary,
+    n: usize,
+    write: bool,
+) -> Option<&'m [AtomicU32]> {
     let a0 = *addrs.first()?;
     let step = 4 * n as u64;
-    let same = crate::kernels::address_summary(addrs, memory::OBJ_SHIFT, step).sequential;
+    let same = sum.sequential;
     let oi = a0 >> memory::OBJ_SHIFT;
     let o = mem.obj(oi)?;
     let off = a0 & ((1u64 << memory::OBJ_SHIFT) - 1);
@@ -1609,7 +1633,16 @@ fn store_words_fast(
     mask: &Mask,
     dense: bool,
 ) -> bool {
-    if dense && let Some(ws) = contiguous(mem, &cols[pc..pc + lanes], n, true) {
+    let ptrs = &cols[pc..pc + lanes];
+    if dense
+        && let Some(ws) = contiguous(
+            mem,
+            ptrs,
+            &crate::kernels::address_summary(ptrs, memory::OBJ_SHIFT, 4 * n as u64),
+            n,
+            true,
+        )
+    {
         for (l, lw) in ws.chunks_exact(n).enumerate() {
             for (k, w) in lw.iter().enumerate() {
                 w.store(cols[(vcol + k) * lanes + l] as u32, Relaxed);
@@ -1655,12 +1688,12 @@ fn load_narrow_fast(
     dcol: usize,
     off: u32,
     num: Num,
-    dense: bool,
+    sum: Option<&AddressSummary>,
 ) -> bool {
-    if !dense {
+    let Some(sum) = sum else {
         return false;
-    }
-    let Some((o, last, _)) = cols.get(pc..pc + lanes).and_then(|p| one_object(mem, p)) else {
+    };
+    let Some((o, last, _)) = cols.get(pc).and_then(|&a0| one_object(mem, a0, sum)) else {
         return false;
     };
     let n = num.bytes();

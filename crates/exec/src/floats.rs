@@ -31,6 +31,12 @@ fn f16_table() -> &'static [f32] {
     T.get_or_init(|| (0..=u16::MAX).map(|b| f16::from_bits(b).to_f32()).collect())
 }
 
+/// Whether f16 bits `h` are a NaN (all-ones exponent, nonzero fraction).
+#[inline(always)]
+pub fn f16_is_nan(h: u16) -> bool {
+    h & 0x7c00 == 0x7c00 && h & 0x3ff != 0
+}
+
 /// f16 bits to f32 (exact), through a 64 K-entry table built once.
 #[inline(always)]
 pub fn f16_to_f32(b: u16) -> f32 {
@@ -204,8 +210,7 @@ mod tests {
     #[test]
     fn f16_element_shortcuts_equal_the_f64_paths() {
         for h in 0..=u16::MAX {
-            let nan = h & 0x7c00 == 0x7c00 && h & 0x3ff != 0;
-            if !nan {
+            if !f16_is_nan(h) {
                 let via_f64 = to_f64(Num::F16, h as u64) as f32;
                 assert_eq!(f16_to_f32(h).to_bits(), via_f64.to_bits(), "{h:#x}");
             }

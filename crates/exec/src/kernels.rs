@@ -1238,8 +1238,9 @@ mod tests {
         levels
     }
 
-    /// Runs placed as columns equal the element-by-element placement, at 16 runs (the
-    /// gather) and at other counts, for short and long runs.
+    /// Rounding through f16 gives `half`'s value for every f16 value, the ties between
+    /// neighbours and their neighbours, and values beyond the range, at odd and even lengths;
+    /// a NaN anywhere (the odd tail included) is refused.
     #[test]
     fn round_through_f16_agrees_with_half_and_refuses_nans() {
         // Every f16 value, the midpoints between neighbours (ties), values just off them, and
@@ -1320,6 +1321,8 @@ mod tests {
         }
     }
 
+    /// The one-pass address summary equals a lane-by-lane scan at every level, over runs with
+    /// and without a step, another object, a misaligned lane and a lane out of the run.
     #[test]
     fn address_summary_agrees_with_a_lane_by_lane_scan_at_every_level() {
         let shift = 40;
@@ -1364,6 +1367,8 @@ mod tests {
         }
     }
 
+    /// Runs placed as columns equal the element-by-element placement, at 16 runs (the
+    /// gather) and at other counts, for short and long runs.
     #[test]
     fn runs_to_columns_places_every_element() {
         for (len, group, stride) in [

@@ -1282,7 +1282,7 @@ impl Columns<'_> {
                     let lut = floats::f16_lut();
                     lanes!(dc, ac, |x: u64| {
                         let h = x as u16;
-                        if h & 0x7c00 == 0x7c00 && h & 0x3ff != 0 {
+                        if floats::f16_is_nan(h) {
                             cvt1(kind, from, to, x)
                         } else {
                             lut[h as usize].to_bits() as u64

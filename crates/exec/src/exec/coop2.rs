@@ -130,8 +130,6 @@ impl TileSources {
     }
 }
 
-/// A key of the tile cache: `head` (the function or 0, the block size, the pointer, whether the
-/// elements are f16), the tile's shape, then the layout and view values.
 /// A scalar binary op of a three-column scratch block: columns 1 and 2 into column 0.
 fn scratch_bin(op: BinOp, num: Num) -> BinArgs {
     BinArgs {
@@ -158,6 +156,8 @@ fn run_scratch(c: &mut [u64], lanes: usize, op: ColumnOp) {
     .run(op);
 }
 
+/// A key of the tile cache: `head` (the function or 0, the block size, the pointer, whether the
+/// elements are f16), the tile's shape, then the layout and view values.
 fn tile_key_of(head: [u64; 4], cm: &CmType, lcols: &[u64], vcols: Option<&[u64]>) -> Vec<u64> {
     let mut key = head.to_vec();
     key.extend([cm.rows as u64, cm.cols as u64, lcols.len() as u64]);
@@ -1218,17 +1218,13 @@ impl<'p, 'a> Batch<'p, 'a> {
                 .and_then(|(i, b)| i.checked_mul(b))
                 .map_or(memory::POISON, |off| memory::offset_address_i64(base, off))
         };
-        // When the first and the last block of the tile are valid addresses of the pointer's
-        // object, every block between them is too (the address grows with the index, nothing
-        // overflows): plain multiply-adds, which vectorize.
+        // When the last block of the tile is a valid address of the pointer's object, every
+        // block before it is too (the address grows with the index from a non-negative one,
+        // nothing overflows): plain multiply-adds, which vectorize.
         let (lo, hi) = da.index_range;
         let shifted = lo.checked_add(shift.0).zip(hi.checked_add(shift.0));
-        let end_ok = |i: u64| {
-            let a = at(i);
-            a != memory::POISON && a >> memory::OBJ_SHIFT == base >> memory::OBJ_SHIFT
-        };
         match (shifted, block_bytes) {
-            (Some((l, h)), Some(b)) if end_ok(l) && end_ok(h) => {
+            (Some((_, h)), Some(b)) if at(h) != memory::POISON => {
                 let (s0, b) = (shift.0, b as u64);
                 args[0].extend(da.index.iter().map(|&x| base + (x + s0) * b));
             }
@@ -1590,15 +1586,15 @@ impl<'p, 'a> Batch<'p, 'a> {
         let (mut src, mut result) = (Vec::new(), Vec::new());
         for (i, l0) in self.instances(d, mask) {
             self.tile_bits(m, i, &mut src);
-            let el = |_: &Self, e: u32| src[e as usize];
-            let mut acc: Vec<u64> = plan.steps[0].iter().map(|&e| el(self, e)).collect();
+            let el = |e: u32| src[e as usize];
+            let mut acc: Vec<u64> = plan.steps[0].iter().map(|&e| el(e)).collect();
             if let Some(Fold::Param(second)) = fold {
                 // `return a` keeps each list's first element, `return b` ends with its last
                 // (every list has one length): no step in between changes anything.
                 let rest = plan.steps.len() as u64 - 1;
                 if let (true, Some(last)) = (second && rest > 0, plan.steps.last()) {
                     for (a, &e) in acc.iter_mut().zip(last) {
-                        *a = el(self, e);
+                        *a = el(e);
                     }
                 }
                 self.instr += rest;
@@ -1616,14 +1612,14 @@ impl<'p, 'a> Batch<'p, 'a> {
                         let (first, second) = if swapped { (2, 1) } else { (1, 2) };
                         for (k, &e) in step.iter().enumerate() {
                             c[first * g + k] = acc[k];
-                            c[second * g + k] = el(self, e);
+                            c[second * g + k] = el(e);
                         }
                         run_scratch(&mut c, g, ColumnOp::Bin(&scratch_bin(op, num)));
                         acc.copy_from_slice(&c[..g]);
                     }
                     Some(fold) => {
                         for (a, &e) in acc.iter_mut().zip(step) {
-                            let x = el(self, e);
+                            let x = el(e);
                             *a = match fold {
                                 Fold::Param(false) => *a,
                                 Fold::Param(true) => x,
@@ -1633,7 +1629,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                         }
                     }
                     None => {
-                        let rhs: Vec<u64> = step.iter().map(|&e| el(self, e)).collect();
+                        let rhs: Vec<u64> = step.iter().map(|&e| el(e)).collect();
                         acc = self.call_sub(func, &[acc, rhs], g, l0)?;
                     }
                 }

@@ -696,10 +696,6 @@ impl ElementFold {
 }
 
 impl Func {
-    /// The function as a [`Fold`], when it is one block of at most one scalar binary op on its
-    /// two scalar parameters followed by the return of the result (or of a parameter): a
-    /// combine function the engine then folds with [`crate::eval`]'s `bin1`, the per-lane
-    /// definition the interpreter's column kernels are tested against, instead of calling it.
     /// The function as an [`ElementFold`]: one block holding one scalar unary or binary op on
     /// scalar parameters, whose result it returns. The engine then runs that op's column kernel
     /// over a tile's elements (what the call would run, without the call).
@@ -734,6 +730,10 @@ impl Func {
         }
     }
 
+    /// The function as a [`Fold`], when it is one block of at most one scalar binary op on its
+    /// two scalar parameters followed by the return of the result (or of a parameter): a
+    /// combine function the engine then folds with [`crate::eval`]'s `bin1`, the per-lane
+    /// definition the interpreter's column kernels are tested against, instead of calling it.
     pub fn as_fold(&self) -> Option<Fold> {
         let scalar = |v: &Val| v.ncols == 1 && v.nmats == 0;
         let [p0, p1] = self.params.as_slice() else {
