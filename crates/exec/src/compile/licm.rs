@@ -71,7 +71,11 @@ impl Cx<'_> {
             else {
                 continue;
             };
-            let Some(merge) = m.instructions[lm].word(1) else {
+            // The merge block, not the continue target: with the body in the continue
+            // target (spirv-opt's usual shape) the latter would put the body outside the loop.
+            let Some(coopmat_spirv::cfg::MergeInfo { merge, .. }) =
+                coopmat_spirv::cfg::merge_info(&m.instructions[lm])
+            else {
                 continue;
             };
             let outside: Vec<&(u32, u16)> = preds
