@@ -955,7 +955,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let nw = word_run(leaves);
                 if nw > 0
                     && store_words_fast(
-                        &self.mem,
+                        &mut self.mem,
                         &self.cols,
                         lanes,
                         pc,
@@ -1411,8 +1411,9 @@ fn load_words_fast(
 ) -> bool {
     let dense = sum.is_some();
     if let Some(sum) = sum
-        && let Some(ws) = contiguous(mem, &cols[pc..pc + lanes], sum, n, false)
+        && let Some((sh, idx, range)) = contiguous(mem, &cols[pc..pc + lanes], sum, n, false)
     {
+        let ws = &mem.words(sh, idx)[range];
         for (l, lw) in ws.chunks_exact(n).enumerate() {
             for (k, w) in lw.iter().enumerate() {
                 cols[(dcol + k) * lanes + l] = w.load(Relaxed) as u64;
@@ -1593,16 +1594,16 @@ fn gather_words(
 }
 
 /// When every lane is active and lane `l` addresses `n` words at `addr0 + 4·n·l` of one
-/// shared-copy object (the staging pattern `shared[base + lid] = global[base2 + lid]`), the
-/// words of all lanes in lane order, checked once for bounds and alignment (`sum`: the column's
-/// summary with step `4·n`).
-fn contiguous<'m>(
-    mem: &'m Mem,
+/// shared-copy object (the staging pattern `shared[base + lid] = global[base2 + lid]`), where
+/// the words of all lanes lie in lane order: the object's (shared?, index) and word range,
+/// checked once for bounds and alignment (`sum`: the column's summary with step `4·n`).
+fn contiguous(
+    mem: &Mem,
     addrs: &[u64],
     sum: &AddressSummary,
     n: usize,
     write: bool,
-) -> Option<&'m [AtomicU32]> {
+) -> Option<(bool, u32, std::ops::Range<usize>)> {
     let a0 = *addrs.first()?;
     let step = 4 * n as u64;
     let same = sum.sequential;
@@ -1617,14 +1618,24 @@ fn contiguous<'m>(
     if end > o.size || (end - step) >> memory::OBJ_SHIFT != 0 {
         return None;
     }
-    mem.words(o.shared, o.idx)
-        .get((off / 4) as usize..(end / 4) as usize)
+    let range = (off / 4) as usize..(end / 4) as usize;
+    (range.end <= mem.words(o.shared, o.idx).len()).then_some((o.shared, o.idx, range))
+}
+
+/// Writes lane `l`'s `N` words (the low halves of `src[k][l]`) to `dst[N·l..N·l + N]`: plain
+/// stores into batch-owned memory, which the compiler turns into vector shuffles.
+fn interleave_words<const N: usize>(dst: &mut [AtomicU32], src: [&[u64]; N]) {
+    for (l, d) in dst.chunks_exact_mut(N).enumerate() {
+        for (k, w) in d.iter_mut().enumerate() {
+            *w.get_mut() = src[k][l] as u32;
+        }
+    }
 }
 
 /// Store counterpart of [`load_words_fast`].
 #[allow(clippy::too_many_arguments)]
 fn store_words_fast(
-    mem: &Mem,
+    mem: &mut Mem,
     cols: &[u64],
     lanes: usize,
     pc: usize,
@@ -1634,8 +1645,11 @@ fn store_words_fast(
     dense: bool,
 ) -> bool {
     let ptrs = &cols[pc..pc + lanes];
+    let Some(src) = cols.get(vcol * lanes..(vcol + n) * lanes) else {
+        return false;
+    };
     if dense
-        && let Some(ws) = contiguous(
+        && let Some((sh, idx, range)) = contiguous(
             mem,
             ptrs,
             &crate::kernels::address_summary(ptrs, memory::OBJ_SHIFT, 4 * n as u64),
@@ -1643,9 +1657,29 @@ fn store_words_fast(
             true,
         )
     {
+        if !sh {
+            // Batch-owned (Workgroup) memory: nobody else can see it, so plain stores.
+            let ws = &mut mem.local[idx as usize][range];
+            let c = |k: usize| &src[k * lanes..(k + 1) * lanes];
+            match n {
+                1 => interleave_words::<1>(ws, [c(0)]),
+                2 => interleave_words::<2>(ws, [c(0), c(1)]),
+                3 => interleave_words::<3>(ws, [c(0), c(1), c(2)]),
+                4 => interleave_words::<4>(ws, [c(0), c(1), c(2), c(3)]),
+                _ => {
+                    for (l, lw) in ws.chunks_exact_mut(n).enumerate() {
+                        for (k, w) in lw.iter_mut().enumerate() {
+                            *w.get_mut() = src[k * lanes + l] as u32;
+                        }
+                    }
+                }
+            }
+            return true;
+        }
+        let ws = &mem.words(sh, idx)[range];
         for (l, lw) in ws.chunks_exact(n).enumerate() {
             for (k, w) in lw.iter().enumerate() {
-                w.store(cols[(vcol + k) * lanes + l] as u32, Relaxed);
+                w.store(src[k * lanes + l] as u32, Relaxed);
             }
         }
         return true;

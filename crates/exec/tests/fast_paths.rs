@@ -282,6 +282,55 @@ void main() {
     );
 }
 
+/// Stores of 1, 2, 4 and 5 words a lane into Workgroup memory in lane order (the staging
+/// pattern, written with plain stores into the batch's own memory), read back by other lanes
+/// after a barrier: every word where the lane put it, in both workgroups.
+#[test]
+fn lane_ordered_workgroup_stores_of_one_to_five_words() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 64) in;
+struct Five { uint v[5]; };
+layout(std430, binding = 0) buffer B { uint b[]; };
+shared uint s1[64];
+shared uvec2 s2[64];
+shared uvec4 s4[64];
+shared Five s5[64];
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint g = gl_WorkGroupID.x * 1000u + t * 16u;
+    s1[t] = g;
+    s2[t] = uvec2(g + 1u, g + 2u);
+    s4[t] = uvec4(g + 3u, g + 4u, g + 5u, g + 6u);
+    Five f;
+    for (int k = 0; k < 5; k++) f.v[k] = g + 7u + uint(k);
+    s5[t] = f;
+    barrier();
+    uint u = (t * 29u + 3u) % 64u;
+    uint o = (gl_WorkGroupID.x * 64u + t) * 12u;
+    b[o] = s1[u];
+    b[o + 1u] = s2[u].x; b[o + 2u] = s2[u].y;
+    for (int k = 0; k < 4; k++) b[o + 3u + uint(k)] = s4[u][k];
+    for (int k = 0; k < 5; k++) b[o + 7u + uint(k)] = s5[u].v[k];
+}"#,
+    ) else {
+        return;
+    };
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 4 * 12 * 128]);
+    run(&m, &mut res, [2, 1, 1], &EngineOptions::default());
+    let b = u32s(&res.buffers[&(0, 0)]);
+    for wg in 0..2u32 {
+        for t in 0..64u32 {
+            let u = (t * 29 + 3) % 64;
+            let g = wg * 1000 + u * 16;
+            let want: Vec<u32> = (0..12).map(|k| g + k).collect();
+            let o = ((wg * 64 + t) * 12) as usize;
+            assert_eq!(&b[o..o + 12], &want[..], "group {wg} lane {t}");
+        }
+    }
+}
+
 /// Per-lane loads of 1 to 5 words from scattered addresses (lanes sharing an address among
 /// them) of a storage buffer and of Workgroup memory, the one-check gather of every lane's
 /// words, equal to the elements the host reads; with one lane out of bounds the load still

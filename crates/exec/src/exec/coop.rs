@@ -56,22 +56,15 @@ impl Batch<'_, '_> {
             return false;
         }
         let (w0, wstride, nw) = (b / 4, row_bytes as usize / 4, cols / 2);
-        // A 16×16 f16 tile is 128 words: keep the zeroed stack buffer that small when possible.
-        let mut small = [0u32; 128];
-        let mut big;
-        let tmp: &mut [u32] = if rows * nw <= small.len() {
-            &mut small
-        } else {
-            big = vec![0u32; rows * nw];
-            &mut big
-        };
+        // The rows' words gathered in the batch's scratch (no zeroing, no allocation once it
+        // has grown), then converted in one vector call.
+        let mut tmp = std::mem::take(&mut self.src_cache.words);
+        tmp.clear();
         if sh {
             let words = self.mem.words(sh, idx);
             for r in 0..rows {
                 let src = &words[w0 + r * wstride..w0 + r * wstride + nw];
-                for (t, w) in tmp[r * nw..(r + 1) * nw].iter_mut().zip(src) {
-                    *t = w.load(Relaxed);
-                }
+                tmp.extend(src.iter().map(|w| w.load(Relaxed)));
             }
         } else {
             // Batch-owned memory (Workgroup staging): exclusive access, so plain reads through
@@ -79,13 +72,12 @@ impl Batch<'_, '_> {
             let words = &mut self.mem.local[idx as usize];
             for r in 0..rows {
                 let src = &mut words[w0 + r * wstride..w0 + r * wstride + nw];
-                for (t, w) in tmp[r * nw..(r + 1) * nw].iter_mut().zip(src) {
-                    *t = *w.get_mut();
-                }
+                tmp.extend(src.iter_mut().map(|w| *w.get_mut()));
             }
         }
         let n = rows * nw;
         kernels::f16_words_to_f32(&tmp[..n], &mut self.mf[toff..toff + 2 * n]);
+        self.src_cache.words = tmp;
         true
     }
 

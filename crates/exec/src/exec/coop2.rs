@@ -43,8 +43,8 @@ pub(super) struct SourceCache {
     elems: Vec<(usize, TensorElement)>,
     /// Reused argument columns of DecodeFunc calls.
     args: Vec<Vec<u64>>,
-    /// Scratch words and values of a run being converted (tensor loads).
-    words: Vec<u32>,
+    /// Scratch words and values of a run being converted (tensor loads, f16 tile loads).
+    pub(super) words: Vec<u32>,
     row: Vec<f32>,
     /// Reused result columns of a tile's decode calls.
     results: Vec<u64>,
