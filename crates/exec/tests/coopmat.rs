@@ -831,3 +831,76 @@ void main() {{
         }
     }
 }
+
+/// f16 × f16 + f16 with an f16 accumulator, twice: the documented definition (C, then one f32
+/// multiply-add a step in k order, the products exact in f32, the sum rounded once to f16 with
+/// ties to even), bit for bit; the subgroup whose C holds a NaN rounds element by element and
+/// still gives every other element the same bits.
+#[test]
+fn muladd_f16_accumulator_rounds_once_to_f16() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer A {{ float16_t a[]; }};
+layout(std430, binding = 1) buffer B {{ float16_t b[]; }};
+layout(std430, binding = 2) buffer C {{ float16_t c[]; }};
+void main() {{
+    uint sg = gl_SubgroupID;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> mb;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> mc;
+    coopMatLoad(ma, a, sg * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mb, b, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mc, c, sg * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    mc = coopMatMulAdd(ma, mb, mc);
+    mc = coopMatMulAdd(ma, mb, mc);
+    coopMatStore(mc, c, sg * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let mut rng = Rng(11);
+    let a = f16s(512, &mut rng);
+    let b = f16s(256, &mut rng);
+    let mut c: Vec<f16> = (0..512)
+        .map(|i| f16::from_f32(i as f32 * 0.125 - 20.0))
+        .collect();
+    c[256 + 17] = f16::from_bits(0x7e05);
+    let hb = |v: &[f16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let out = run_bufs(
+        &m,
+        vec![hb(&a), hb(&b), hb(&c)],
+        [1, 1, 1],
+        &EngineOptions::default(),
+    );
+    let o: Vec<f16> = out[2]
+        .chunks(2)
+        .map(|x| f16::from_le_bytes([x[0], x[1]]))
+        .collect();
+    for s in 0..2 {
+        for i in 0..16 {
+            for j in 0..16 {
+                let e = s * 256 + i * 16 + j;
+                // Two MulAdds: the second starts from the first's f16 result.
+                let mut acc = c[e].to_f32();
+                for _ in 0..2 {
+                    for k in 0..16 {
+                        acc = a[s * 256 + i * 16 + k]
+                            .to_f32()
+                            .mul_add(b[k * 16 + j].to_f32(), acc);
+                    }
+                    acc = f16::from_f32(acc).to_f32();
+                }
+                if acc.is_nan() {
+                    assert!(o[e].is_nan(), "({s},{i},{j}) {:?}", o[e]);
+                } else {
+                    assert_eq!(
+                        o[e].to_bits(),
+                        f16::from_f32(acc).to_bits(),
+                        "({s},{i},{j})"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -93,7 +93,7 @@ pub(crate) fn un1(op: UnOp, num: Num, x: u64) -> u64 {
         UnOp::Asinh => fun!(|v| v.asinh()),
         UnOp::Acosh => fun!(|v| v.acosh()),
         UnOp::Atanh => fun!(|v| v.atanh()),
-        UnOp::Exp => fun!(|v| v.exp()),
+        UnOp::Exp => fun!(|v| floats::exp(v)),
         UnOp::Log => fun!(|v| v.ln()),
         UnOp::Exp2 => fun!(|v| v.exp2()),
         UnOp::Log2 => fun!(|v| v.log2()),
@@ -170,15 +170,19 @@ fn ldexp(a: f64, e: i64) -> f64 {
 
 /// min/max that return the other operand when one is NaN (GLSL.std.450 FMin/NMin and
 /// FMax/NMax alike).
-fn min_max_nan(a: f64, b: f64, max: bool) -> f64 {
+/// Without NaNs, GLSL.std.450's definitions: FMax is "y if x < y; otherwise x", FMin "y if
+/// y < x; otherwise x", so equal operands (±0 included) give the first one.
+pub(crate) fn min_max_nan(a: f64, b: f64, max: bool) -> f64 {
     if a.is_nan() {
         b
     } else if b.is_nan() {
         a
     } else if max {
-        a.max(b)
+        if a < b { b } else { a }
+    } else if b < a {
+        b
     } else {
-        a.min(b)
+        a
     }
 }
 
@@ -1173,6 +1177,24 @@ impl Columns<'_> {
 
         for k in 0..n {
             let (dc, ac) = (col(d + k), col(a + k));
+            if op == UnOp::Exp
+                && num == Num::F32
+                && dense
+                && let Some((dd, aa)) = cols2(c, dc, ac, lanes)
+            {
+                // Softmax's exponentials: a loop without branches that vectorizes, then the
+                // lanes outside `exp_in_range`'s range (and NaNs) redone by `un1`.
+                let wide = |x: u64| f32::from_bits(x as u32) as f64;
+                for (d, &x) in dd.iter_mut().zip(aa) {
+                    *d = (floats::exp_in_range(wide(x)) as f32).to_bits() as u64;
+                }
+                for (d, &x) in dd.iter_mut().zip(aa) {
+                    if !floats::in_exp_range(wide(x)) {
+                        *d = un1(op, num, x);
+                    }
+                }
+                continue;
+            }
             map_col(c, dc, ac, lanes, mask, dense, |x| un1(op, num, x));
         }
     }
@@ -1800,6 +1822,32 @@ mod fast_path_tests {
         }
     }
 
+    /// The f32 exp column loop (vectorized, at every level) equals `un1` lane by lane, over
+    /// the inputs and a sweep of -110..110 (overflow, underflow to subnormals and zero), NaNs
+    /// and infinities included.
+    #[test]
+    fn f32_exp_loop_equals_un1() {
+        let mut all: Vec<u64> = inputs().iter().map(|&x| x & 0xffff_ffff).collect();
+        all.extend((0..4096).map(|i| (i as f32 * 0.0537 - 110.0).to_bits() as u64));
+        all.extend([f32::NEG_INFINITY, 1000.0, -1000.0].map(|x| x.to_bits() as u64));
+        let args = UnArgs {
+            op: UnOp::Exp,
+            num: Num::F32,
+            d: Col(0),
+            a: Col(8),
+            n: 1,
+        };
+        for chunk in all.chunks(MAX_LANES) {
+            let (c, n) = run(chunk, 1, |cols, level| {
+                cols.run_at(level, ColumnOp::Un(&args))
+            });
+            for l in 0..n {
+                let x = c[8 * MAX_LANES + l];
+                assert_eq!(c[l], un1(UnOp::Exp, Num::F32, x), "exp {x:#x}");
+            }
+        }
+    }
+
     /// 32-bit shifts by an amount the same in every lane (their own loop) and unsigned division
     /// and remainder by a column (the compiler turns constant powers of two into shifts and
     /// masks before they get here) equal `bin1`, for operands that are powers of two, that are
@@ -1988,6 +2036,22 @@ mod fast_path_tests {
                         "{from:?}x{na} -> {to:?}x{nd}"
                     );
                 }
+            }
+        }
+    }
+}
+#[cfg(test)]
+mod min_max_zero_tests {
+    use super::*;
+
+    /// Equal operands (±0 included) give the first operand: GLSL.std.450 FMax is "y if
+    /// x < y; otherwise x", FMin "y if y < x; otherwise x" (NMax/NMin alike without NaNs).
+    #[test]
+    fn min_max_of_signed_zeros_return_the_first_operand() {
+        for op in [BinOp::FMax, BinOp::FMin, BinOp::NMax, BinOp::NMin] {
+            for (num, nz) in [(Num::F32, 0x8000_0000u64), (Num::F16, 0x8000)] {
+                assert_eq!(bin1(op, num, nz, 0), nz, "{op:?} {num:?} (-0, +0)");
+                assert_eq!(bin1(op, num, 0, nz), 0, "{op:?} {num:?} (+0, -0)");
             }
         }
     }

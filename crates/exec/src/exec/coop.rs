@@ -326,9 +326,19 @@ impl Batch<'_, '_> {
             }
             if sd.cm.num != Num::F32 {
                 let num = sd.cm.num;
-                for x in &mut self.mf[dr.0..dr.0 + dr.1] {
-                    *x = floats::to_f64(num, floats::from_f64(num, *x as f64)) as f32;
+                let tile = &mut self.mf[dr.0..dr.0 + dr.1];
+                // An f16 result rounds in one F16C pass (the same RNE rounding of the f32
+                // value), unless the tile holds a NaN, whose bits the loop below fixes.
+                let mut wide = std::mem::take(&mut self.scratch_f32);
+                wide.clear();
+                wide.extend_from_slice(tile);
+                if num != Num::F16 || !kernels::round_through_f16(&wide, tile) {
+                    // From the saved values: a refused pass may have written part of the tile.
+                    for (x, &w) in tile.iter_mut().zip(&wide) {
+                        *x = floats::to_f64(num, floats::from_f64(num, w as f64)) as f32;
+                    }
                 }
+                self.scratch_f32 = wide;
             }
         } else if [sd, sa, sb, sc].iter().all(|s| s.cm.num.is_float()) {
             let get = |s: &Self, slot: Mat, e: usize| {
@@ -450,20 +460,26 @@ impl Batch<'_, '_> {
                     continue;
                 }
             }
-            if sd.cm.num == Num::F32 && arith {
-                for e in 0..n {
-                    let (x, y) = (self.mf[sa.off + i * n + e], self.mf[sb.off + i * n + e]);
-                    self.mf[sd.off + i * n + e] = if op == BinOp::FAdd {
-                        x + y
-                    } else if op == BinOp::FSub {
-                        x - y
-                    } else if op == BinOp::FMul {
-                        x * y
-                    } else {
-                        x / y
-                    };
+            if arith && [sd.cm.num, sa.cm.num, sb.cm.num] == [Num::F32; 3] {
+                // f32 +, −, ×, ÷ are what `bin1` computes for f32; one loop per op so that it
+                // vectorizes, into scratch (the result may be an operand's tile). A NaN result
+                // takes `bin1`, which fixes its bits whatever operand order the loop used.
+                let (xs, ys) = (
+                    &self.mf[sa.off + i * n..][..n],
+                    &self.mf[sb.off + i * n..][..n],
+                );
+                wide.clear();
+                let pairs = xs.iter().zip(ys);
+                match op {
+                    BinOp::FAdd => wide.extend(pairs.map(|(&x, &y)| x + y)),
+                    BinOp::FSub => wide.extend(pairs.map(|(&x, &y)| x - y)),
+                    BinOp::FMul => wide.extend(pairs.map(|(&x, &y)| x * y)),
+                    _ => wide.extend(pairs.map(|(&x, &y)| x / y)),
                 }
-                continue;
+                if !wide.iter().fold(false, |nan, x| nan | x.is_nan()) {
+                    self.mf[sd.off + i * n..][..n].copy_from_slice(&wide);
+                    continue;
+                }
             }
             for e in 0..n {
                 let (x, y) = (self.mat_get(a, i, e), self.mat_get(b, i, e));

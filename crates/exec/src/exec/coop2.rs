@@ -130,6 +130,100 @@ impl TileSources {
     }
 }
 
+/// A reduction whose combine function is f16 or f32 min or max, folded in plan order over the
+/// tile's elements widened once to f64 (exact), with `eval::min_max_nan`, the definition
+/// `bin1` uses: each step's result is one of its operands, so the accumulators narrow back to
+/// those operands' own bits, as `bin1` returns them. Returns false (nothing computed) for
+/// other folds and for tiles holding a NaN, whose min/max `bin1` rounds. `acc`: the groups'
+/// results on success.
+fn fold_min_max(
+    plan: &ReducePlan,
+    src: &[u64],
+    (op, num, swapped): (BinOp, Num, bool),
+    widened: &mut Vec<f64>,
+    acc: &mut Vec<u64>,
+) -> bool {
+    let max = match op {
+        BinOp::FMax | BinOp::NMax => true,
+        BinOp::FMin | BinOp::NMin => false,
+        _ => return false,
+    };
+    if !matches!(num, Num::F16 | Num::F32) {
+        return false;
+    }
+    widened.clear();
+    if num == Num::F32 {
+        widened.extend(src.iter().map(|&b| f32::from_bits(b as u32) as f64));
+    } else {
+        let lut = floats::f16_lut();
+        widened.extend(src.iter().map(|&b| lut[b as u16 as usize] as f64));
+    }
+    let mut steps = plan.steps();
+    let Some(first) = steps.next() else {
+        return false;
+    };
+    if widened.iter().any(|v| v.is_nan()) || src.len() != widened.len() {
+        return false;
+    }
+    let at = |e: u32| widened.get(e as usize).copied();
+    if plan.groups == 1
+        && let Some(m) = whole_min_max(&plan.order, widened, max)
+    {
+        acc.clear();
+        acc.push(floats::from_f64(num, m));
+        return true;
+    }
+    let Some(mut accf) = first.iter().map(|&e| at(e)).collect::<Option<Vec<f64>>>() else {
+        return false;
+    };
+    for step in steps {
+        for (a, &e) in accf.iter_mut().zip(step) {
+            let Some(x) = at(e) else {
+                return false;
+            };
+            *a = if swapped {
+                crate::eval::min_max_nan(x, *a, max)
+            } else {
+                crate::eval::min_max_nan(*a, x, max)
+            };
+        }
+    }
+    acc.clear();
+    acc.extend(accf.iter().map(|&v| floats::from_f64(num, v)));
+    true
+}
+
+/// The min or max of one list (a one-group plan's order), NaN-free: in any
+/// order when that cannot change the bits, i.e. unless the result is a zero and zeros of both
+/// signs are in the list (equal non-zero values have equal bits; which zero a fold keeps
+/// depends on its order). Four partial results break the fold's dependency chain. None: the
+/// caller folds in order.
+fn whole_min_max(list: &[u32], vals: &[f64], max: bool) -> Option<f64> {
+    let pick = |a: f64, b: f64| if (a < b) == max { b } else { a };
+    let x0 = *vals.get(*list.first()? as usize)?;
+    let mut part = [x0; 4];
+    let (mut pos_zero, mut neg_zero) = (false, false);
+    let mut note = |x: f64| {
+        pos_zero |= x.to_bits() == 0;
+        neg_zero |= x.to_bits() == 1 << 63;
+    };
+    let quads = list.chunks_exact(4);
+    for &e in quads.remainder() {
+        let x = *vals.get(e as usize)?;
+        note(x);
+        part[0] = pick(part[0], x);
+    }
+    for q in quads {
+        for (p, &e) in part.iter_mut().zip(q) {
+            let x = *vals.get(e as usize)?;
+            note(x);
+            *p = pick(*p, x);
+        }
+    }
+    let m = pick(pick(part[0], part[1]), pick(part[2], part[3]));
+    (m != 0.0 || !(pos_zero && neg_zero)).then_some(m)
+}
+
 /// A scalar binary op of a three-column scratch block: columns 1 and 2 into column 0.
 fn scratch_bin(op: BinOp, num: Num) -> BinArgs {
     BinArgs {
@@ -319,7 +413,8 @@ impl DecodeArgs {
 /// was done at every OpCooperativeMatrixReduceNV (flash attention reduces every KV block).
 pub(super) struct ReducePlan {
     groups: usize,
-    steps: Vec<Vec<u32>>,
+    /// Step-major: step t is `order[t·groups..(t + 1)·groups]`.
+    order: Vec<u32>,
     which: Vec<usize>,
 }
 
@@ -369,14 +464,20 @@ impl ReducePlan {
                 "reduction source lists are empty or of different lengths",
             ));
         }
-        let steps = (0..len)
-            .map(|t| uniq.iter().map(|u| u[t].0 * cols + u[t].1).collect())
+        let order = (0..len)
+            .flat_map(|t| uniq.iter().map(move |u| u[t].0 * cols + u[t].1))
             .collect();
         Ok(ReducePlan {
             groups: uniq.len(),
-            steps,
+            order,
             which,
         })
+    }
+
+    /// The steps, each the element index of every list's next source (at least one step, all
+    /// `groups` long: `new` refuses empty lists).
+    fn steps(&self) -> std::slice::ChunksExact<'_, u32> {
+        self.order.chunks_exact(self.groups.max(1))
     }
 }
 
@@ -1584,15 +1685,30 @@ impl<'p, 'a> Batch<'p, 'a> {
         let columns = (8..=MAX_LANES).contains(&g);
         let mut c = vec![0u64; if columns { 3 * g } else { 0 }];
         let (mut src, mut result) = (Vec::new(), Vec::new());
+        let mut widened = Vec::new();
         for (i, l0) in self.instances(d, mask) {
             self.tile_bits(m, i, &mut src);
+            if let Some(Fold::Bin { op, num, swapped }) = fold
+                && fold_min_max(&plan, &src, (op, num, swapped), &mut widened, &mut result)
+            {
+                // What the calls would have counted: one op over the group's lanes a step.
+                let rest = plan.steps().len() as u64 - 1;
+                self.instr += rest;
+                self.lane_instr += rest * g as u64;
+                let acc = std::mem::take(&mut result);
+                result.extend(plan.which.iter().map(|&k| acc[k]));
+                self.set_tile_bits(d, i, &result);
+                continue;
+            }
             let el = |e: u32| src[e as usize];
-            let mut acc: Vec<u64> = plan.steps[0].iter().map(|&e| el(e)).collect();
+            let mut steps = plan.steps();
+            let first = steps.next().unwrap_or(&[]);
+            let mut acc: Vec<u64> = first.iter().map(|&e| el(e)).collect();
             if let Some(Fold::Param(second)) = fold {
                 // `return a` keeps each list's first element, `return b` ends with its last
                 // (every list has one length): no step in between changes anything.
-                let rest = plan.steps.len() as u64 - 1;
-                if let (true, Some(last)) = (second && rest > 0, plan.steps.last()) {
+                let rest = steps.len() as u64;
+                if let (true, Some(last)) = (second && rest > 0, steps.last()) {
                     for (a, &e) in acc.iter_mut().zip(last) {
                         *a = el(e);
                     }
@@ -1604,7 +1720,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.set_tile_bits(d, i, &result);
                 continue;
             }
-            for step in &plan.steps[1..] {
+            for step in steps {
                 match fold {
                     // A binary op over the whole group at once: the interpreter's column loop
                     // (the same bits as `bin1`, `eval::fast_path_tests`).
