@@ -238,10 +238,11 @@ pub fn f64_to_fp8(x: f64, m: u32, bias: i32, ieee: bool, saturate: bool) -> u8 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     /// The engine's exp against the platform's: within an f64 ulp everywhere sampled; every
     /// f16 and every sampled f32 input rounds to the same result (the range where e^x is a
-    /// finite non-zero f32, and beyond it), and the column loop's bits are `un1`'s.
+    /// finite non-zero f32, and beyond it).
     #[test]
     fn exp_rounds_like_the_platform_exp() {
         let mut worst = 0f64;
@@ -274,7 +275,6 @@ mod tests {
             );
         }
     }
-    use super::*;
 
     #[test]
     fn fp8_round_trips_every_code() {

@@ -169,9 +169,8 @@ fn ldexp(a: f64, e: i64) -> f64 {
 }
 
 /// min/max that return the other operand when one is NaN (GLSL.std.450 FMin/NMin and
-/// FMax/NMax alike).
-/// Without NaNs, GLSL.std.450's definitions: FMax is "y if x < y; otherwise x", FMin "y if
-/// y < x; otherwise x", so equal operands (±0 included) give the first one.
+/// FMax/NMax alike); without NaNs, GLSL.std.450's definitions: FMax is "y if x < y; otherwise
+/// x", FMin "y if y < x; otherwise x", so equal operands (±0 included) give the first one.
 pub(crate) fn min_max_nan(a: f64, b: f64, max: bool) -> f64 {
     if a.is_nan() {
         b
@@ -1553,6 +1552,18 @@ pub(crate) fn reduction_identity(op: BinOp, num: Num) -> u64 {
 mod tests {
     use super::*;
 
+    /// Equal operands (±0 included) give the first operand: GLSL.std.450 FMax is "y if
+    /// x < y; otherwise x", FMin "y if y < x; otherwise x" (NMax/NMin alike without NaNs).
+    #[test]
+    fn min_max_of_signed_zeros_return_the_first_operand() {
+        for op in [BinOp::FMax, BinOp::FMin, BinOp::NMax, BinOp::NMin] {
+            for (num, nz) in [(Num::F32, 0x8000_0000u64), (Num::F16, 0x8000)] {
+                assert_eq!(bin1(op, num, nz, 0), nz, "{op:?} {num:?} (-0, +0)");
+                assert_eq!(bin1(op, num, 0, nz), 0, "{op:?} {num:?} (+0, -0)");
+            }
+        }
+    }
+
     /// Min and max return an operand's own bits without rounding it again: the same bits as
     /// rounding the f64 result, for every kind, pairs of specials and random values (upper
     /// garbage bits included), NaNs too.
@@ -2036,22 +2047,6 @@ mod fast_path_tests {
                         "{from:?}x{na} -> {to:?}x{nd}"
                     );
                 }
-            }
-        }
-    }
-}
-#[cfg(test)]
-mod min_max_zero_tests {
-    use super::*;
-
-    /// Equal operands (±0 included) give the first operand: GLSL.std.450 FMax is "y if
-    /// x < y; otherwise x", FMin "y if y < x; otherwise x" (NMax/NMin alike without NaNs).
-    #[test]
-    fn min_max_of_signed_zeros_return_the_first_operand() {
-        for op in [BinOp::FMax, BinOp::FMin, BinOp::NMax, BinOp::NMin] {
-            for (num, nz) in [(Num::F32, 0x8000_0000u64), (Num::F16, 0x8000)] {
-                assert_eq!(bin1(op, num, nz, 0), nz, "{op:?} {num:?} (-0, +0)");
-                assert_eq!(bin1(op, num, 0, nz), 0, "{op:?} {num:?} (+0, -0)");
             }
         }
     }

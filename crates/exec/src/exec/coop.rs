@@ -434,36 +434,17 @@ impl Batch<'_, '_> {
         let (sa, sb) = (self.slot(a), self.slot(b));
         let n = sd.cm.elems();
         let arith = matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv);
-        let all_f16 = [sd.cm.num, sa.cm.num, sb.cm.num] == [Num::F16; 3];
+        let nums = [sd.cm.num, sa.cm.num, sb.cm.num];
+        let (all_f16, all_f32) = (nums == [Num::F16; 3], nums == [Num::F32; 3]);
         let mut wide = std::mem::take(&mut self.scratch_f32);
         for (i, _) in self.instances(d, mask) {
-            if arith && all_f16 {
-                // f16 operands are exact in f32, and an f32 +, −, ×, ÷ rounded again to f16 is
-                // the correctly rounded f16 result (24 ≥ 2·11 + 2 bits: the double rounding is
-                // innocuous), which is what `bin1` gives through f64. NaNs take `bin1`.
-                let (xs, ys) = (
-                    &self.mf[sa.off + i * n..][..n],
-                    &self.mf[sb.off + i * n..][..n],
-                );
-                wide.clear();
-                wide.extend(xs.iter().zip(ys).map(|(&x, &y)| match op {
-                    BinOp::FAdd => x + y,
-                    BinOp::FSub => x - y,
-                    BinOp::FMul => x * y,
-                    _ => x / y,
-                }));
-                // Checked before anything is written: the result may be an operand's tile.
-                if !wide.iter().fold(false, |nan, x| nan | x.is_nan()) {
-                    let rounded =
-                        kernels::round_through_f16(&wide, &mut self.mf[sd.off + i * n..][..n]);
-                    debug_assert!(rounded, "no NaN, so every value rounds");
-                    continue;
-                }
-            }
-            if arith && [sd.cm.num, sa.cm.num, sb.cm.num] == [Num::F32; 3] {
-                // f32 +, −, ×, ÷ are what `bin1` computes for f32; one loop per op so that it
-                // vectorizes, into scratch (the result may be an operand's tile). A NaN result
-                // takes `bin1`, which fixes its bits whatever operand order the loop used.
+            if arith && (all_f16 || all_f32) {
+                // f32 +, −, ×, ÷ in one loop per op, so that it vectorizes, into scratch (the
+                // result may be an operand's tile). For f32 that is what `bin1` computes; f16
+                // operands are exact in f32, and an f32 result rounded again to f16 is the
+                // correctly rounded f16 result (24 ≥ 2·11 + 2 bits: the double rounding is
+                // innocuous), which is what `bin1` gives through f64. A NaN result takes
+                // `bin1`, which fixes its bits whatever operand order the loop used.
                 let (xs, ys) = (
                     &self.mf[sa.off + i * n..][..n],
                     &self.mf[sb.off + i * n..][..n],
@@ -477,7 +458,13 @@ impl Batch<'_, '_> {
                     _ => wide.extend(pairs.map(|(&x, &y)| x / y)),
                 }
                 if !wide.iter().fold(false, |nan, x| nan | x.is_nan()) {
-                    self.mf[sd.off + i * n..][..n].copy_from_slice(&wide);
+                    let tile = &mut self.mf[sd.off + i * n..][..n];
+                    if all_f16 {
+                        let rounded = kernels::round_through_f16(&wide, tile);
+                        debug_assert!(rounded, "no NaN, so every value rounds");
+                    } else {
+                        tile.copy_from_slice(&wide);
+                    }
                     continue;
                 }
             }

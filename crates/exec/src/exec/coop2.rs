@@ -1686,38 +1686,40 @@ impl<'p, 'a> Batch<'p, 'a> {
         let mut c = vec![0u64; if columns { 3 * g } else { 0 }];
         let (mut src, mut result) = (Vec::new(), Vec::new());
         let mut widened = Vec::new();
+        // Result element e is its list's value `acc[which[e]]`.
+        let put = |b: &mut Self, i: usize, acc: &[u64], result: &mut Vec<u64>| {
+            result.clear();
+            result.extend(plan.which.iter().map(|&k| acc[k]));
+            b.set_tile_bits(d, i, result);
+        };
+        // A fold done here counts what the calls would have: one op over the lists a step.
+        let rest = (plan.steps().len() as u64).saturating_sub(1);
         for (i, l0) in self.instances(d, mask) {
             self.tile_bits(m, i, &mut src);
+            let mut acc = Vec::new();
             if let Some(Fold::Bin { op, num, swapped }) = fold
-                && fold_min_max(&plan, &src, (op, num, swapped), &mut widened, &mut result)
+                && fold_min_max(&plan, &src, (op, num, swapped), &mut widened, &mut acc)
             {
-                // What the calls would have counted: one op over the group's lanes a step.
-                let rest = plan.steps().len() as u64 - 1;
                 self.instr += rest;
                 self.lane_instr += rest * g as u64;
-                let acc = std::mem::take(&mut result);
-                result.extend(plan.which.iter().map(|&k| acc[k]));
-                self.set_tile_bits(d, i, &result);
+                put(self, i, &acc, &mut result);
                 continue;
             }
             let el = |e: u32| src[e as usize];
             let mut steps = plan.steps();
             let first = steps.next().unwrap_or(&[]);
-            let mut acc: Vec<u64> = first.iter().map(|&e| el(e)).collect();
+            acc.extend(first.iter().map(|&e| el(e)));
             if let Some(Fold::Param(second)) = fold {
                 // `return a` keeps each list's first element, `return b` ends with its last
                 // (every list has one length): no step in between changes anything.
-                let rest = steps.len() as u64;
-                if let (true, Some(last)) = (second && rest > 0, steps.last()) {
+                if let (true, Some(last)) = (second, steps.last()) {
                     for (a, &e) in acc.iter_mut().zip(last) {
                         *a = el(e);
                     }
                 }
                 self.instr += rest;
                 self.lane_instr += rest * g as u64;
-                result.clear();
-                result.extend(plan.which.iter().map(|&k| acc[k]));
-                self.set_tile_bits(d, i, &result);
+                put(self, i, &acc, &mut result);
                 continue;
             }
             for step in steps {
@@ -1755,9 +1757,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     self.lane_instr += g as u64;
                 }
             }
-            result.clear();
-            result.extend(plan.which.iter().map(|&k| acc[k]));
-            self.set_tile_bits(d, i, &result);
+            put(self, i, &acc, &mut result);
         }
         Ok(())
     }
