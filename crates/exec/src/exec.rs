@@ -20,6 +20,7 @@ mod coop;
 mod coop2;
 mod coopvec;
 mod subgroup;
+mod tensor_values;
 mod tiles;
 
 /// A failure inside one op: what, and the lane if it is lane-specific.
@@ -137,6 +138,11 @@ struct Batch<'p, 'a> {
     tile_words: Vec<(usize, std::sync::Arc<[u32]>)>,
     /// Scratch values of whole-tile element ops (reused between ops).
     scratch_f32: Vec<f32>,
+    /// The tensor layout and view values the registers' handles name (`tensor_values`).
+    layouts: tensor_values::Interned,
+    views: tensor_values::Interned,
+    /// The tables are the caller's, lent for an engine call: nothing may be collected.
+    values_lent: bool,
 }
 
 impl<'p, 'a> Batch<'p, 'a> {
@@ -206,6 +212,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             reads: None,
             tile_words: Vec::new(),
             scratch_f32: Vec::new(),
+            layouts: tensor_values::Interned::new(tensor_values::Tensor::Layout.words()),
+            views: tensor_values::Interned::new(tensor_values::Tensor::View.words()),
+            values_lent: false,
         };
         for &(m, v) in &p.const_mats {
             b.fill_mat(m, v);
@@ -281,6 +290,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.fill_mat(v.mat + k, 0);
             }
         }
+        // No register or memory word holds a handle of the last workgroup's values now.
+        self.layouts.clear();
+        self.views.clear();
         // The batch owns its local objects here: plain stores, which vectorize (one atomic
         // store per word was a visible share of small dispatches).
         for words in self.mem.local.iter_mut().take(p.locals.len()) {

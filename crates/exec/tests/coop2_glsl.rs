@@ -699,3 +699,52 @@ fn min_max_reductions_fold_to_the_called_functions_bits() {
         }
     }
 }
+
+/// Tensor layout values are handles into the batch's interned table (DESIGN.md, "Tensor
+/// layouts and views as handles"): 9000 distinct slices in one workgroup pass the table's
+/// first collection bound (4096) more than once, while values made before the loop (one in a
+/// register, two in a dynamically indexed Function array) and the one the loop's phi carries
+/// stay live; two workgroups run one after the other on one batch (the table cleared between
+/// them, on one thread) and side by side (two threads). Values from the slice formula.
+#[test]
+fn layout_handles_survive_collections_and_workgroups() {
+    let Some(spv) = compile(&src("layout_values.comp"), &[]) else {
+        return;
+    };
+    const ITERS: usize = 9000;
+    const W: usize = ITERS + 16;
+    let input: Vec<f32> = (0..64 * W).map(|i| (i % 7) as f32).collect();
+    let x = |r: usize, c: usize| input[r * W + c];
+    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    for threads in [1, 2] {
+        let opts = EngineOptions {
+            threads,
+            ..Default::default()
+        };
+        let p = Pipeline::compile(&m, "", &Default::default(), &opts).unwrap();
+        let mut res = Resources::default();
+        res.buffers
+            .insert((0, 0), input.iter().flat_map(|v| v.to_le_bytes()).collect());
+        res.buffers.insert((0, 1), vec![0; 2048 * 4]);
+        p.dispatch(&mut res, [2, 1, 1]).unwrap();
+        let out: Vec<f32> = res.buffers[&(0, 1)]
+            .chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        for wg in 0..2usize {
+            for r in 0..16 {
+                for c in 0..16 {
+                    let at = |k: usize| out[wg * 1024 + k * 256 + r * 16 + c];
+                    let sum: f32 = (0..ITERS).map(|i| x((i + wg) % 48 + r, i + c)).sum();
+                    let last = ITERS - 1;
+                    let kept = x(wg * 16 + r, 8 + c);
+                    let what = format!("threads {threads}, workgroup {wg}, ({r}, {c})");
+                    assert_eq!(at(0), sum, "loop sum, {what}");
+                    assert_eq!(at(1), kept, "value made before the loop, {what}");
+                    assert_eq!(at(2), x((last + wg) % 48 + r, last + c), "phi, {what}");
+                    assert_eq!(at(3), kept + x(r, wg + c), "array, {what}");
+                }
+            }
+        }
+    }
+}

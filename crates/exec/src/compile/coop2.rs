@@ -46,28 +46,14 @@ fn memory_operand_words(mask: u32) -> usize {
 }
 
 impl Cx<'_> {
-    /// OpTypeTensorLayoutNV / OpTypeTensorViewNV: values are `uint` arrays (see crate::coop2).
+    /// OpTypeTensorLayoutNV / OpTypeTensorViewNV: values are handles, one `uint` (see
+    /// `eval::tensor`).
     pub(super) fn coop2_type(&mut self, inst: &coopmat_spirv::Instruction) {
-        let rid = inst.result_id.unwrap_or(0);
-        if !self.t.contains(FAKE_U32_TYPE) {
-            self.t.insert(
-                FAKE_U32_TYPE,
-                Ty::Int {
-                    w: 32,
-                    signed: false,
-                },
-            );
-        }
-        let len = if inst.opcode == op::TypeTensorLayoutNV {
-            LAYOUT_COLS
-        } else {
-            VIEW_COLS
-        };
         self.t.insert(
-            rid,
-            Ty::Array {
-                elem: FAKE_U32_TYPE,
-                len,
+            inst.result_id.unwrap_or(0),
+            Ty::Int {
+                w: 32,
+                signed: false,
             },
         );
     }

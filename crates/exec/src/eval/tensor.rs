@@ -1,15 +1,22 @@
 //! SPV_NV_cooperative_matrix2 / SPV_NV_tensor_addressing support shared by the compiler
 //! (`compile/coop2.rs`) and the executor (`exec/coop2.rs`).
 //!
-//! Tensor layouts and views are immutable values kept in ordinary lane columns (one copy per
-//! lane, like any SSA value), so they can live in Function/Private variables and flow through
-//! phis: the compiler gives `OpTypeTensorLayoutNV` the shape of a `uint[LAYOUT_COLS]` array
-//! and `OpTypeTensorViewNV` that of a `uint[VIEW_COLS]` array. The encoding stores every
-//! field, static ones (dimension count, clamp mode, permutation) included, so an op needs only
-//! the value. The semantics themselves come from `coopmat_tensor`.
+//! Tensor layouts and views are immutable values. A register holds a handle to the batch's
+//! interned encoding (`exec/tensor_values.rs`): the compiler gives `OpTypeTensorLayoutNV` and
+//! `OpTypeTensorViewNV` the shape of a `uint`, so handles live in Function/Private variables
+//! and flow through phis like any scalar. The encoding stores every field, static ones
+//! (dimension count, clamp mode, permutation) included, so an op needs only the value. The
+//! semantics themselves come from `coopmat_tensor`.
 
 use crate::ExecError;
 use coopmat_tensor::{ClampMode, MAX_DIM, TensorLayout, TensorView};
+
+/// Words of a layout's encoding: dims, clamp mode, blockSize[5], layoutDimension[5], stride[5],
+/// offset[5], span[5], clampValue.
+pub(crate) const LAYOUT_WORDS: usize = 28;
+/// Words of a view's encoding: dims, hasDimensions, permutation[5], viewDimension[5],
+/// viewStride[5], clip (rowOffset, rowSpan, colOffset, colSpan).
+pub(crate) const VIEW_WORDS: usize = 21;
 
 /// A layout from its encoding (fields are replayed through the `coopmat_tensor` setters so
 /// every invariant of the type holds).

@@ -2,9 +2,10 @@
 //! loads and stores, and DecodeFunc / DecodeVectorFunc calls through the engine's own
 //! function-call machinery (a reusable sub-batch, one lane per element or V-group).
 
+use super::tensor_values::{self, Tensor};
 use super::*;
 use crate::eval::ColumnOp;
-use crate::eval::tensor::{layout_from, layout_to, view_from, view_to};
+use crate::eval::tensor::{LAYOUT_WORDS, VIEW_WORDS, layout_from, layout_to, view_from, view_to};
 use coopmat_tensor::{ElementSource, TensorElement, address::constant_bits};
 
 /// Runs along adjacent tile columns read together before being written back row by row
@@ -511,9 +512,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                     coopmat_tensor::ClampMode::from_raw(*mode).map_err(tfault)?,
                 )
                 .map_err(tfault)?;
-                let mut v = vec![0u64; LAYOUT_COLS as usize];
+                let mut v = [0u64; LAYOUT_WORDS];
                 layout_to(&l, &mut v);
-                self.fill_cols(*d, &v, mask);
+                let h = self.intern_value(Tensor::Layout, &v);
+                self.fill_cols(*d, &[h], mask);
             }
             C2::CreateView {
                 d,
@@ -524,13 +526,14 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let v =
                     coopmat_tensor::TensorView::create(*dims, *has_dim, &perm[..*dims as usize])
                         .map_err(tfault)?;
-                let mut w = vec![0u64; VIEW_COLS as usize];
+                let mut w = [0u64; VIEW_WORDS];
                 view_to(&v, &mut w);
-                self.fill_cols(*d, &w, mask);
+                let h = self.intern_value(Tensor::View, &w);
+                self.fill_cols(*d, &[h], mask);
             }
             C2::SetLayout { kind, d, src, args } => {
                 let kind = *kind;
-                self.per_lane_value(*d, *src, LAYOUT_COLS, args, mask, |inp, a, out| {
+                self.per_lane_value(Tensor::Layout, *d, *src, args, mask, |inp, a, out| {
                     let l = layout_from(inp).map_err(tfault)?;
                     let a32: Vec<u32> = a.iter().map(|&x| x as u32).collect();
                     let r = match kind {
@@ -549,7 +552,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             C2::SetView { kind, d, src, args } => {
                 let kind = *kind;
-                self.per_lane_value(*d, *src, VIEW_COLS, args, mask, |inp, a, out| {
+                self.per_lane_value(Tensor::View, *d, *src, args, mask, |inp, a, out| {
                     let v = view_from(inp).map_err(tfault)?;
                     let a32: Vec<u32> = a.iter().map(|&x| x as u32).collect();
                     let r = match kind {
@@ -641,77 +644,111 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
     }
 
-    /// Computes a layout/view value per active lane from `src` and argument columns; lanes
-    /// whose inputs equal the previous lane's reuse its result (values are almost always
-    /// uniform).
+    /// Computes a layout/view value (handles in column `d`) per active lane from the value
+    /// `src` and argument columns; lanes whose inputs equal the previous lane's reuse its
+    /// result (values are almost always uniform).
     fn per_lane_value(
         &mut self,
+        kind: Tensor,
         d: Col,
         src: Col,
-        n: u32,
         args: &[Col],
         mask: &Mask,
         f: impl Fn(&[u64], &[u64], &mut [u64]) -> Result<(), Fault>,
     ) -> Result<(), Fault> {
         let lanes = self.lanes;
-        let n = n as usize;
+        let Some(first) = mask_lanes(mask).next() else {
+            return Ok(());
+        };
+        let mut out = vec![0u64; kind.words()];
+        let mut run = |b: &mut Self, h: u64, av: &[u64], l: usize| -> Result<u64, Fault> {
+            let inp = b.values(kind).get(h).to_vec();
+            f(&inp, av, &mut out).map_err(|e| Fault {
+                kind: ErrorKind::InvalidOperand,
+                what: e.what,
+                lane: Some(l),
+            })?;
+            Ok(b.intern_value(kind, &out))
+        };
         // Uniform inputs (the usual case: layouts and views are built from constants, push
-        // constants and workgroup ids): one evaluation, found by comparing whole columns (plain
-        // slices when every lane is active).
+        // constants and workgroup ids): one evaluation, found by comparing whole columns
+        // (plain slices when every lane is active).
         let dense = *mask == self.full;
-        if let Some(first) = mask_lanes(mask).next() {
-            let uniform = |c: Col| {
-                let column = &self.cols[c.ix() * lanes..(c.ix() + 1) * lanes];
-                let v = column[first];
-                if dense {
-                    kernels::column_is(column, v)
-                } else {
-                    mask_lanes(mask).all(|l| column[l] == v)
+        let uniform = |c: Col| {
+            let column = &self.cols[c.ix() * lanes..(c.ix() + 1) * lanes];
+            let v = column[first];
+            if dense {
+                kernels::column_is(column, v)
+            } else {
+                mask_lanes(mask).all(|l| column[l] == v)
+            }
+        };
+        let at = |b: &Self, c: Col, l: usize| b.cols[c.ix() * lanes + l];
+        if uniform(src) && args.iter().all(|&c| uniform(c)) {
+            let av: Vec<u64> = args.iter().map(|&c| at(self, c, first)).collect();
+            let h = run(self, at(self, src, first), &av, first)?;
+            self.fill_cols(d, &[h], mask);
+            return Ok(());
+        }
+        let mut prev: Option<(u64, Vec<u64>, u64)> = None;
+        let mut av = vec![0u64; args.len()];
+        for l in mask_lanes(mask) {
+            let h = at(self, src, l);
+            for (x, &c) in av.iter_mut().zip(args) {
+                *x = at(self, c, l);
+            }
+            let r = match &prev {
+                Some((ph, pa, r)) if *ph == h && *pa == av => *r,
+                _ => {
+                    let r = run(self, h, &av, l)?;
+                    prev = Some((h, av.clone(), r));
+                    r
                 }
             };
-            if (0..n).all(|k| uniform(src + k as u32)) && args.iter().all(|&c| uniform(c)) {
-                let inp: Vec<u64> = (0..n)
-                    .map(|k| self.cols[(src.ix() + k) * lanes + first])
-                    .collect();
-                let av: Vec<u64> = args
-                    .iter()
-                    .map(|c| self.cols[c.ix() * lanes + first])
-                    .collect();
-                let mut out = vec![0u64; n];
-                f(&inp, &av, &mut out).map_err(|e| Fault {
-                    kind: ErrorKind::InvalidOperand,
-                    what: e.what,
-                    lane: Some(first),
-                })?;
-                self.fill_cols(d, &out, mask);
-                return Ok(());
-            }
-        }
-        let mut prev: Option<(Vec<u64>, Vec<u64>)> = None;
-        let mut inp = vec![0u64; n];
-        let mut av = vec![0u64; args.len()];
-        let mut out = vec![0u64; n];
-        for l in mask_lanes(mask) {
-            for (k, x) in inp.iter_mut().enumerate() {
-                *x = self.cols[(src.ix() + k) * lanes + l];
-            }
-            for (k, x) in av.iter_mut().enumerate() {
-                *x = self.cols[args[k].ix() * lanes + l];
-            }
-            let reuse = matches!(&prev, Some((pi, pa)) if *pi == inp && *pa == av);
-            if !reuse {
-                f(&inp, &av, &mut out).map_err(|e| Fault {
-                    kind: ErrorKind::InvalidOperand,
-                    what: e.what,
-                    lane: Some(l),
-                })?;
-                prev = Some((inp.clone(), av.clone()));
-            }
-            for (k, &x) in out.iter().enumerate() {
-                self.cols[(d.ix() + k) * lanes + l] = x;
-            }
+            self.cols[d.ix() * lanes + l] = r;
         }
         Ok(())
+    }
+
+    /// The interned values of `kind`.
+    fn values(&self, kind: Tensor) -> &tensor_values::Interned {
+        match kind {
+            Tensor::Layout => &self.layouts,
+            Tensor::View => &self.views,
+        }
+    }
+
+    /// The handle of `value`, an encoding of `kind`. A table that reached its bound first
+    /// frees the entries no word of the batch's registers and memory could name (never in a
+    /// sub-batch: its caller's registers hold handles of the same table).
+    fn intern_value(&mut self, kind: Tensor, value: &[u64]) -> u64 {
+        let lent = self.values_lent;
+        let table = match kind {
+            Tensor::Layout => &mut self.layouts,
+            Tensor::View => &mut self.views,
+        };
+        if table.wants_collection() && !lent {
+            let n = table.len();
+            let mut referenced = vec![false; n];
+            let mut mark = |x: u64| {
+                if let Some(r) = usize::try_from(x).ok().and_then(|x| referenced.get_mut(x)) {
+                    *r = true;
+                }
+            };
+            self.cols.iter().for_each(|&x| mark(x));
+            for words in &self.mem.local {
+                words.iter().for_each(|w| mark(w.load(Relaxed) as u64));
+            }
+            table.collect(&referenced);
+        }
+        table.intern(value)
+    }
+
+    /// The encoding of lane `l`'s value of `kind` in column `c`.
+    fn value_words(&self, kind: Tensor, c: Col, l: usize) -> Vec<u64> {
+        self.values(kind)
+            .get(self.cols[c.ix() * self.lanes + l])
+            .to_vec()
     }
 
     /// The element sources of a tile: from the offset-free cache and a shift when the
@@ -779,19 +816,13 @@ impl<'p, 'a> Batch<'p, 'a> {
         if let Some(s) = self.src_cache.map.get(&key) {
             return Ok((s.clone(), shift));
         }
-        let base = layout_from(&key[..LAYOUT_COLS as usize]).map_err(|e| tfault(e.what))?;
+        let base = layout_from(&key[..LAYOUT_WORDS]).map_err(|e| tfault(e.what))?;
         let srcs = std::rc::Rc::new(TileSources::new(full(&base)?, cols as usize));
         if self.src_cache.map.len() >= 32 {
             self.src_cache.map.clear();
         }
         self.src_cache.map.insert(key, srcs.clone());
         Ok((srcs, shift))
-    }
-
-    fn lane_vals(&self, c: Col, n: u32, l: usize) -> Vec<u64> {
-        (0..n as usize)
-            .map(|k| self.cols[(c.ix() + k) * self.lanes + l])
-            .collect()
     }
 
     /// Appends to `row` the `len` consecutive elements of type `num` (F16 or F32) at byte
@@ -910,9 +941,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 what: e.what,
                 lane: Some(l0),
             };
-            let lcols = self.lane_vals(layout, LAYOUT_COLS, l0);
+            let lcols = self.value_words(Tensor::Layout, layout, l0);
             let lay = layout_from(&lcols).map_err(lf)?;
-            let vcols = view.map(|v| self.lane_vals(v, VIEW_COLS, l0));
+            let vcols = view.map(|v| self.value_words(Tensor::View, v, l0));
             let (srcs, shift) =
                 self.tile_sources(&lcols, vcols.as_deref(), cm.rows, cm.cols, false)?;
             if obj != d && srcs.keeps_object {
@@ -1592,6 +1623,10 @@ impl<'p, 'a> Batch<'p, 'a> {
         for &i in &wg_objs {
             std::mem::swap(&mut sub.mem.local[i], &mut self.mem.local[i]);
         }
+        // Layout and view handles in the arguments and Private words name this batch's values.
+        std::mem::swap(&mut sub.layouts, &mut self.layouts);
+        std::mem::swap(&mut sub.views, &mut self.views);
+        sub.values_lent = true;
         let ret = f.ret.unwrap_or_default();
         out.clear();
         out.resize(ret.ncols as usize * n, 0);
@@ -1649,6 +1684,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         for &i in &wg_objs {
             std::mem::swap(&mut sub.mem.local[i], &mut self.mem.local[i]);
         }
+        std::mem::swap(&mut sub.layouts, &mut self.layouts);
+        std::mem::swap(&mut sub.views, &mut self.views);
         self.lane_instr += std::mem::take(&mut sub.lane_instr);
         self.instr += std::mem::take(&mut sub.instr);
         let reads = sub.reads.take();
@@ -2021,9 +2058,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 what: e.what,
                 lane: Some(l0),
             };
-            let lcols = self.lane_vals(layout, LAYOUT_COLS, l0);
+            let lcols = self.value_words(Tensor::Layout, layout, l0);
             layout_from(&lcols).map_err(lf)?;
-            let vcols = view.map(|v| self.lane_vals(v, VIEW_COLS, l0));
+            let vcols = view.map(|v| self.value_words(Tensor::View, v, l0));
             let (srcs, shift) =
                 self.tile_sources(&lcols, vcols.as_deref(), cm.rows, cm.cols, true)?;
             let base = self.cols[ptr.ix() * self.lanes + l0];

@@ -3,16 +3,6 @@
 use super::{Col, Mat, Val};
 use coopmat_tensor::MAX_DIM;
 
-/// Columns of a tensor layout value: dims, clamp mode, blockSize[5], layoutDimension[5],
-/// stride[5], offset[5], span[5], clampValue.
-pub(crate) const LAYOUT_COLS: u32 = 28;
-/// Columns of a tensor view value: dims, hasDimensions, permutation[5], viewDimension[5],
-/// viewStride[5], clip (rowOffset, rowSpan, colOffset, colSpan).
-pub(crate) const VIEW_COLS: u32 = 21;
-/// A type id no module uses (ids are < bound ≤ 2^22 in practice): the `uint` element of the
-/// arrays that stand for layout and view values.
-pub(crate) const FAKE_U32_TYPE: u32 = u32::MAX - 7;
-
 /// How the engine calls DecodeFunc / DecodeVectorFunc when a load names both.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DecodePolicy {
@@ -104,7 +94,7 @@ pub(crate) struct Decode {
 /// Cooperative-matrix2 ops; column and matrix-slot operands as in [`super::Op`].
 #[derive(Clone, Debug)]
 pub(crate) enum C2 {
-    /// OpCreateTensorLayoutNV: write a fresh layout into columns `d..d+LAYOUT_COLS`.
+    /// OpCreateTensorLayoutNV: a fresh layout's handle into column `d`.
     CreateLayout { d: Col, dims: u32, mode: u32 },
     /// OpTensorLayoutSet*NV / SliceNV: `d = src` with a field set from the argument columns.
     SetLayout {
