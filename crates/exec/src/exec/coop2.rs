@@ -131,98 +131,76 @@ impl TileSources {
     }
 }
 
-/// A reduction whose combine function is f16 or f32 min or max, folded in plan order over the
-/// tile's elements widened once to f64 (exact), with `eval::min_max_nan`, the definition
-/// `bin1` uses: each step's result is one of its operands, so the accumulators narrow back to
-/// those operands' own bits, as `bin1` returns them. Returns false (nothing computed) for
-/// other folds and for tiles holding a NaN, whose min/max `bin1` rounds. `acc`: the groups'
-/// results on success.
-fn fold_min_max(
-    plan: &ReducePlan,
-    src: &[u64],
-    (op, num, swapped): (BinOp, Num, bool),
-    widened: &mut Vec<f64>,
-    acc: &mut Vec<u64>,
-) -> bool {
-    let max = match op {
-        BinOp::FMax | BinOp::NMax => true,
-        BinOp::FMin | BinOp::NMin => false,
-        _ => return false,
-    };
-    if !matches!(num, Num::F16 | Num::F32) {
+/// A reduction over a tile of the f32 arena whose combine function returns a parameter, or is
+/// f16/f32 min or max, computed from the arena's values (an f16 tile's are its elements
+/// widened, exactly): `acc` gets each list's result. False (nothing computed) for other folds
+/// and for tiles holding a NaN (the general path folds those through `bin1`).
+///
+/// Min and max need no fold order: a NaN-free fold with `eval::min_max_nan` (GLSL.std.450
+/// FMax: "y if x < y, otherwise x") returns one of the list's elements, the extreme value, and
+/// equal non-zero values have equal bits. Only an extreme of zero depends on the order: the
+/// accumulator keeps an equal operand, so the first zero of the list wins (the last one when
+/// the function's parameters are swapped, `max(b, a)`).
+fn fold_tile(plan: &ReducePlan, v: &[f32], fold: Fold, acc: &mut Vec<f32>) -> bool {
+    let len = plan.order.len() / plan.groups.max(1);
+    if plan.groups == 0 || len == 0 || plan.lists.iter().any(|&e| e as usize >= v.len()) {
         return false;
     }
-    widened.clear();
-    if num == Num::F32 {
-        widened.extend(src.iter().map(|&b| f32::from_bits(b as u32) as f64));
-    } else {
-        let lut = floats::f16_lut();
-        widened.extend(src.iter().map(|&b| lut[b as u16 as usize] as f64));
-    }
-    let mut steps = plan.steps();
-    let Some(first) = steps.next() else {
+    if v.iter().fold(false, |nan, x| nan | x.is_nan()) {
         return false;
-    };
-    if widened.iter().any(|v| v.is_nan()) || src.len() != widened.len() {
-        return false;
-    }
-    let at = |e: u32| widened.get(e as usize).copied();
-    if plan.groups == 1
-        && let Some(m) = whole_min_max(&plan.order, widened, max)
-    {
-        acc.clear();
-        acc.push(floats::from_f64(num, m));
-        return true;
-    }
-    let Some(mut accf) = first.iter().map(|&e| at(e)).collect::<Option<Vec<f64>>>() else {
-        return false;
-    };
-    for step in steps {
-        for (a, &e) in accf.iter_mut().zip(step) {
-            let Some(x) = at(e) else {
-                return false;
-            };
-            *a = if swapped {
-                crate::eval::min_max_nan(x, *a, max)
-            } else {
-                crate::eval::min_max_nan(*a, x, max)
-            };
-        }
     }
     acc.clear();
-    acc.extend(accf.iter().map(|&v| floats::from_f64(num, v)));
-    true
-}
-
-/// The min or max of one list (a one-group plan's order), NaN-free: in any
-/// order when that cannot change the bits, i.e. unless the result is a zero and zeros of both
-/// signs are in the list (equal non-zero values have equal bits; which zero a fold keeps
-/// depends on its order). Four partial results break the fold's dependency chain. None: the
-/// caller folds in order.
-fn whole_min_max(list: &[u32], vals: &[f64], max: bool) -> Option<f64> {
-    let pick = |a: f64, b: f64| if (a < b) == max { b } else { a };
-    let x0 = *vals.get(*list.first()? as usize)?;
-    let mut part = [x0; 4];
-    let (mut pos_zero, mut neg_zero) = (false, false);
-    let mut note = |x: f64| {
-        pos_zero |= x.to_bits() == 0;
-        neg_zero |= x.to_bits() == 1 << 63;
-    };
-    let quads = list.chunks_exact(4);
-    for &e in quads.remainder() {
-        let x = *vals.get(e as usize)?;
-        note(x);
-        part[0] = pick(part[0], x);
-    }
-    for q in quads {
-        for (p, &e) in part.iter_mut().zip(q) {
-            let x = *vals.get(e as usize)?;
-            note(x);
-            *p = pick(*p, x);
+    let list = |k: usize| &plan.lists[k * len..(k + 1) * len];
+    match fold {
+        Fold::Param(second) => {
+            acc.extend((0..plan.groups).map(|k| {
+                let l = list(k);
+                v[l[if second { len - 1 } else { 0 }] as usize]
+            }));
+        }
+        Fold::Bin { op, num, swapped } => {
+            let max = match op {
+                BinOp::FMax | BinOp::NMax => true,
+                BinOp::FMin | BinOp::NMin => false,
+                _ => return false,
+            };
+            if !matches!(num, Num::F16 | Num::F32) {
+                return false;
+            }
+            let extreme = |a: f32, b: f32| if max { a.max(b) } else { a.min(b) };
+            for k in 0..plan.groups {
+                let l = list(k);
+                let first = v[l[0] as usize];
+                let m = match plan.contiguous {
+                    // Sixteen partial extremes: one vector instruction a chunk.
+                    true => {
+                        let run = &v[l[0] as usize..][..len];
+                        let mut part = [first; 16];
+                        let chunks = run.chunks_exact(16);
+                        for &x in chunks.remainder() {
+                            part[0] = extreme(part[0], x);
+                        }
+                        for c in chunks {
+                            for (p, &x) in part.iter_mut().zip(c) {
+                                *p = extreme(*p, x);
+                            }
+                        }
+                        part.iter().fold(first, |a, &b| extreme(a, b))
+                    }
+                    false => l.iter().fold(first, |a, &e| extreme(a, v[e as usize])),
+                };
+                let m = if m == 0.0 {
+                    let mut zeros = l.iter().map(|&e| v[e as usize]).filter(|&x| x == 0.0);
+                    let z = if swapped { zeros.next_back() } else { zeros.next() };
+                    z.unwrap_or(m)
+                } else {
+                    m
+                };
+                acc.push(m);
+            }
         }
     }
-    let m = pick(pick(part[0], part[1]), pick(part[2], part[3]));
-    (m != 0.0 || !(pos_zero && neg_zero)).then_some(m)
+    true
 }
 
 /// A scalar binary op of a three-column scratch block: columns 1 and 2 into column 0.
@@ -416,6 +394,11 @@ pub(super) struct ReducePlan {
     groups: usize,
     /// Step-major: step t is `order[t·groups..(t + 1)·groups]`.
     order: Vec<u32>,
+    /// List-major: list k is `lists[k·len..(k + 1)·len]`, in fold order.
+    lists: Vec<u32>,
+    /// Whether list k is the elements `k·len..(k + 1)·len` in order (the rows of a Row
+    /// reduction, the whole tile of a Row|Column one).
+    contiguous: bool,
     which: Vec<usize>,
 }
 
@@ -465,12 +448,17 @@ impl ReducePlan {
                 "reduction source lists are empty or of different lengths",
             ));
         }
+        let index_of = |&(r, c): &(u32, u32)| r * cols + c;
         let order = (0..len)
-            .flat_map(|t| uniq.iter().map(move |u| u[t].0 * cols + u[t].1))
+            .flat_map(|t| uniq.iter().map(move |u| index_of(&u[t])))
             .collect();
+        let lists: Vec<u32> = uniq.iter().flat_map(|u| u.iter().map(index_of)).collect();
+        let contiguous = lists.iter().enumerate().all(|(i, &e)| e as usize == i);
         Ok(ReducePlan {
             groups: uniq.len(),
             order,
+            lists,
+            contiguous,
             which,
         })
     }
@@ -1722,7 +1710,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         let columns = (8..=MAX_LANES).contains(&g);
         let mut c = vec![0u64; if columns { 3 * g } else { 0 }];
         let (mut src, mut result) = (Vec::new(), Vec::new());
-        let mut widened = Vec::new();
+        let mut accf = Vec::new();
         // Result element e is its list's value `acc[which[e]]`.
         let put = |b: &mut Self, i: usize, acc: &[u64], result: &mut Vec<u64>| {
             result.clear();
@@ -1731,17 +1719,23 @@ impl<'p, 'a> Batch<'p, 'a> {
         };
         // A fold done here counts what the calls would have: one op over the lists a step.
         let rest = (plan.steps().len() as u64).saturating_sub(1);
+        let (sd, sm) = (self.slot(d), self.slot(m));
+        let arena = sd.cm.is_f32_arena() && sm.cm.is_f32_arena() && sd.cm.num == sm.cm.num;
         for (i, l0) in self.instances(d, mask) {
+            if let (true, Some(f)) = (arena, fold) {
+                let (nd, nm) = (sd.cm.elems(), sm.cm.elems());
+                let (dk, mk) = (self.mat_off[d.ix()] + i * nd, self.mat_off[m.ix()] + i * nm);
+                if plan.which.len() == nd && fold_tile(&plan, &self.mf[mk..mk + nm], f, &mut accf) {
+                    self.instr += rest;
+                    self.lane_instr += rest * g as u64;
+                    for (t, &k) in self.mf[dk..dk + nd].iter_mut().zip(&plan.which) {
+                        *t = accf[k];
+                    }
+                    continue;
+                }
+            }
             self.tile_bits(m, i, &mut src);
             let mut acc = Vec::new();
-            if let Some(Fold::Bin { op, num, swapped }) = fold
-                && fold_min_max(&plan, &src, (op, num, swapped), &mut widened, &mut acc)
-            {
-                self.instr += rest;
-                self.lane_instr += rest * g as u64;
-                put(self, i, &acc, &mut result);
-                continue;
-            }
             let el = |e: u32| src[e as usize];
             let mut steps = plan.steps();
             let first = steps.next().unwrap_or(&[]);
