@@ -138,6 +138,8 @@ struct Batch<'p, 'a> {
     tile_words: Vec<(usize, std::sync::Arc<[u32]>)>,
     /// Scratch values of whole-tile element ops (reused between ops).
     scratch_f32: Vec<f32>,
+    /// Scratch columns of element folds (reused between ops).
+    scratch_cols: Vec<u64>,
     /// The tensor layout and view values the registers' handles name (`tensor_values`).
     layouts: tensor_values::Interned,
     views: tensor_values::Interned,
@@ -212,6 +214,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             reads: None,
             tile_words: Vec::new(),
             scratch_f32: Vec::new(),
+            scratch_cols: Vec::new(),
             layouts: tensor_values::Interned::new(tensor_values::Tensor::Layout.words()),
             views: tensor_values::Interned::new(tensor_values::Tensor::View.words()),
             values_lent: false,

@@ -191,7 +191,11 @@ fn fold_tile(plan: &ReducePlan, v: &[f32], fold: Fold, acc: &mut Vec<f32>) -> bo
                 };
                 let m = if m == 0.0 {
                     let mut zeros = l.iter().map(|&e| v[e as usize]).filter(|&x| x == 0.0);
-                    let z = if swapped { zeros.next_back() } else { zeros.next() };
+                    let z = if swapped {
+                        zeros.next_back()
+                    } else {
+                        zeros.next()
+                    };
                     z.unwrap_or(m)
                 } else {
                     m
@@ -1811,6 +1815,11 @@ impl<'p, 'a> Batch<'p, 'a> {
             _ => None,
         };
         for (i, l0) in self.instances(d, mask) {
+            if let Some(f) = fold
+                && self.element_fold_f32(d, m, i, f, extras)
+            {
+                continue;
+            }
             let mut v = Vec::new();
             self.tile_bits(m, i, &mut v);
             // A fold that reads neither the row nor the column takes the elements as they are.
@@ -1857,6 +1866,94 @@ impl<'p, 'a> Batch<'p, 'a> {
             self.set_tile_bits(d, i, &r[..n.min(r.len())]);
         }
         Ok(())
+    }
+
+    /// [`Batch::element_fold`] over instance `i` of f32 tiles, from the arena and back: when the
+    /// op reads neither the row nor the column and every operand is the element or an f32
+    /// matrix extra of the tile's size. The same column kernel on the same bits, without the
+    /// argument vectors (flash attention's `exp` and `max` run on every KV block). False:
+    /// nothing done.
+    fn element_fold_f32(
+        &mut self,
+        d: Mat,
+        m: Mat,
+        i: usize,
+        f: ElementFold,
+        extras: &[(Val, bool)],
+    ) -> bool {
+        let n = self.slot(m).cm.elems();
+        let f32_tile = |b: &Self, x: Mat| {
+            let s = b.slot(x);
+            (s.cm.num == Num::F32 && s.cm.elems() == n).then_some(s.off + i * n)
+        };
+        // The arena offset of parameter p's tile: 2 is the element, 3.. the extras.
+        let param = |b: &Self, p: usize| match p {
+            2 => f32_tile(b, m),
+            _ => match extras.get(p.wrapping_sub(3)) {
+                Some(&(v, true)) => f32_tile(b, v.mat),
+                _ => None,
+            },
+        };
+        let (num, ka, kb) = match f {
+            ElementFold::Un { num, a, .. } => (num, param(self, a), Some(0)),
+            ElementFold::Bin { num, a, b, .. } => (num, param(self, a), param(self, b)),
+        };
+        let (Some(dk), Some(ka), Some(kb), Num::F32) = (f32_tile(self, d), ka, kb, num) else {
+            return false;
+        };
+        let lanes = MAX_LANES.min(n);
+        // Every column a kernel reads is written first: no clearing.
+        let mut c = std::mem::take(&mut self.scratch_cols);
+        c.resize(3 * lanes, 0);
+        for start in (0..n).step_by(lanes) {
+            let len = (n - start).min(lanes);
+            let operand = |b: &Self, c: &mut [u64], k: usize, at: usize| {
+                for (x, v) in c[k * len..(k + 1) * len]
+                    .iter_mut()
+                    .zip(&b.mf[at + start..at + start + len])
+                {
+                    *x = v.to_bits() as u64;
+                }
+            };
+            let (un, bin);
+            let op = match f {
+                ElementFold::Un { op, num, .. } => {
+                    operand(self, &mut c, 1, ka);
+                    un = UnArgs {
+                        op,
+                        num,
+                        d: Col(0),
+                        a: Col(1),
+                        n: 1,
+                    };
+                    ColumnOp::Un(&un)
+                }
+                ElementFold::Bin { op, num, .. } => {
+                    operand(self, &mut c, 1, ka);
+                    operand(self, &mut c, 2, kb);
+                    bin = scratch_bin(op, num);
+                    ColumnOp::Bin(&bin)
+                }
+            };
+            run_scratch(&mut c[..3 * len], len, op);
+            // As `mat_set` stores f32 bits: a NaN through f64 (which quiets a signaling one).
+            for (t, &x) in self.mf[dk + start..dk + start + len]
+                .iter_mut()
+                .zip(&c[..len])
+            {
+                let v = f32::from_bits(x as u32);
+                *t = if v.is_nan() {
+                    floats::to_f64(Num::F32, x) as f32
+                } else {
+                    v
+                };
+            }
+        }
+        self.scratch_cols = c;
+        // What the call would have counted: one op over the tile's lanes.
+        self.instr += 1;
+        self.lane_instr += n as u64;
+        true
     }
 
     /// A per-element function's one op ([`ElementFold`]) over `n` argument lanes
