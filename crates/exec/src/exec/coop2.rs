@@ -233,6 +233,26 @@ fn run_scratch(c: &mut [u64], lanes: usize, op: ColumnOp) {
     .run(op);
 }
 
+/// Runs an [`ElementFold`]'s column kernel over the `lanes` lanes of a three-column scratch
+/// block whose column 1 (and 2, for a binary op) holds the operands: the result in column 0.
+fn run_element_fold(c: &mut [u64], lanes: usize, f: ElementFold) {
+    match f {
+        ElementFold::Un { op, num, .. } => {
+            let un = UnArgs {
+                op,
+                num,
+                d: Col(0),
+                a: Col(1),
+                n: 1,
+            };
+            run_scratch(c, lanes, ColumnOp::Un(&un));
+        }
+        ElementFold::Bin { op, num, .. } => {
+            run_scratch(c, lanes, ColumnOp::Bin(&scratch_bin(op, num)));
+        }
+    }
+}
+
 /// A key of the tile cache: `head` (the function or 0, the block size, the pointer, whether the
 /// elements are f16), the tile's shape, then the layout and view values.
 fn tile_key_of(head: [u64; 4], cm: &CmType, lcols: &[u64], vcols: Option<&[u64]>) -> Vec<u64> {
@@ -1915,27 +1935,11 @@ impl<'p, 'a> Batch<'p, 'a> {
                     *x = v.to_bits() as u64;
                 }
             };
-            let (un, bin);
-            let op = match f {
-                ElementFold::Un { op, num, .. } => {
-                    operand(self, &mut c, 1, ka);
-                    un = UnArgs {
-                        op,
-                        num,
-                        d: Col(0),
-                        a: Col(1),
-                        n: 1,
-                    };
-                    ColumnOp::Un(&un)
-                }
-                ElementFold::Bin { op, num, .. } => {
-                    operand(self, &mut c, 1, ka);
-                    operand(self, &mut c, 2, kb);
-                    bin = scratch_bin(op, num);
-                    ColumnOp::Bin(&bin)
-                }
-            };
-            run_scratch(&mut c[..3 * len], len, op);
+            operand(self, &mut c, 1, ka);
+            if let ElementFold::Bin { .. } = f {
+                operand(self, &mut c, 2, kb);
+            }
+            run_element_fold(&mut c[..3 * len], len, f);
             // As `mat_set` stores f32 bits: a NaN through f64 (which quiets a signaling one).
             for (t, &x) in self.mf[dk + start..dk + start + len]
                 .iter_mut()
@@ -1966,27 +1970,14 @@ impl<'p, 'a> Batch<'p, 'a> {
             let operand = |c: &mut [u64], k: usize, p: usize| {
                 c[k * lanes..(k + 1) * lanes].copy_from_slice(&args[p][start..start + lanes]);
             };
-            let (un, bin);
-            let op = match f {
-                ElementFold::Un { op, num, a } => {
-                    operand(&mut c, 1, a);
-                    un = UnArgs {
-                        op,
-                        num,
-                        d: Col(0),
-                        a: Col(1),
-                        n: 1,
-                    };
-                    ColumnOp::Un(&un)
-                }
-                ElementFold::Bin { op, num, a, b } => {
+            match f {
+                ElementFold::Un { a, .. } => operand(&mut c, 1, a),
+                ElementFold::Bin { a, b, .. } => {
                     operand(&mut c, 1, a);
                     operand(&mut c, 2, b);
-                    bin = scratch_bin(op, num);
-                    ColumnOp::Bin(&bin)
                 }
-            };
-            run_scratch(&mut c[..3 * lanes], lanes, op);
+            }
+            run_element_fold(&mut c[..3 * lanes], lanes, f);
             out.extend_from_slice(&c[..lanes]);
         }
         // What the call would have counted: one op over the tile's lanes.
