@@ -2061,7 +2061,9 @@ impl Pipeline {
     /// [`Resources::device_address`]). Returns the result the same way (empty for void).
     /// Buffers in `resources` are read and written; Workgroup and Private memory start zeroed
     /// for each batch; built-in inputs read as zero. Cooperative-matrix values inside the
-    /// called function are not supported on this path.
+    /// called function are not supported on this path; a tensor layout or view value is a
+    /// handle into the batch's own table (`exec/tensor_values.rs`), so one passed in or returned
+    /// names nothing outside the call (a parameter reads as an uninitialized layout).
     pub fn call_function(
         &self,
         function: u32,
