@@ -23,6 +23,17 @@ mod subgroup;
 mod tensor_values;
 mod tiles;
 
+/// How f32 bits `raw` are kept in the f32 arena: as they are, but a NaN through f64 (which
+/// quiets a signaling one, as every other kind's f64 round trip does).
+fn arena_f32(raw: u64) -> f32 {
+    let v = f32::from_bits(raw as u32);
+    if v.is_nan() {
+        floats::to_f64(Num::F32, raw) as f32
+    } else {
+        v
+    }
+}
+
 /// A failure inside one op: what, and the lane if it is lane-specific.
 struct Fault {
     kind: ErrorKind,
@@ -759,8 +770,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         let k = s.off + i * s.cm.elems() + e;
         if s.cm.is_f32_arena() {
             self.mf[k] = match s.cm.num {
-                // The f64 round trip only changes NaNs (it quiets a signaling one).
-                Num::F32 if !f32::from_bits(raw as u32).is_nan() => f32::from_bits(raw as u32),
+                Num::F32 => arena_f32(raw),
                 // Not a NaN: the table's value is the exact one the f64 path gives.
                 Num::F16 if !floats::f16_is_nan(raw as u16) => floats::f16_to_f32(raw as u16),
                 _ => floats::to_f64(s.cm.num, raw) as f32,

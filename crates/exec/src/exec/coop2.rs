@@ -143,7 +143,7 @@ impl TileSources {
 /// the function's parameters are swapped, `max(b, a)`).
 fn fold_tile(plan: &ReducePlan, v: &[f32], fold: Fold, acc: &mut Vec<f32>) -> bool {
     let len = plan.order.len() / plan.groups.max(1);
-    if plan.groups == 0 || len == 0 || plan.lists.iter().any(|&e| e as usize >= v.len()) {
+    if plan.groups == 0 || len == 0 || v.len() != plan.elems {
         return false;
     }
     if v.iter().fold(false, |nan, x| nan | x.is_nan()) {
@@ -423,6 +423,8 @@ pub(super) struct ReducePlan {
     /// Whether list k is the elements `k·len..(k + 1)·len` in order (the rows of a Row
     /// reduction, the whole tile of a Row|Column one).
     contiguous: bool,
+    /// The source tile's element count: every index above is below it (`new` checks).
+    elems: usize,
     which: Vec<usize>,
 }
 
@@ -477,12 +479,17 @@ impl ReducePlan {
             .flat_map(|t| uniq.iter().map(move |u| index_of(&u[t])))
             .collect();
         let lists: Vec<u32> = uniq.iter().flat_map(|u| u.iter().map(index_of)).collect();
+        let elems = rows as usize * cols as usize;
+        if lists.iter().any(|&e| e as usize >= elems) {
+            return Err(tfault("reduction source outside the source matrix"));
+        }
         let contiguous = lists.iter().enumerate().all(|(i, &e)| e as usize == i);
         Ok(ReducePlan {
             groups: uniq.len(),
             order,
             lists,
             contiguous,
+            elems,
             which,
         })
     }
@@ -1940,17 +1947,11 @@ impl<'p, 'a> Batch<'p, 'a> {
                 operand(self, &mut c, 2, kb);
             }
             run_element_fold(&mut c[..3 * len], len, f);
-            // As `mat_set` stores f32 bits: a NaN through f64 (which quiets a signaling one).
             for (t, &x) in self.mf[dk + start..dk + start + len]
                 .iter_mut()
                 .zip(&c[..len])
             {
-                let v = f32::from_bits(x as u32);
-                *t = if v.is_nan() {
-                    floats::to_f64(Num::F32, x) as f32
-                } else {
-                    v
-                };
+                *t = arena_f32(x);
             }
         }
         self.scratch_cols = c;

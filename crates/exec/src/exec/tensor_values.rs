@@ -68,6 +68,10 @@ impl Interned {
     /// Forgets every value but handle 0 (a new workgroup: no register or memory word of the
     /// batch holds an older handle that a defined read can reach).
     pub fn clear(&mut self) {
+        // Most workgroups make no layout: nothing to forget (every workgroup clears).
+        if self.len() == 1 {
+            return;
+        }
         self.values.clear();
         self.values.resize(self.words, 0);
         self.index.clear();
@@ -165,5 +169,9 @@ mod tests {
         t.clear();
         assert_eq!(t.len(), 1);
         assert_eq!(t.get(1), &[0, 0, 0]);
+        // Clearing an empty table leaves it empty; values start again at handle 1.
+        t.clear();
+        assert_eq!(t.intern(&[0, 0, 0]), 0);
+        assert_eq!(t.intern(&[1, 2, 3]), 1);
     }
 }
