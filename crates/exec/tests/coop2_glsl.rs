@@ -117,6 +117,32 @@ fn tensor_load_clamp_modes_views_reduce_per_element() {
             }
         }
         assert_eq!(&out[1792..2048], &want[..], "clipped store");
+        // Stored back through the transposing view: the input's words again.
+        assert_eq!(&out[2560..2816], &input[256..512], "store through a view");
+        // Over the edge of the 10x12 tensor: rows 4.., columns 2.. of it hold t, the rest 0.
+        for y in 0..10 {
+            for x in 0..12 {
+                let want = if y >= 4 && x >= 2 {
+                    t(y - 4, x - 2)
+                } else {
+                    0.0
+                };
+                assert_eq!(out[2816 + y * 12 + x], want, "edge store ({y},{x})");
+            }
+        }
+        // The f16 matrix (t's values are halves of small integers: exact in f16).
+        for e in 0..256 {
+            let word = out[2944 + e / 2].to_bits();
+            let h = half::f16::from_bits((word >> (16 * (e % 2))) as u16);
+            assert_eq!(h.to_f32(), t(e / 16, e % 16), "f16 store {e}");
+        }
+        let mut overlapped = vec![0f32; 136];
+        for r in 0..16 {
+            for c in 0..16 {
+                overlapped[8 * c + r] = t(r, c);
+            }
+        }
+        assert_eq!(&out[3072..3208], &overlapped[..], "overlapping store");
         for r in 0..8 {
             for c in 0..8 {
                 let s = t(2 * r, 2 * c)

@@ -61,6 +61,9 @@ pub(super) struct TileSources {
     /// The distance in the tile between consecutive elements of a run: 1 (along a row) or
     /// the tile's column count (along a column).
     run_stride: usize,
+    /// Whether no two runs share a memory index (each run's are distinct): a store may then
+    /// write the runs in any order.
+    runs_disjoint: bool,
     /// The elements whose source is not memory.
     others: Vec<usize>,
     /// DecodeFunc's arguments for the memory elements, offset-free, built on first use.
@@ -113,6 +116,17 @@ impl TileSources {
         } else {
             (by_rows, 1)
         };
+        let runs_disjoint = {
+            let mut spans: Vec<(u64, u64)> = runs
+                .iter()
+                .map(|&(_, i0, len)| (i0, i0.saturating_add(len as u64)))
+                .collect();
+            spans.sort_unstable();
+            // A run whose indices wrap around u64 is not a stretch of memory: no shortcut.
+            runs.iter()
+                .all(|&(_, i0, len)| i0.checked_add(len as u64).is_some())
+                && spans.windows(2).all(|w| w[0].1 <= w[1].0)
+        };
         let keeps_object = srcs
             .iter()
             .any(|s| matches!(s, ElementSource::Clipped | ElementSource::Discarded));
@@ -124,6 +138,7 @@ impl TileSources {
             srcs,
             runs,
             run_stride,
+            runs_disjoint,
             decode_args: Default::default(),
             vector_args: Default::default(),
             keeps_object,
@@ -2151,6 +2166,11 @@ impl<'p, 'a> Batch<'p, 'a> {
                 Ok((sh, idx, b0)) => self.mem.bytes_from(base).map(|a| (sh, idx, b0, a)),
                 Err(_) => None,
             };
+            if let Some(place) = fast
+                && self.store_runs(m, i, &srcs, shift.0, place)
+            {
+                continue;
+            }
             for (e, src) in srcs.srcs.iter().enumerate() {
                 match src {
                     ElementSource::Memory(te) => {
@@ -2203,5 +2223,61 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
         }
         Ok(())
+    }
+
+    /// Writes instance `i` of `m` by its tile's runs, one bounds check a run, when that is
+    /// the same as the element loop of [`Self::store_tensor`]: runs along rows (in element
+    /// order, so a later element still overwrites an earlier one at the same address) or runs
+    /// that share no address (a tile stored through a transposing view: the order does not
+    /// matter), every run inside the object `place` (`(shared, idx, first byte, bytes
+    /// available)`), and no element outside the tensor with clamp mode Undefined (an error).
+    /// False, having written nothing, otherwise.
+    fn store_runs(
+        &self,
+        m: Mat,
+        i: usize,
+        srcs: &TileSources,
+        shift: u64,
+        (sh, idx, b0, avail): (bool, u32, usize, u64),
+    ) -> bool {
+        let cm = self.slot(m).cm;
+        let cb = cm.num.bytes() as u64;
+        let inside = |&(_, i0, len): &(usize, u64, usize)| {
+            let first = i0.wrapping_add(shift);
+            first
+                .checked_add(len as u64)
+                .and_then(|end| end.checked_mul(cb))
+                .is_some_and(|end| end <= avail)
+        };
+        if (srcs.run_stride != 1 && !srcs.runs_disjoint)
+            || cb == 0
+            || !srcs.runs.iter().all(inside)
+            || srcs
+                .others
+                .iter()
+                .any(|&e| matches!(srcs.srcs[e], ElementSource::Undefined))
+        {
+            return false;
+        }
+        let words = self.mem.words(sh, idx);
+        let tile = self.slot(m).off + i * cm.elems();
+        let f32_words = cm.num == Num::F32 && b0.is_multiple_of(4);
+        let stride = srcs.run_stride;
+        for &(e0, i0, len) in &srcs.runs {
+            let start = b0 + (i0.wrapping_add(shift) * cb) as usize;
+            if f32_words {
+                // f32 elements are the arena's bits (`mat_get`), a word each.
+                let values = self.mf[tile + e0..].iter().step_by(stride);
+                for (w, v) in words[start / 4..start / 4 + len].iter().zip(values) {
+                    w.store(v.to_bits(), Relaxed);
+                }
+            } else {
+                for j in 0..len {
+                    let x = self.mat_get(m, i, e0 + j * stride);
+                    memory::write_bytes(words, start + j * cb as usize, cb as u32, x, sh);
+                }
+            }
+        }
+        true
     }
 }

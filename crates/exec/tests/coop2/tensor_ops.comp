@@ -3,9 +3,12 @@
 #extension GL_NV_cooperative_matrix2 : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types : require
+#extension GL_EXT_shader_16bit_storage : require
 layout(local_size_x = 32) in;
 layout(set=0, binding=0) buffer In { float x[]; } inb;
 layout(set=0, binding=1) buffer Out { float y[]; } outb;
+// The same buffer as halves, for an f16 tensor store.
+layout(set=0, binding=1) buffer OutH { float16_t h[]; } outh;
 float add(const in float a, const in float b) { return a + b; }
 shared float shv[256];
 float pe(const in uint r, const in uint c, const in float e, const in float s) {
@@ -49,4 +52,20 @@ void main() {
   tensorViewNV<2> v3 = createTensorViewNV(2);
   v3 = setTensorViewClipNV(v3, 2, 4, 3, 7);
   coopMatStoreTensorNV(t, outb.y, 1792, l3, v3);
+  // stores by rows and by columns: through the transposing view (columns of t are rows of
+  // memory), over the edge of a 10x12 tensor (Constant: only elements inside are written) and
+  // of an f16 matrix into f16 memory
+  coopMatStoreTensorNV(t, outb.y, 2560, l2, v);
+  tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> l4 = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
+  l4 = setTensorLayoutDimensionNV(l4, 10, 12);
+  l4 = sliceTensorLayoutNV(l4, 4, 16, 2, 16);
+  coopMatStoreTensorNV(t, outb.y, 2816, l4);
+  coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> th = coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(t);
+  coopMatStoreTensorNV(th, outh.h, 2 * 2944, l2);
+  // columns overlapping in memory (element (r, c) at 8c + r): the last element in row-major
+  // order writes each address
+  tensorLayoutNV<2> l5 = createTensorLayoutNV(2);
+  l5 = setTensorLayoutDimensionNV(l5, 16, 16);
+  l5 = setTensorLayoutStrideNV(l5, 8, 1);
+  coopMatStoreTensorNV(t, outb.y, 3072, l5, v);
 }
