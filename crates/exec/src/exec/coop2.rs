@@ -36,7 +36,11 @@ pub(super) fn mask_lanes(mask: &Mask) -> impl Iterator<Item = usize> + '_ {
 /// `offset + span <= layoutDimension`, no coordinate is out of range (spanCoord < span), so no
 /// clamp applies, and `blockCoord = blockCoord₀ + offset/blockSize`, `coordInBlock` is
 /// unchanged and `index = index₀ + Σ (offset/blockSize)·stride`: the sources are those of the
-/// offset-free layout, shifted. Otherwise the sources are computed in full.
+/// offset-free layout, shifted. A dimension whose span leaves the tensor keeps its offset in
+/// the key: clamping is decided one dimension at a time ("spanCoordToTensorCoord"), the
+/// shifted dimensions never clamp, so whether and how an element clamps is the key's (a tile
+/// over a tensor's edge, or over a tensor smaller than the tile, is still shifted along its
+/// other dimensions). A negative offset or a zero block size: computed in full.
 #[derive(Default)]
 pub(super) struct SourceCache {
     map: rustc_hash::FxHashMap<Vec<u64>, std::rc::Rc<TileSources>>,
@@ -529,6 +533,58 @@ fn shifted(te: &TensorElement, sh: &Shift) -> TensorElement {
     t
 }
 
+/// The key under which the element sources of a tile over `lay` (encoded as `lcols`, viewed
+/// through `vcols`) are cached, and the shift from the key's sources to `lay`'s (see
+/// [`SourceCache`]); None when they are computed in full (a negative offset, a zero block size).
+fn source_key(
+    lay: &coopmat_tensor::TensorLayout,
+    lcols: &[u64],
+    vcols: Option<&[u64]>,
+    rows: u32,
+    cols: u32,
+    store: bool,
+) -> Option<(Vec<u64>, Shift)> {
+    let mut shift: Shift = (0, [0; 5], [0; 5]);
+    let mut phase = [0u64; 5];
+    for (k, ph) in phase.iter_mut().enumerate().take(lay.dims()) {
+        let (o, bs, sp, d) = (
+            lay.offset()[k] as i64,
+            lay.block_size()[k] as i64,
+            lay.span()[k] as i64,
+            lay.layout_dimension()[k] as i64,
+        );
+        if o < 0 || bs == 0 {
+            return None;
+        }
+        if o + sp > d {
+            // The span leaves the tensor in this dimension (a tile over its edge, the tensor
+            // smaller than the tile): its offset stays in the key as it is, so its clamping is
+            // the key's. Clamping is decided per dimension, and the shifted dimensions never
+            // clamp, so the sources are still the key's, shifted.
+            *ph = o as u64;
+            continue;
+        }
+        // Offset o = b·bs + r: the sources of offset r (the key's), shifted by b blocks.
+        // Clamping is not involved (o + span <= dimension, so r + span too), and block
+        // coordinates, coordinates in the block and indices shift uniformly.
+        let (b, r) = ((o / bs) as u64, (o % bs) as u64);
+        shift.0 = shift.0.wrapping_add(b.wrapping_mul(lay.stride()[k] as u64));
+        shift.1[k] = b as u32;
+        shift.2[k] = (o as u64 - r) as u32;
+        *ph = r;
+    }
+    let mut key: Vec<u64> = lcols.to_vec();
+    key[17..22].copy_from_slice(&phase);
+    key.extend(vcols.unwrap_or(&[]));
+    key.extend([
+        rows as u64,
+        cols as u64,
+        store as u64,
+        vcols.is_some() as u64,
+    ]);
+    Some((key, shift))
+}
+
 fn tfault(e: impl std::fmt::Display) -> Fault {
     Fault {
         kind: ErrorKind::InvalidOperand,
@@ -800,30 +856,6 @@ impl<'p, 'a> Batch<'p, 'a> {
             Some(v) => Some(view_from(v).map_err(|e| tfault(e.what))?),
             None => None,
         };
-        let dims = lay.dims();
-        let mut shift: Shift = (0, [0; 5], [0; 5]);
-        let mut phase = [0u64; 5];
-        let mut ok = true;
-        for (k, ph) in phase.iter_mut().enumerate().take(dims) {
-            let (o, bs, sp, d) = (
-                lay.offset()[k] as i64,
-                lay.block_size()[k] as i64,
-                lay.span()[k] as i64,
-                lay.layout_dimension()[k] as i64,
-            );
-            if o < 0 || bs == 0 || o + sp > d {
-                ok = false;
-                break;
-            }
-            // Offset o = b·bs + r: the sources of offset r (the key's), shifted by b blocks.
-            // Clamping is not involved (o + span <= dimension, so r + span too), and block
-            // coordinates, coordinates in the block and indices shift uniformly.
-            let (b, r) = ((o / bs) as u64, (o % bs) as u64);
-            shift.0 = shift.0.wrapping_add(b.wrapping_mul(lay.stride()[k] as u64));
-            shift.1[k] = b as u32;
-            shift.2[k] = (o as u64 - r) as u32;
-            *ph = r;
-        }
         let full = |lay: &coopmat_tensor::TensorLayout| {
             if store {
                 coopmat_tensor::store_sources(lay, vw.as_ref(), rows, cols)
@@ -832,21 +864,12 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             .map_err(tfault)
         };
-        if !ok {
+        let Some((key, shift)) = source_key(&lay, lcols, vcols, rows, cols, store) else {
             return Ok((
                 std::rc::Rc::new(TileSources::new(full(&lay)?, cols as usize)),
                 (0, [0; 5], [0; 5]),
             ));
-        }
-        let mut key: Vec<u64> = lcols.to_vec();
-        key[17..22].copy_from_slice(&phase);
-        key.extend(vcols.unwrap_or(&[]));
-        key.extend([
-            rows as u64,
-            cols as u64,
-            store as u64,
-            vcols.is_some() as u64,
-        ]);
+        };
         if let Some(s) = self.src_cache.map.get(&key) {
             return Ok((s.clone(), shift));
         }
@@ -2279,5 +2302,108 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coopmat_tensor::{ClampMode, TensorLayout, TensorView};
+
+    /// The cached sources of the key of [`source_key`], shifted, are the layout's own sources,
+    /// element for element, for loads and stores over random 1- to 3-dimensional layouts
+    /// (offsets inside, over the edge and past the end, block sizes, strides, every clamp
+    /// mode, with and without a transposing, clipped view).
+    #[test]
+    fn shifted_key_sources_are_the_layouts_own() {
+        let mut st = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u32| {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            (st % n as u64) as u32
+        };
+        let modes = [
+            ClampMode::Undefined,
+            ClampMode::Constant,
+            ClampMode::ClampToEdge,
+            ClampMode::Repeat,
+            ClampMode::RepeatMirrored,
+        ];
+        let (mut shifted_cases, mut edge_cases) = (0, 0);
+        for case in 0..3000 {
+            let dims = 1 + next(3) as usize;
+            let (rows, cols) = (1 + next(6), 1 + next(6));
+            let mode = modes[next(5) as usize];
+            let mut lay = TensorLayout::create(dims as u32, mode).unwrap();
+            let bs: Vec<u32> = (0..dims).map(|_| 1 + next(3)).collect();
+            lay = lay.set_block_size(&bs).unwrap();
+            let dim: Vec<u32> = (0..dims).map(|_| 1 + next(12)).collect();
+            lay = lay.set_dimension(&dim).unwrap();
+            if next(4) == 0 {
+                let strides: Vec<u32> = (0..dims).map(|_| next(40)).collect();
+                lay = lay.set_stride(&strides).unwrap();
+            }
+            // Spans that cover the tile (the last dimensions rows and columns, the rest 1).
+            let slice: Vec<u32> = (0..dims)
+                .flat_map(|k| {
+                    let span = match dims - 1 - k {
+                        0 => cols,
+                        1 => rows,
+                        _ => 1,
+                    };
+                    [next(16), span]
+                })
+                .collect();
+            lay = lay.slice(&slice).unwrap().set_clamp_value(next(1000));
+            let view = (dims == 2 && next(2) == 0).then(|| {
+                TensorView::create(2, false, &[1, 0]).unwrap().set_clip(
+                    next(3),
+                    1 + next(8),
+                    next(3),
+                    1 + next(8),
+                )
+            });
+            let mut lcols = vec![0u64; LAYOUT_WORDS];
+            layout_to(&lay, &mut lcols);
+            let vcols = view.as_ref().map(|v| {
+                let mut w = vec![0u64; VIEW_WORDS];
+                view_to(v, &mut w);
+                w
+            });
+            let store = next(2) == 0;
+            let sources = |l: &TensorLayout| {
+                if store {
+                    coopmat_tensor::store_sources(l, view.as_ref(), rows, cols)
+                } else {
+                    coopmat_tensor::load_sources(l, view.as_ref(), rows, cols)
+                }
+            };
+            let Ok(own) = sources(&lay) else { continue };
+            let (key, shift) =
+                source_key(&lay, &lcols, vcols.as_deref(), rows, cols, store).unwrap();
+            let base = layout_from(&key[..LAYOUT_WORDS]).unwrap();
+            let keyed = sources(&base).unwrap();
+            assert_eq!(own.len(), keyed.len(), "case {case}");
+            for (e, (a, b)) in own.iter().zip(&keyed).enumerate() {
+                let b = match b {
+                    ElementSource::Memory(te) => ElementSource::Memory(shifted(te, &shift)),
+                    other => *other,
+                };
+                assert_eq!(
+                    *a, b,
+                    "case {case} element {e}: {lay:?} {view:?} store {store}"
+                );
+            }
+            shifted_cases += (shift.0 != 0) as u32;
+            edge_cases += (0..dims).any(|k| {
+                lay.offset()[k] as i64 + lay.span()[k] as i64 > lay.layout_dimension()[k] as i64
+            }) as u32;
+        }
+        // Both kinds of dimension came up often.
+        assert!(
+            shifted_cases > 500 && edge_cases > 500,
+            "{shifted_cases} {edge_cases}"
+        );
     }
 }
