@@ -2417,7 +2417,8 @@ fn tile_cache(
     } else {
         cap.min(p.options.memory_limit() / 4)
     };
-    if cap == 0 || !p.funcs.iter().any(|f| f.pure_reader) {
+    // Also without a decode function: tiles gathered through a transposing view are kept.
+    if cap == 0 {
         return None;
     }
     let mut ranges = Vec::new();

@@ -774,3 +774,80 @@ fn layout_handles_survive_collections_and_workgroups() {
         }
     }
 }
+
+/// Tiles read without a decode function (`plain_reuse.comp`): a tile gathered through a
+/// transposing view is kept and reused by every later workgroup that reads it; one read by rows
+/// is never kept; a load whose kept tiles are never reused stops keeping them after its trial
+/// (256 tiles, then while one in eight is reused). Values from the input, with and without
+/// the cache, on one and two threads.
+#[test]
+fn plain_tiles_are_kept_only_where_reuse_pays() {
+    use coopmat_exec::{BoundResources, BufferView, SpecConstants};
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    let Some(spv) = compile(&src("plain_reuse.comp"), &[]) else {
+        return;
+    };
+    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    let groups = 300u32;
+    // Halves of small integers (exact), two to a word.
+    let half = |i: u32| half::f16::from_f32((i % 1000) as f32).to_bits() as u32;
+    let input: Vec<AtomicU32> = (0..groups * 128)
+        .map(|j| AtomicU32::new(half(2 * j) | half(2 * j + 1) << 16))
+        .collect();
+    for (same, threads, cache) in [
+        (true, 1, 256u64 << 20),
+        (true, 2, 256 << 20),
+        (true, 1, 0),
+        (false, 1, 256 << 20),
+        (false, 2, 256 << 20),
+    ] {
+        let mut spec = SpecConstants::default();
+        spec.insert(0, same as u64);
+        spec.insert(1, groups as u64);
+        let opts = EngineOptions {
+            threads,
+            decoded_tile_cache: cache,
+            ..Default::default()
+        };
+        let p = Pipeline::compile(&m, "", &spec, &opts).unwrap();
+        let out: Vec<AtomicU32> = (0..groups * 256).map(|_| AtomicU32::new(0)).collect();
+        let mut b = BoundResources::default();
+        for (binding, w) in [(0, &input), (1, &out)] {
+            let view = BufferView {
+                bytes: std::mem::size_of_val(w.as_slice()) as u64,
+                words: w,
+            };
+            b.buffers.insert((0, binding), view);
+        }
+        let st = p.dispatch_bound(&b, [groups, 1, 1], [0, 0, 0]).unwrap();
+        let what = format!("same {same} threads {threads} cache {cache}");
+        let got = |h: usize| (out[h / 2].load(Relaxed) >> (16 * (h % 2))) & 0xffff;
+        for w in 0..groups as usize {
+            let t = if same { 0 } else { w as u32 };
+            for r in 0..16u32 {
+                for c in 0..16u32 {
+                    let e = (r * 16 + c) as usize;
+                    // Through the view, element (r, c) is the tile's (c, r).
+                    assert_eq!(got(w * 512 + e), half(t * 256 + c * 16 + r), "{what} view");
+                    assert_eq!(
+                        got(w * 512 + 256 + e),
+                        half(t * 256 + e as u32),
+                        "{what} rows"
+                    );
+                }
+            }
+        }
+        if cache == 0 {
+            assert_eq!((st.tiles_stored, st.tiles_reused), (0, 0), "{what}");
+        } else if same {
+            // The view's tile once (twice at most with two workers racing), reused by the rest.
+            let g = groups as u64;
+            assert!((1..=2).contains(&st.tiles_stored), "{what}: {st:?}");
+            assert!((g - 2..g).contains(&st.tiles_reused), "{what}: {st:?}");
+        } else {
+            // Never reused: kept during the trial only (a few more with two workers racing).
+            assert_eq!(st.tiles_reused, 0, "{what}");
+            assert!((256..=260).contains(&st.tiles_stored), "{what}: {st:?}");
+        }
+    }
+}

@@ -1016,15 +1016,22 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             let base = self.cols[ptr.ix() * self.lanes + l0];
             // A tile read from memory nothing writes during the dispatch is the same for the
-            // same layout, view and pointer: an earlier workgroup's copy is reused.
-            let plain_key = (decode.is_none() && (f16_arena || f32_arena) && !srcs.keeps_object)
-                .then(|| self.loaded_tile_key(base, &cm, &lcols, vcols.as_deref()))
-                .flatten();
+            // same layout, view and pointer: an earlier workgroup's copy is reused. Only a tile
+            // gathered across its runs (through a transposing view) is worth keeping: one read
+            // by rows costs what copying the kept tile back does.
+            let plain_key = (decode.is_none()
+                && (f16_arena || f32_arena)
+                && !srcs.keeps_object
+                && srcs.run_stride != 1
+                && self.tiles.as_ref().is_some_and(|c| c.keeps_plain(salt)))
+            .then(|| self.loaded_tile_key(base, &cm, &lcols, vcols.as_deref()))
+            .flatten();
             if let Some(k) = &plain_key
                 && let Some(c) = &self.tiles
                 && let Some(t) = c.get(k)
             {
                 c.hits.fetch_add(1, Relaxed);
+                c.count_plain(salt, true);
                 let k0 = s.off + i * n_el;
                 t.elements.write_to(&mut self.mf[k0..k0 + n_el]);
                 continue;
@@ -1174,6 +1181,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.src_cache.elems = mem_elems;
             }
             if let (Some(k), Some(c)) = (plain_key, &self.tiles) {
+                c.count_plain(salt, false);
                 let k0 = s.off + i * n_el;
                 let elements = tiles::TileElements::of(&self.mf[k0..k0 + n_el], f16_arena);
                 c.insert(

@@ -118,7 +118,18 @@ pub(super) struct TileCache {
     pub hits: AtomicU64,
     /// Tiles decoded and kept.
     pub stored: AtomicU64,
+    /// Per load without a decode function (by its salt, modulo the length): tiles kept and
+    /// tiles reused, for [`Self::keeps_plain`].
+    plain_kept: [AtomicU32; PLAIN_SLOTS],
+    plain_hits: [AtomicU32; PLAIN_SLOTS],
 }
+
+/// Slots of the per-load counters of tiles read without a decode function (loads whose salts
+/// share a slot share their counts: a policy, not a result).
+const PLAIN_SLOTS: usize = 64;
+
+/// Tiles a load without a decode function keeps before its reuse is judged.
+const PLAIN_TRIAL: u32 = 256;
 
 impl TileCache {
     /// A cache of at most `cap` bytes; `written` are the address ranges of writable buffers.
@@ -129,7 +140,30 @@ impl TileCache {
             entries: Mutex::default(),
             hits: AtomicU64::new(0),
             stored: AtomicU64::new(0),
+            plain_kept: std::array::from_fn(|_| AtomicU32::new(0)),
+            plain_hits: std::array::from_fn(|_| AtomicU32::new(0)),
         }
+    }
+
+    /// Whether the load `salt` (one without a decode function) still keeps and looks up its
+    /// tiles: until it has kept [`PLAIN_TRIAL`] of them, then while one in eight kept is
+    /// reused. Such a tile costs a gather to read again, while keeping and looking up cost
+    /// about as much: flash attention's K tiles, read once each, took 60 % longer with them.
+    pub fn keeps_plain(&self, salt: u32) -> bool {
+        let slot = salt as usize % PLAIN_SLOTS;
+        let kept = self.plain_kept[slot].load(Relaxed);
+        kept < PLAIN_TRIAL || self.plain_hits[slot].load(Relaxed).saturating_mul(8) >= kept
+    }
+
+    /// Counts a tile the load `salt` kept (`hit` false) or reused.
+    pub fn count_plain(&self, salt: u32, hit: bool) {
+        let slot = salt as usize % PLAIN_SLOTS;
+        let counter = if hit {
+            &self.plain_hits[slot]
+        } else {
+            &self.plain_kept[slot]
+        };
+        counter.fetch_add(1, Relaxed);
     }
 
     /// Whether the words `w` lie outside every writable buffer.
