@@ -121,7 +121,12 @@ pub fn exp_in_range(x: f64) -> f64 {
     for &c in INV_FACT[..13].iter().rev() {
         p = p.mul_add(r, c);
     }
-    p * f64::from_bits(((k as i64).wrapping_add(1023) as u64) << 52)
+    // 2^k from k's bits: adding 1.5·2^52 leaves k (|k| < 2^51) in the low bits of the sum's
+    // encoding, and `<< 52` keeps the low 12 bits of k + 1023, the biased exponent. The same
+    // as `(k as i64 + 1023) << 52`, whose saturating cast compiles to a scalar conversion per
+    // lane (a third of a vectorized column's time).
+    let k_bits = (k + 6_755_399_441_055_744.0).to_bits();
+    p * f64::from_bits(k_bits.wrapping_add(1023) << 52)
 }
 
 /// f64 to raw bits of float kind `n`, round to nearest even (fp8 E4M3 overflows to NaN unless
@@ -273,6 +278,17 @@ mod tests {
                 from_f64(Num::F16, x.exp()),
                 "exp of f16 {h:#06x}"
             );
+        }
+    }
+
+    /// `exp_in_range`'s 2^k from the bits of k + 1.5·2^52 is the cast's for every k its range
+    /// gives (|x| < 700: |k| <= 1010).
+    #[test]
+    fn two_to_the_k_from_bits_is_the_casts() {
+        for k in -1022i64..=1023 {
+            let from_bits =
+                ((k as f64 + 6_755_399_441_055_744.0).to_bits()).wrapping_add(1023) << 52;
+            assert_eq!(from_bits, ((k + 1023) as u64) << 52, "k = {k}");
         }
     }
 
