@@ -249,12 +249,12 @@ impl<'p, 'a> Batch<'p, 'a> {
     /// Lane `l`'s component index of an element access to a matrix of slot `s`: a dynamic
     /// index must be below the matrix's Length (`ceil(M·N / scope)`), as an access chain into
     /// the Function variable holding it would have to stay inside the variable.
-    fn elem_index(&self, idx: ElemIndex, l: usize, s: MatSlot) -> Result<usize, Fault> {
+    /// `length`: the matrix's per-invocation Length ([`mat_length`]), computed once per op.
+    fn elem_index(&self, idx: ElemIndex, l: usize, length: u64) -> Result<usize, Fault> {
         match idx {
             ElemIndex::Literal(i) => Ok(i as usize),
             ElemIndex::Dynamic(c) => {
                 let i = self.cols[c.ix() * self.lanes + l];
-                let length = s.cm.elems().div_ceil(s.scope.max(1) as usize) as u64;
                 if i < length {
                     Ok(i as usize)
                 } else {
@@ -1186,11 +1186,12 @@ impl<'p, 'a> Batch<'p, 'a> {
             Op::CmMulAddSharedA(g) => self.muladd_shared_a(g, mask)?,
             Op::CmExtract(CmExtractArgs { d, m, idx }) => {
                 let s = self.slot(*m);
-                let scope = s.scope as usize;
+                let (length, at) = (mat_length(s), ScopeLane::of(s));
                 each_lane!(mask, lanes, dense, |l| {
-                    let e = l % scope + self.elem_index(*idx, l, s)? * scope;
+                    let (inst, j) = at.split(l);
+                    let e = j + self.elem_index(*idx, l, length)? * at.scope;
                     self.cols[col(*d) + l] = if e < s.cm.elems() {
-                        self.mat_get(*m, l / scope, e)
+                        self.mat_get(*m, inst, e)
                     } else {
                         0
                     };
@@ -1201,12 +1202,13 @@ impl<'p, 'a> Batch<'p, 'a> {
                     self.mat_copy(*d, *m, mask);
                 }
                 let s = self.slot(*d);
-                let scope = s.scope as usize;
+                let (length, at) = (mat_length(s), ScopeLane::of(s));
                 each_lane!(mask, lanes, dense, |l| {
-                    let e = l % scope + self.elem_index(*idx, l, s)? * scope;
+                    let (inst, j) = at.split(l);
+                    let e = j + self.elem_index(*idx, l, length)? * at.scope;
                     if e < s.cm.elems() {
                         let x = self.cols[col(*v) + l];
-                        self.mat_set(*d, l / scope, e, x);
+                        self.mat_set(*d, inst, e, x);
                     }
                 });
             }
@@ -2465,6 +2467,40 @@ fn worker_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, Exec
 #[allow(dead_code)]
 pub(crate) fn kernel_level() -> &'static str {
     kernels::level_name()
+}
+
+/// A cooperative matrix's Length: the components each invocation of its scope holds (the
+/// elements spread over the scope's lanes, the last ones padded).
+fn mat_length(s: MatSlot) -> u64 {
+    s.cm.elems().div_ceil(s.scope.max(1) as usize) as u64
+}
+
+/// Lane `l` as (scope instance, lane within it), by shifts when the scope is a power of two
+/// (always, in practice: a subgroup or a workgroup of such a size): per-lane element ops
+/// divided by it twice a lane.
+#[derive(Clone, Copy)]
+struct ScopeLane {
+    scope: usize,
+    /// log2(scope) when it is a power of two.
+    shift: Option<u32>,
+}
+
+impl ScopeLane {
+    fn of(s: MatSlot) -> Self {
+        let scope = (s.scope as usize).max(1);
+        ScopeLane {
+            scope,
+            shift: scope.is_power_of_two().then(|| scope.trailing_zeros()),
+        }
+    }
+
+    #[inline(always)]
+    fn split(self, l: usize) -> (usize, usize) {
+        match self.shift {
+            Some(k) => (l >> k, l & (self.scope - 1)),
+            None => (l / self.scope, l % self.scope),
+        }
+    }
 }
 
 #[cfg(test)]

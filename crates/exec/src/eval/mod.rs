@@ -545,6 +545,174 @@ fn bin_u32(
     }
 }
 
+/// Logical ops on bools and comparisons of f32 columns as `bin1` computes them (an f32
+/// compares as its exact f64 widening does), in loops that vectorize: the generic per-lane
+/// path matches `op` and `num` per lane. False for other ops, having written nothing.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn bool_or_f32_compare(
+    op: BinOp,
+    num: Num,
+    c: &mut [u64],
+    dc: usize,
+    ac: usize,
+    bc: usize,
+    lanes: usize,
+    mask: &Mask,
+    dense: bool,
+) -> bool {
+    macro_rules! go {
+        (|$x:ident, $y:ident| $e:expr) => {{
+            if dense && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes) {
+                for ((d, &$x), &$y) in dd.iter_mut().zip(aa).zip(bb) {
+                    *d = fb($e);
+                }
+            } else {
+                each_lane!(mask, lanes, dense, |l| {
+                    let ($x, $y) = (c[ac + l], c[bc + l]);
+                    c[dc + l] = fb($e);
+                });
+            }
+            true
+        }};
+    }
+    // Either operand NaN: the unordered comparisons' extra case.
+    let f = |v: u64| f32::from_bits(v as u32);
+    let un = |x: u64, y: u64| f(x).is_nan() | f(y).is_nan();
+    if num == Num::F32 {
+        match op {
+            BinOp::FOEq => return go!(|x, y| f(x) == f(y)),
+            BinOp::FUEq => return go!(|x, y| un(x, y) | (f(x) == f(y))),
+            BinOp::FONe => return go!(|x, y| !un(x, y) & (f(x) != f(y))),
+            BinOp::FUNe => return go!(|x, y| f(x) != f(y)),
+            BinOp::FOLt => return go!(|x, y| f(x) < f(y)),
+            BinOp::FULt => return go!(|x, y| un(x, y) | (f(x) < f(y))),
+            BinOp::FOGt => return go!(|x, y| f(x) > f(y)),
+            BinOp::FUGt => return go!(|x, y| un(x, y) | (f(x) > f(y))),
+            BinOp::FOLe => return go!(|x, y| f(x) <= f(y)),
+            BinOp::FULe => return go!(|x, y| un(x, y) | (f(x) <= f(y))),
+            BinOp::FOGe => return go!(|x, y| f(x) >= f(y)),
+            BinOp::FUGe => return go!(|x, y| un(x, y) | (f(x) >= f(y))),
+            BinOp::Ordered => return go!(|x, y| !un(x, y)),
+            BinOp::Unordered => return go!(|x, y| un(x, y)),
+            BinOp::LEq | BinOp::LNe | BinOp::LAnd | BinOp::LOr => {}
+            BinOp::IAdd
+            | BinOp::ISub
+            | BinOp::IMul
+            | BinOp::UDiv
+            | BinOp::UMod
+            | BinOp::Shl
+            | BinOp::ShrL
+            | BinOp::ShrA
+            | BinOp::And
+            | BinOp::Or
+            | BinOp::Xor
+            | BinOp::IEq
+            | BinOp::INe
+            | BinOp::ULt
+            | BinOp::ULe
+            | BinOp::UGt
+            | BinOp::UGe
+            | BinOp::SLt
+            | BinOp::SLe
+            | BinOp::SGt
+            | BinOp::SGe
+            | BinOp::UMin
+            | BinOp::UMax
+            | BinOp::SMin
+            | BinOp::SMax
+            | BinOp::SDiv
+            | BinOp::SRem
+            | BinOp::SMod
+            | BinOp::FAdd
+            | BinOp::FSub
+            | BinOp::FMul
+            | BinOp::FDiv
+            | BinOp::FRem
+            | BinOp::FMod
+            | BinOp::FMin
+            | BinOp::FMax
+            | BinOp::NMin
+            | BinOp::NMax
+            | BinOp::Pow
+            | BinOp::Atan2
+            | BinOp::Step
+            | BinOp::Ldexp
+            | BinOp::UMulHi
+            | BinOp::SMulHi
+            | BinOp::AddCarry
+            | BinOp::SubBorrow => return false,
+        }
+    }
+    match op {
+        BinOp::LAnd => go!(|x, y| (x != 0) & (y != 0)),
+        BinOp::LOr => go!(|x, y| (x != 0) | (y != 0)),
+        BinOp::LEq => go!(|x, y| (x != 0) == (y != 0)),
+        BinOp::LNe => go!(|x, y| (x != 0) != (y != 0)),
+        // Comparisons of other float kinds, and the rest: the generic path.
+        BinOp::FOEq
+        | BinOp::FUEq
+        | BinOp::FONe
+        | BinOp::FUNe
+        | BinOp::FOLt
+        | BinOp::FULt
+        | BinOp::FOGt
+        | BinOp::FUGt
+        | BinOp::FOLe
+        | BinOp::FULe
+        | BinOp::FOGe
+        | BinOp::FUGe
+        | BinOp::Ordered
+        | BinOp::Unordered
+        | BinOp::IAdd
+        | BinOp::ISub
+        | BinOp::IMul
+        | BinOp::UDiv
+        | BinOp::UMod
+        | BinOp::Shl
+        | BinOp::ShrL
+        | BinOp::ShrA
+        | BinOp::And
+        | BinOp::Or
+        | BinOp::Xor
+        | BinOp::IEq
+        | BinOp::INe
+        | BinOp::ULt
+        | BinOp::ULe
+        | BinOp::UGt
+        | BinOp::UGe
+        | BinOp::SLt
+        | BinOp::SLe
+        | BinOp::SGt
+        | BinOp::SGe
+        | BinOp::UMin
+        | BinOp::UMax
+        | BinOp::SMin
+        | BinOp::SMax
+        | BinOp::SDiv
+        | BinOp::SRem
+        | BinOp::SMod
+        | BinOp::FAdd
+        | BinOp::FSub
+        | BinOp::FMul
+        | BinOp::FDiv
+        | BinOp::FRem
+        | BinOp::FMod
+        | BinOp::FMin
+        | BinOp::FMax
+        | BinOp::NMin
+        | BinOp::NMax
+        | BinOp::Pow
+        | BinOp::Atan2
+        | BinOp::Step
+        | BinOp::Ldexp
+        | BinOp::UMulHi
+        | BinOp::SMulHi
+        | BinOp::AddCarry
+        | BinOp::SubBorrow => false,
+    }
+}
+
 /// The byte offset an access chain adds for lane `l`: constant steps plus index × stride, in
 /// checked 64-bit arithmetic (None on overflow: far outside any object).
 #[inline]
@@ -1160,7 +1328,7 @@ impl Columns<'_> {
                     BinOp::FMax | BinOp::NMax => pick!(f, |a: f32, b: f32| a > b),
                     _ => pick!(f, |a: f32, b: f32| a < b),
                 }
-            } else {
+            } else if !bool_or_f32_compare(op, num, c, dc, ac, bc, lanes, mask, dense) {
                 each_lane!(mask, lanes, dense, |l| {
                     c[dc + l] = bin1(op, num, c[ac + l], c[bc + l]);
                 })
@@ -1192,6 +1360,11 @@ impl Columns<'_> {
                         *d = un1(op, num, x);
                     }
                 }
+                continue;
+            }
+            if op == UnOp::LNot {
+                // As `un1`, in a loop that vectorizes (the generic one matches `op` per lane).
+                map_col(c, dc, ac, lanes, mask, dense, |x| fb(x == 0));
                 continue;
             }
             map_col(c, dc, ac, lanes, mask, dense, |x| un1(op, num, x));
@@ -1829,6 +2002,80 @@ mod fast_path_tests {
                     let (x, y) = (c[8 * MAX_LANES + l], c[9 * MAX_LANES + l]);
                     assert_eq!(c[l], bin1(op, Num::F32, x, y), "{op:?} {x:#x} {y:#x}");
                 }
+            }
+        }
+    }
+
+    /// The f32 comparison and bool logic loops equal `bin1` (and `LNot` `un1`) lane by lane,
+    /// dense and masked (the last chunk), over the inputs and over a small set of values
+    /// (±0, 1, NaNs, infinity) where equal operands are common.
+    #[test]
+    fn compare_and_logic_loops_equal_bin1() {
+        let small = [
+            0u64,
+            0x8000_0000,
+            0x3f80_0000,
+            0x7fc0_0000,
+            0xffc0_0001,
+            0x7f80_0000,
+            1,
+        ];
+        let mut all: Vec<u64> = inputs().iter().map(|&x| x & 0xffff_ffff).collect();
+        all.extend((0..3000u64).map(|i| small[(i * i % 7) as usize]));
+        let ops = [
+            (BinOp::FOEq, Num::F32),
+            (BinOp::FUEq, Num::F32),
+            (BinOp::FONe, Num::F32),
+            (BinOp::FUNe, Num::F32),
+            (BinOp::FOLt, Num::F32),
+            (BinOp::FULt, Num::F32),
+            (BinOp::FOGt, Num::F32),
+            (BinOp::FUGt, Num::F32),
+            (BinOp::FOLe, Num::F32),
+            (BinOp::FULe, Num::F32),
+            (BinOp::FOGe, Num::F32),
+            (BinOp::FUGe, Num::F32),
+            (BinOp::Ordered, Num::F32),
+            (BinOp::Unordered, Num::F32),
+            (BinOp::LAnd, Num::Bool),
+            (BinOp::LOr, Num::Bool),
+            (BinOp::LEq, Num::Bool),
+            (BinOp::LNe, Num::Bool),
+        ];
+        for (op, num) in ops {
+            for chunk in all.chunks(MAX_LANES) {
+                let args = BinArgs {
+                    op,
+                    num,
+                    d: Col(0),
+                    a: Col(8),
+                    b: Col(9),
+                    n: 1,
+                    bs: false,
+                };
+                let (c, n) = run(chunk, 2, |cols, level| {
+                    cols.run_at(level, ColumnOp::Bin(&args))
+                });
+                for l in 0..n {
+                    let (x, y) = (c[8 * MAX_LANES + l], c[9 * MAX_LANES + l]);
+                    assert_eq!(c[l], bin1(op, num, x, y), "{op:?} {x:#x} {y:#x}");
+                }
+            }
+        }
+        for chunk in all.chunks(MAX_LANES) {
+            let args = UnArgs {
+                op: UnOp::LNot,
+                num: Num::Bool,
+                d: Col(0),
+                a: Col(8),
+                n: 1,
+            };
+            let (c, n) = run(chunk, 1, |cols, level| {
+                cols.run_at(level, ColumnOp::Un(&args))
+            });
+            for l in 0..n {
+                let x = c[8 * MAX_LANES + l];
+                assert_eq!(c[l], un1(UnOp::LNot, Num::Bool, x), "LNot {x:#x}");
             }
         }
     }
