@@ -579,76 +579,26 @@ fn bool_or_f32_compare(
     // Either operand NaN: the unordered comparisons' extra case.
     let f = |v: u64| f32::from_bits(v as u32);
     let un = |x: u64, y: u64| f(x).is_nan() | f(y).is_nan();
-    if num == Num::F32 {
-        match op {
-            BinOp::FOEq => return go!(|x, y| f(x) == f(y)),
-            BinOp::FUEq => return go!(|x, y| un(x, y) | (f(x) == f(y))),
-            BinOp::FONe => return go!(|x, y| !un(x, y) & (f(x) != f(y))),
-            BinOp::FUNe => return go!(|x, y| f(x) != f(y)),
-            BinOp::FOLt => return go!(|x, y| f(x) < f(y)),
-            BinOp::FULt => return go!(|x, y| un(x, y) | (f(x) < f(y))),
-            BinOp::FOGt => return go!(|x, y| f(x) > f(y)),
-            BinOp::FUGt => return go!(|x, y| un(x, y) | (f(x) > f(y))),
-            BinOp::FOLe => return go!(|x, y| f(x) <= f(y)),
-            BinOp::FULe => return go!(|x, y| un(x, y) | (f(x) <= f(y))),
-            BinOp::FOGe => return go!(|x, y| f(x) >= f(y)),
-            BinOp::FUGe => return go!(|x, y| un(x, y) | (f(x) >= f(y))),
-            BinOp::Ordered => return go!(|x, y| !un(x, y)),
-            BinOp::Unordered => return go!(|x, y| un(x, y)),
-            BinOp::LEq | BinOp::LNe | BinOp::LAnd | BinOp::LOr => {}
-            BinOp::IAdd
-            | BinOp::ISub
-            | BinOp::IMul
-            | BinOp::UDiv
-            | BinOp::UMod
-            | BinOp::Shl
-            | BinOp::ShrL
-            | BinOp::ShrA
-            | BinOp::And
-            | BinOp::Or
-            | BinOp::Xor
-            | BinOp::IEq
-            | BinOp::INe
-            | BinOp::ULt
-            | BinOp::ULe
-            | BinOp::UGt
-            | BinOp::UGe
-            | BinOp::SLt
-            | BinOp::SLe
-            | BinOp::SGt
-            | BinOp::SGe
-            | BinOp::UMin
-            | BinOp::UMax
-            | BinOp::SMin
-            | BinOp::SMax
-            | BinOp::SDiv
-            | BinOp::SRem
-            | BinOp::SMod
-            | BinOp::FAdd
-            | BinOp::FSub
-            | BinOp::FMul
-            | BinOp::FDiv
-            | BinOp::FRem
-            | BinOp::FMod
-            | BinOp::FMin
-            | BinOp::FMax
-            | BinOp::NMin
-            | BinOp::NMax
-            | BinOp::Pow
-            | BinOp::Atan2
-            | BinOp::Step
-            | BinOp::Ldexp
-            | BinOp::UMulHi
-            | BinOp::SMulHi
-            | BinOp::AddCarry
-            | BinOp::SubBorrow => return false,
-        }
-    }
+    let f32 = num == Num::F32;
     match op {
         BinOp::LAnd => go!(|x, y| (x != 0) & (y != 0)),
         BinOp::LOr => go!(|x, y| (x != 0) | (y != 0)),
         BinOp::LEq => go!(|x, y| (x != 0) == (y != 0)),
         BinOp::LNe => go!(|x, y| (x != 0) != (y != 0)),
+        BinOp::FOEq if f32 => go!(|x, y| f(x) == f(y)),
+        BinOp::FUEq if f32 => go!(|x, y| un(x, y) | (f(x) == f(y))),
+        BinOp::FONe if f32 => go!(|x, y| !un(x, y) & (f(x) != f(y))),
+        BinOp::FUNe if f32 => go!(|x, y| f(x) != f(y)),
+        BinOp::FOLt if f32 => go!(|x, y| f(x) < f(y)),
+        BinOp::FULt if f32 => go!(|x, y| un(x, y) | (f(x) < f(y))),
+        BinOp::FOGt if f32 => go!(|x, y| f(x) > f(y)),
+        BinOp::FUGt if f32 => go!(|x, y| un(x, y) | (f(x) > f(y))),
+        BinOp::FOLe if f32 => go!(|x, y| f(x) <= f(y)),
+        BinOp::FULe if f32 => go!(|x, y| un(x, y) | (f(x) <= f(y))),
+        BinOp::FOGe if f32 => go!(|x, y| f(x) >= f(y)),
+        BinOp::FUGe if f32 => go!(|x, y| un(x, y) | (f(x) >= f(y))),
+        BinOp::Ordered if f32 => go!(|x, y| !un(x, y)),
+        BinOp::Unordered if f32 => go!(|x, y| un(x, y)),
         // Comparisons of other float kinds, and the rest: the generic path.
         BinOp::FOEq
         | BinOp::FUEq
