@@ -445,6 +445,9 @@ pub(super) struct ReducePlan {
     /// The source tile's element count: every index above is below it (`new` checks).
     elems: usize,
     which: Vec<usize>,
+    /// `Some(n)` when result element e is list `e / n`'s value (a Row reduction: each result
+    /// row of n elements is its list's), so a result is filled row by row.
+    row_fill: Option<usize>,
 }
 
 /// The key of a [`ReducePlan`].
@@ -503,6 +506,8 @@ impl ReducePlan {
             return Err(tfault("reduction source outside the source matrix"));
         }
         let contiguous = lists.iter().enumerate().all(|(i, &e)| e as usize == i);
+        let n = dcols as usize;
+        let row_fill = (n > 0 && which.iter().enumerate().all(|(e, &k)| k == e / n)).then_some(n);
         Ok(ReducePlan {
             groups: uniq.len(),
             order,
@@ -510,6 +515,7 @@ impl ReducePlan {
             contiguous,
             elems,
             which,
+            row_fill,
         })
     }
 
@@ -1805,8 +1811,18 @@ impl<'p, 'a> Batch<'p, 'a> {
                 if plan.which.len() == nd && fold_tile(&plan, &self.mf[mk..mk + nm], f, &mut accf) {
                     self.instr += rest;
                     self.lane_instr += rest * g as u64;
-                    for (t, &k) in self.mf[dk..dk + nd].iter_mut().zip(&plan.which) {
-                        *t = accf[k];
+                    let result = &mut self.mf[dk..dk + nd];
+                    match plan.row_fill {
+                        Some(n) => {
+                            for (row, &x) in result.chunks_mut(n).zip(&accf) {
+                                row.fill(x);
+                            }
+                        }
+                        None => {
+                            for (t, &k) in result.iter_mut().zip(&plan.which) {
+                                *t = accf[k];
+                            }
+                        }
                     }
                     continue;
                 }
