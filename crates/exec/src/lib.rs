@@ -105,8 +105,9 @@ pub struct DispatchStats {
     pub decode_time: Duration,
     /// Time spent in cooperative-matrix MulAdds (summed over threads).
     pub muladd_time: Duration,
-    /// Decoded tiles of tensor loads kept for reuse, and tiles taken from them instead of
-    /// calling the decode function again (`EngineOptions::decoded_tile_cache`).
+    /// Tiles of tensor loads kept for reuse (decoded, or read through a transposing view),
+    /// and tiles taken from them instead of calling the decode function or gathering the
+    /// tile again (`EngineOptions::decoded_tile_cache`).
     pub tiles_stored: u64,
     /// See `tiles_stored`.
     pub tiles_reused: u64,

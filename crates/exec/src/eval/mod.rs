@@ -423,11 +423,15 @@ pub(crate) fn cvt1(kind: CvtKind, from: Num, to: Num, x: u64) -> u64 {
     }
 }
 
-/// Specialized loops for 32-bit integer ops (the address arithmetic of most shaders).
+/// Specialized column loops, equal to `bin1` lane for lane: 32-bit integer ops (the address
+/// arithmetic of most shaders), logic on bools and comparisons of f32 columns (an f32 compares
+/// as its exact f64 widening does). The generic per-lane path matches `op` and `num` per lane.
+/// False for other ops and kinds, having written nothing.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn bin_u32(
+fn bin_loop(
     op: BinOp,
+    num: Num,
     c: &mut [u64],
     dc: usize,
     ac: usize,
@@ -436,6 +440,7 @@ fn bin_u32(
     mask: &Mask,
     dense: bool,
 ) -> bool {
+    let (int32, f32) = (num == Num::Int(32), num == Num::F32);
     macro_rules! go {
         (|$x:ident, $y:ident| $e:expr) => {{
             // All lanes and a result column distinct from both operands: plain slices, so the
@@ -457,7 +462,8 @@ fn bin_u32(
     }
     // Shifts by an amount the same in every lane (usually a constant): a scalar shift count
     // lets the loop vectorize (SSE2 has no per-lane variable shifts).
-    if dense
+    if int32
+        && dense
         && matches!(op, BinOp::Shl | BinOp::ShrL | BinOp::ShrA)
         && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes)
         && let Some(&y0) = bb.first()
@@ -476,92 +482,8 @@ fn bin_u32(
         }
         return true;
     }
-    match op {
-        BinOp::IAdd => go!(|x, y| x.wrapping_add(y)),
-        BinOp::ISub => go!(|x, y| x.wrapping_sub(y)),
-        BinOp::IMul => go!(|x, y| x.wrapping_mul(y)),
-        BinOp::UDiv => go!(|x, y| x.checked_div(y).unwrap_or(0)),
-        BinOp::UMod => go!(|x, y| x.checked_rem(y).unwrap_or(0)),
-        BinOp::Shl => go!(|x, y| if y >= 32 { 0 } else { x << y }),
-        BinOp::ShrL => go!(|x, y| if y >= 32 { 0 } else { x >> y }),
-        BinOp::ShrA => go!(|x, y| ((x as i32) >> y.min(31)) as u32),
-        BinOp::And => go!(|x, y| x & y),
-        BinOp::Or => go!(|x, y| x | y),
-        BinOp::Xor => go!(|x, y| x ^ y),
-        BinOp::IEq => go!(|x, y| x == y),
-        BinOp::INe => go!(|x, y| x != y),
-        BinOp::ULt => go!(|x, y| x < y),
-        BinOp::ULe => go!(|x, y| x <= y),
-        BinOp::UGt => go!(|x, y| x > y),
-        BinOp::UGe => go!(|x, y| x >= y),
-        BinOp::SLt => go!(|x, y| (x as i32) < (y as i32)),
-        BinOp::SLe => go!(|x, y| (x as i32) <= (y as i32)),
-        BinOp::SGt => go!(|x, y| (x as i32) > (y as i32)),
-        BinOp::SGe => go!(|x, y| (x as i32) >= (y as i32)),
-        BinOp::UMin => go!(|x, y| x.min(y)),
-        BinOp::UMax => go!(|x, y| x.max(y)),
-        BinOp::SMin => go!(|x, y| (x as i32).min(y as i32) as u32),
-        BinOp::SMax => go!(|x, y| (x as i32).max(y as i32) as u32),
-        // No specialized loop: the generic per-lane path.
-        BinOp::SDiv
-        | BinOp::SRem
-        | BinOp::SMod
-        | BinOp::FAdd
-        | BinOp::FSub
-        | BinOp::FMul
-        | BinOp::FDiv
-        | BinOp::FRem
-        | BinOp::FMod
-        | BinOp::FOEq
-        | BinOp::FUEq
-        | BinOp::FONe
-        | BinOp::FUNe
-        | BinOp::FOLt
-        | BinOp::FULt
-        | BinOp::FOGt
-        | BinOp::FUGt
-        | BinOp::FOLe
-        | BinOp::FULe
-        | BinOp::FOGe
-        | BinOp::FUGe
-        | BinOp::Ordered
-        | BinOp::Unordered
-        | BinOp::LEq
-        | BinOp::LNe
-        | BinOp::LAnd
-        | BinOp::LOr
-        | BinOp::FMin
-        | BinOp::FMax
-        | BinOp::NMin
-        | BinOp::NMax
-        | BinOp::Pow
-        | BinOp::Atan2
-        | BinOp::Step
-        | BinOp::Ldexp
-        | BinOp::UMulHi
-        | BinOp::SMulHi
-        | BinOp::AddCarry
-        | BinOp::SubBorrow => false,
-    }
-}
-
-/// Logical ops on bools and comparisons of f32 columns as `bin1` computes them (an f32
-/// compares as its exact f64 widening does), in loops that vectorize: the generic per-lane
-/// path matches `op` and `num` per lane. False for other ops, having written nothing.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn bool_or_f32_compare(
-    op: BinOp,
-    num: Num,
-    c: &mut [u64],
-    dc: usize,
-    ac: usize,
-    bc: usize,
-    lanes: usize,
-    mask: &Mask,
-    dense: bool,
-) -> bool {
-    macro_rules! go {
+    // A bool result of each lane's operands.
+    macro_rules! test {
         (|$x:ident, $y:ident| $e:expr) => {{
             if dense && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes) {
                 for ((d, &$x), &$y) in dd.iter_mut().zip(aa).zip(bb) {
@@ -579,42 +501,52 @@ fn bool_or_f32_compare(
     // Either operand NaN: the unordered comparisons' extra case.
     let f = |v: u64| f32::from_bits(v as u32);
     let un = |x: u64, y: u64| f(x).is_nan() | f(y).is_nan();
-    let f32 = num == Num::F32;
     match op {
-        BinOp::LAnd => go!(|x, y| (x != 0) & (y != 0)),
-        BinOp::LOr => go!(|x, y| (x != 0) | (y != 0)),
-        BinOp::LEq => go!(|x, y| (x != 0) == (y != 0)),
-        BinOp::LNe => go!(|x, y| (x != 0) != (y != 0)),
-        BinOp::FOEq if f32 => go!(|x, y| f(x) == f(y)),
-        BinOp::FUEq if f32 => go!(|x, y| un(x, y) | (f(x) == f(y))),
-        BinOp::FONe if f32 => go!(|x, y| !un(x, y) & (f(x) != f(y))),
-        BinOp::FUNe if f32 => go!(|x, y| f(x) != f(y)),
-        BinOp::FOLt if f32 => go!(|x, y| f(x) < f(y)),
-        BinOp::FULt if f32 => go!(|x, y| un(x, y) | (f(x) < f(y))),
-        BinOp::FOGt if f32 => go!(|x, y| f(x) > f(y)),
-        BinOp::FUGt if f32 => go!(|x, y| un(x, y) | (f(x) > f(y))),
-        BinOp::FOLe if f32 => go!(|x, y| f(x) <= f(y)),
-        BinOp::FULe if f32 => go!(|x, y| un(x, y) | (f(x) <= f(y))),
-        BinOp::FOGe if f32 => go!(|x, y| f(x) >= f(y)),
-        BinOp::FUGe if f32 => go!(|x, y| un(x, y) | (f(x) >= f(y))),
-        BinOp::Ordered if f32 => go!(|x, y| !un(x, y)),
-        BinOp::Unordered if f32 => go!(|x, y| un(x, y)),
-        // Comparisons of other float kinds, and the rest: the generic path.
-        BinOp::FOEq
-        | BinOp::FUEq
-        | BinOp::FONe
-        | BinOp::FUNe
-        | BinOp::FOLt
-        | BinOp::FULt
-        | BinOp::FOGt
-        | BinOp::FUGt
-        | BinOp::FOLe
-        | BinOp::FULe
-        | BinOp::FOGe
-        | BinOp::FUGe
-        | BinOp::Ordered
-        | BinOp::Unordered
-        | BinOp::IAdd
+        BinOp::IAdd if int32 => go!(|x, y| x.wrapping_add(y)),
+        BinOp::ISub if int32 => go!(|x, y| x.wrapping_sub(y)),
+        BinOp::IMul if int32 => go!(|x, y| x.wrapping_mul(y)),
+        BinOp::UDiv if int32 => go!(|x, y| x.checked_div(y).unwrap_or(0)),
+        BinOp::UMod if int32 => go!(|x, y| x.checked_rem(y).unwrap_or(0)),
+        BinOp::Shl if int32 => go!(|x, y| if y >= 32 { 0 } else { x << y }),
+        BinOp::ShrL if int32 => go!(|x, y| if y >= 32 { 0 } else { x >> y }),
+        BinOp::ShrA if int32 => go!(|x, y| ((x as i32) >> y.min(31)) as u32),
+        BinOp::And if int32 => go!(|x, y| x & y),
+        BinOp::Or if int32 => go!(|x, y| x | y),
+        BinOp::Xor if int32 => go!(|x, y| x ^ y),
+        BinOp::IEq if int32 => go!(|x, y| x == y),
+        BinOp::INe if int32 => go!(|x, y| x != y),
+        BinOp::ULt if int32 => go!(|x, y| x < y),
+        BinOp::ULe if int32 => go!(|x, y| x <= y),
+        BinOp::UGt if int32 => go!(|x, y| x > y),
+        BinOp::UGe if int32 => go!(|x, y| x >= y),
+        BinOp::SLt if int32 => go!(|x, y| (x as i32) < (y as i32)),
+        BinOp::SLe if int32 => go!(|x, y| (x as i32) <= (y as i32)),
+        BinOp::SGt if int32 => go!(|x, y| (x as i32) > (y as i32)),
+        BinOp::SGe if int32 => go!(|x, y| (x as i32) >= (y as i32)),
+        BinOp::UMin if int32 => go!(|x, y| x.min(y)),
+        BinOp::UMax if int32 => go!(|x, y| x.max(y)),
+        BinOp::SMin if int32 => go!(|x, y| (x as i32).min(y as i32) as u32),
+        BinOp::SMax if int32 => go!(|x, y| (x as i32).max(y as i32) as u32),
+        BinOp::LAnd => test!(|x, y| (x != 0) & (y != 0)),
+        BinOp::LOr => test!(|x, y| (x != 0) | (y != 0)),
+        BinOp::LEq => test!(|x, y| (x != 0) == (y != 0)),
+        BinOp::LNe => test!(|x, y| (x != 0) != (y != 0)),
+        BinOp::FOEq if f32 => test!(|x, y| f(x) == f(y)),
+        BinOp::FUEq if f32 => test!(|x, y| un(x, y) | (f(x) == f(y))),
+        BinOp::FONe if f32 => test!(|x, y| !un(x, y) & (f(x) != f(y))),
+        BinOp::FUNe if f32 => test!(|x, y| f(x) != f(y)),
+        BinOp::FOLt if f32 => test!(|x, y| f(x) < f(y)),
+        BinOp::FULt if f32 => test!(|x, y| un(x, y) | (f(x) < f(y))),
+        BinOp::FOGt if f32 => test!(|x, y| f(x) > f(y)),
+        BinOp::FUGt if f32 => test!(|x, y| un(x, y) | (f(x) > f(y))),
+        BinOp::FOLe if f32 => test!(|x, y| f(x) <= f(y)),
+        BinOp::FULe if f32 => test!(|x, y| un(x, y) | (f(x) <= f(y))),
+        BinOp::FOGe if f32 => test!(|x, y| f(x) >= f(y)),
+        BinOp::FUGe if f32 => test!(|x, y| un(x, y) | (f(x) >= f(y))),
+        BinOp::Ordered if f32 => test!(|x, y| !un(x, y)),
+        BinOp::Unordered if f32 => test!(|x, y| un(x, y)),
+        // Other kinds, and ops without a specialized loop: the generic per-lane path.
+        BinOp::IAdd
         | BinOp::ISub
         | BinOp::IMul
         | BinOp::UDiv
@@ -639,6 +571,20 @@ fn bool_or_f32_compare(
         | BinOp::UMax
         | BinOp::SMin
         | BinOp::SMax
+        | BinOp::FOEq
+        | BinOp::FUEq
+        | BinOp::FONe
+        | BinOp::FUNe
+        | BinOp::FOLt
+        | BinOp::FULt
+        | BinOp::FOGt
+        | BinOp::FUGt
+        | BinOp::FOLe
+        | BinOp::FULe
+        | BinOp::FOGe
+        | BinOp::FUGe
+        | BinOp::Ordered
+        | BinOp::Unordered
         | BinOp::SDiv
         | BinOp::SRem
         | BinOp::SMod
@@ -1188,7 +1134,7 @@ impl Columns<'_> {
                     })
                 };
             }
-            if num == Num::Int(32) && bin_u32(op, c, dc, ac, bc, lanes, mask, dense) {
+            if bin_loop(op, num, c, dc, ac, bc, lanes, mask, dense) {
                 continue;
             }
             if num == Num::F32 && matches!(op, BinOp::FMul | BinOp::FAdd | BinOp::FSub) {
@@ -1278,7 +1224,7 @@ impl Columns<'_> {
                     BinOp::FMax | BinOp::NMax => pick!(f, |a: f32, b: f32| a > b),
                     _ => pick!(f, |a: f32, b: f32| a < b),
                 }
-            } else if !bool_or_f32_compare(op, num, c, dc, ac, bc, lanes, mask, dense) {
+            } else {
                 each_lane!(mask, lanes, dense, |l| {
                     c[dc + l] = bin1(op, num, c[ac + l], c[bc + l]);
                 })

@@ -120,17 +120,15 @@ impl TileSources {
         } else {
             (by_rows, 1)
         };
-        let runs_disjoint = {
-            let mut spans: Vec<(u64, u64)> = runs
-                .iter()
-                .map(|&(_, i0, len)| (i0, i0.saturating_add(len as u64)))
-                .collect();
+        // A run whose indices wrap around u64 is not a stretch of memory: no shortcut.
+        let spans: Option<Vec<(u64, u64)>> = runs
+            .iter()
+            .map(|&(_, i0, len)| Some((i0, i0.checked_add(len as u64)?)))
+            .collect();
+        let runs_disjoint = spans.is_some_and(|mut spans| {
             spans.sort_unstable();
-            // A run whose indices wrap around u64 is not a stretch of memory: no shortcut.
-            runs.iter()
-                .all(|&(_, i0, len)| i0.checked_add(len as u64).is_some())
-                && spans.windows(2).all(|w| w[0].1 <= w[1].0)
-        };
+            spans.windows(2).all(|w| w[0].1 <= w[1].0)
+        });
         let keeps_object = srcs
             .iter()
             .any(|s| matches!(s, ElementSource::Clipped | ElementSource::Discarded));
@@ -147,6 +145,17 @@ impl TileSources {
             vector_args: Default::default(),
             keeps_object,
         }
+    }
+
+    /// Whether every run, its indices moved by `shift`, lies within the first `avail` bytes of
+    /// elements of `cb` bytes (the rest of the pointer's object): one check a run.
+    fn runs_inside(&self, shift: u64, cb: u64, avail: u64) -> bool {
+        self.runs.iter().all(|&(_, i0, len)| {
+            i0.wrapping_add(shift)
+                .checked_add(len as u64)
+                .and_then(|end| end.checked_mul(cb))
+                .is_some_and(|end| end <= avail)
+        })
     }
 }
 
@@ -1048,14 +1057,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             };
             // Whole runs when every run lies inside the pointer's object: one check a run.
             let run_object = fast.filter(|&(_, _, _, avail)| {
-                decode.is_none()
-                    && (f16_arena || f32_arena)
-                    && srcs.runs.iter().all(|&(_, i0, len)| {
-                        i0.wrapping_add(shift.0)
-                            .checked_add(len as u64)
-                            .and_then(|end| end.checked_mul(cb))
-                            .is_some_and(|end| end <= avail)
-                    })
+                decode.is_none() && (f16_arena || f32_arena) && srcs.runs_inside(shift.0, cb, avail)
             });
             if let Some((sh, idx, b0, _)) = run_object {
                 // Runs are short (a tile's row or column) and far apart in the source (a
@@ -2289,16 +2291,9 @@ impl<'p, 'a> Batch<'p, 'a> {
     ) -> bool {
         let cm = self.slot(m).cm;
         let cb = cm.num.bytes() as u64;
-        let inside = |&(_, i0, len): &(usize, u64, usize)| {
-            let first = i0.wrapping_add(shift);
-            first
-                .checked_add(len as u64)
-                .and_then(|end| end.checked_mul(cb))
-                .is_some_and(|end| end <= avail)
-        };
         if (srcs.run_stride != 1 && !srcs.runs_disjoint)
             || cb == 0
-            || !srcs.runs.iter().all(inside)
+            || !srcs.runs_inside(shift, cb, avail)
             || srcs
                 .others
                 .iter()

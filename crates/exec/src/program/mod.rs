@@ -135,8 +135,9 @@ pub struct EngineOptions {
     pub pack_workgroups: bool,
     /// Bytes of decoded tiles a dispatch may keep for reuse: a tensor load whose decode
     /// function would be called with the same arguments over the same memory takes the
-    /// results an earlier workgroup computed (DESIGN.md, "Decoded tiles reused"). 0 turns
-    /// reuse off. Default 128 MiB; never more than a quarter of
+    /// results an earlier workgroup computed (DESIGN.md, "Decoded tiles reused"); so does a
+    /// load without one that gathers its tile through a transposing view, while that pays.
+    /// 0 turns reuse off. Default 128 MiB; never more than a quarter of
     /// [`EngineOptions::memory_limit`].
     pub decoded_tile_cache: u64,
 }
