@@ -1881,23 +1881,29 @@ mod fast_path_tests {
             BinOp::NMin,
             BinOp::NMax,
         ] {
-            for chunk in all.chunks(MAX_LANES) {
-                let args = BinArgs {
-                    op,
-                    num: Num::F32,
-                    d: Col(0),
-                    a: Col(8),
-                    b: Col(9),
-                    n: 1,
-                    bs: false,
-                };
-                let (c, n) = run(chunk, 2, |cols, level| {
-                    cols.run_at(level, ColumnOp::Bin(&args))
-                });
-                for l in 0..n {
-                    let (x, y) = (c[8 * MAX_LANES + l], c[9 * MAX_LANES + l]);
-                    assert_eq!(c[l], bin1(op, Num::F32, x, y), "{op:?} {x:#x} {y:#x}");
-                }
+            bin_loops_equal_bin1(op, Num::F32, &all);
+        }
+    }
+
+    /// Runs `op` over `vals` in chunks of `MAX_LANES` (the last one masked) at every column
+    /// level and requires `bin1`'s result in every lane.
+    fn bin_loops_equal_bin1(op: BinOp, num: Num, vals: &[u64]) {
+        for chunk in vals.chunks(MAX_LANES) {
+            let args = BinArgs {
+                op,
+                num,
+                d: Col(0),
+                a: Col(8),
+                b: Col(9),
+                n: 1,
+                bs: false,
+            };
+            let (c, n) = run(chunk, 2, |cols, level| {
+                cols.run_at(level, ColumnOp::Bin(&args))
+            });
+            for l in 0..n {
+                let (x, y) = (c[8 * MAX_LANES + l], c[9 * MAX_LANES + l]);
+                assert_eq!(c[l], bin1(op, num, x, y), "{op:?} {x:#x} {y:#x}");
             }
         }
     }
@@ -1939,24 +1945,7 @@ mod fast_path_tests {
             (BinOp::LNe, Num::Bool),
         ];
         for (op, num) in ops {
-            for chunk in all.chunks(MAX_LANES) {
-                let args = BinArgs {
-                    op,
-                    num,
-                    d: Col(0),
-                    a: Col(8),
-                    b: Col(9),
-                    n: 1,
-                    bs: false,
-                };
-                let (c, n) = run(chunk, 2, |cols, level| {
-                    cols.run_at(level, ColumnOp::Bin(&args))
-                });
-                for l in 0..n {
-                    let (x, y) = (c[8 * MAX_LANES + l], c[9 * MAX_LANES + l]);
-                    assert_eq!(c[l], bin1(op, num, x, y), "{op:?} {x:#x} {y:#x}");
-                }
-            }
+            bin_loops_equal_bin1(op, num, &all);
         }
         for chunk in all.chunks(MAX_LANES) {
             let args = UnArgs {
