@@ -98,6 +98,17 @@ impl Pipeline {
                     .map(|b| b.ops.len())
                     .sum::<usize>()
             );
+            if std::env::var_os("COOPMAT_EXEC_DEBUG").is_some_and(|v| v == "ops") {
+                for f in &p.funcs {
+                    for (bi, b) in f.blocks.iter().enumerate() {
+                        eprintln!("{} block {bi}:", f.name);
+                        for (o, _) in &b.ops {
+                            eprintln!("  {o:?}");
+                        }
+                        eprintln!("  -> {:?}", b.term.0);
+                    }
+                }
+            }
         }
         Ok(Pipeline {
             p,
@@ -282,6 +293,8 @@ struct Cx<'m> {
     /// Function variables that are never read (only stored to, directly or through access
     /// chains with constant indices), and those access chains: their stores compile to nothing.
     write_only: HashSet<u32>,
+    /// OpLoad results whose only use is as the Object of an OpStore (`Cx::fuse_staging_copy`).
+    stored_once: HashSet<u32>,
     /// Variables that are arrays of buffer descriptors: id -> (set, binding).
     descriptor_arrays: HashMap<u32, (u32, u32)>,
     /// Pointer types declared ahead by OpTypeForwardPointer.
@@ -334,6 +347,7 @@ impl<'m> Cx<'m> {
             promoted_parts: HashMap::new(),
             promoted_elems: HashMap::new(),
             write_only: HashSet::new(),
+            stored_once: HashSet::new(),
             descriptor_arrays: HashMap::new(),
             forward_pointers: HashSet::new(),
             hoisted: HashMap::new(),
@@ -634,6 +648,9 @@ impl<'m> Cx<'m> {
                 for i in b.body.clone() {
                     let inst = &m.instructions[i];
                     if let (Some(rt), Some(rid)) = (inst.result_type, inst.result_id) {
+                        if store_of_copy(m, &du, i).is_some() {
+                            self.stored_once.insert(rid);
+                        }
                         let final_value = (inst.opcode == op::Load)
                             .then(|| inst.word(2))
                             .flatten()
@@ -667,7 +684,17 @@ impl<'m> Cx<'m> {
                                         Some(v) => v,
                                         None => self.alloc(rt)?,
                                     };
-                                    let last = uses.iter().map(|u| u.0).max().unwrap_or(i);
+                                    // A pointer a staging copy loads through lives until the
+                                    // store (`Cx::fuse_staging_copy` loads there).
+                                    let last = uses
+                                        .iter()
+                                        .map(|&(u, _)| {
+                                            store_of_copy(m, &du, u)
+                                                .filter(|&s| s > u && b.body.contains(&s))
+                                                .unwrap_or(u)
+                                        })
+                                        .max()
+                                        .unwrap_or(i);
                                     dying.push((last, k, v));
                                     v
                                 }
@@ -1368,6 +1395,9 @@ impl<'m> Cx<'m> {
                     }
                     out = vec![Op::Unsupported(Box::new(e))];
                 }
+                if inst.opcode == op::Store {
+                    self.fuse_staging_copy(args, &mut ops, &mut out);
+                }
                 ops.extend(out.into_iter().map(|o| (o, d)));
             }
             self.fuse_muladds(&mut ops);
@@ -1380,6 +1410,46 @@ impl<'m> Cx<'m> {
             });
         }
         Ok(blocks)
+    }
+
+    /// Fuses the OpStore compiled into `out` with the OpLoad of its Object when nothing else
+    /// reads that value (`Cx::stored_once`) and only pure lane ops ([`Op::is_pure_lane_op`],
+    /// the store's address arithmetic) lie between them, none writing the load's pointer or
+    /// value: one [`Op::LoadStore`] at the store's place (the GEMM staging copy `shared[i] =
+    /// global[j]`, which otherwise moves every word through a register column and back). The
+    /// load reads the same memory there, since nothing between writes memory. Not while
+    /// observing uniformity (the load's value would go unobserved).
+    fn fuse_staging_copy(&self, args: &[u32], ops: &mut Vec<(Op, u32)>, out: &mut Vec<Op>) {
+        if self.options.observe_uniformity
+            || !args.get(1).is_some_and(|o| self.stored_once.contains(o))
+        {
+            return;
+        }
+        let [Op::Store(store)] = &out[..] else {
+            return;
+        };
+        let Some(at) = ops.iter().rposition(|(o, _)| !o.is_pure_lane_op()) else {
+            return;
+        };
+        let Op::Load(load) = &ops[at].0 else {
+            return;
+        };
+        let overlaps = |c: Col, n: u32, lo: Col, m: u32| c.0 < lo.0 + m && lo.0 < c.0 + n;
+        let untouched = ops[at + 1..].iter().all(|(o, _)| {
+            o.result_cols().is_some_and(|(c, n)| {
+                !overlaps(c, n, load.ptr, 1) && !overlaps(c, n, load.d.col, load.d.ncols)
+            })
+        });
+        if load.d != store.v || load.d.nmats != 0 || !untouched {
+            return;
+        }
+        let fused = LoadStoreArgs {
+            load: load.clone(),
+            store: store.clone(),
+            load_desc: ops[at].1,
+        };
+        ops.remove(at);
+        *out = vec![Op::LoadStore(Box::new(fused))];
     }
 
     /// Fuses runs of consecutive float MulAdds that share their A operand into one
@@ -1954,6 +2024,20 @@ impl<'m> Cx<'m> {
             return self.coop2_inst(opcode, rt, d, a, out);
         }
         unsupported(format!("{} is not supported by the engine", name()))
+    }
+}
+
+/// When instruction `i` is an OpLoad whose value only one OpStore uses, as its Object (a
+/// staging copy, `Cx::fuse_staging_copy`): that store's instruction index.
+fn store_of_copy(m: &Module, du: &coopmat_spirv::module::DefUse, i: usize) -> Option<usize> {
+    let inst = &m.instructions[i];
+    if inst.opcode != op::Load {
+        return None;
+    }
+    // Operand 1 of OpStore is its Object.
+    match du.uses(inst.result_id?) {
+        [(u, 1)] if m.instructions[*u].opcode == op::Store => Some(*u),
+        _ => None,
     }
 }
 

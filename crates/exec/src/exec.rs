@@ -144,6 +144,9 @@ struct Batch<'p, 'a> {
     tiles: Option<std::sync::Arc<tiles::TileCache>>,
     /// While a sub-batch runs a decode whose results may be kept: the objects its loads read.
     reads: Option<Vec<u64>>,
+    /// The description of the instruction that faulted, when not the op's own (the load of an
+    /// [`Op::LoadStore`]).
+    fault_desc: Option<u32>,
     /// The Workgroup words the last decoded tile kept, per local object (shared with the next
     /// tile when they have not changed).
     tile_words: Vec<(usize, std::sync::Arc<[u32]>)>,
@@ -223,6 +226,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             array_len: sh.array_len.clone(),
             tiles: sh.tiles.clone(),
             reads: None,
+            fault_desc: None,
             tile_words: Vec::new(),
             scratch_f32: Vec::new(),
             scratch_cols: Vec::new(),
@@ -482,7 +486,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                     self.t_muladd += t0.elapsed();
                 }
                 if let Err(e) = self.op(o, &active, dense) {
-                    return Err(self.place(e, *d, fi));
+                    let desc = self.fault_desc.take().unwrap_or(*d);
+                    return Err(self.place(e, desc, fi));
                 }
                 if self.p.options.observe_uniformity {
                     self.observe(o, *d, &active);
@@ -817,10 +822,269 @@ impl<'p, 'a> Batch<'p, 'a> {
         *e |= differs;
     }
 
-    fn op(&mut self, o: &Op, mask: &Mask, dense: bool) -> Result<(), Fault> {
+    /// The fast path of [`Op::LoadStore`] (every lane active, 32-bit words): every lane reads
+    /// `n` aligned words of one object (not a per-lane one), the furthest in bounds, and the
+    /// lanes write consecutive words of one writable object. All lanes' words are read into
+    /// scratch before any is written, so this is the load then the store even where the two
+    /// overlap. False: nothing done (the caller runs the load and the store, which report
+    /// the faulting lane).
+    fn copy_words(&mut self, x: &LoadStoreArgs, mask: &Mask, dense: bool) -> bool {
+        let lanes = self.lanes;
+        let n = word_run(&x.load.leaves);
+        if !dense || lanes == 0 || n == 0 || word_run(&x.store.leaves) != n {
+            return false;
+        }
+        let (pc, dc) = (x.load.ptr.ix() * lanes, x.store.ptr.ix() * lanes);
+        let step = 4 * n as u64;
+        let (src, dst) = (&self.cols[pc..pc + lanes], &self.cols[dc..dc + lanes]);
+        let sum = crate::kernels::address_summary(src, memory::OBJ_SHIFT, step);
+        let Some((o, last, aligned)) = one_object(&self.mem, src[0], &sum) else {
+            return false;
+        };
+        let (size, sh, si) = (o.size, o.shared, o.idx);
+        let dsum = crate::kernels::address_summary(dst, memory::OBJ_SHIFT, step);
+        let Some((dsh, didx, range)) = contiguous(&self.mem, dst, &dsum, n, true) else {
+            return false;
+        };
+        if !aligned || last + step > size {
+            return false;
+        }
+        if let Some(reads) = &mut self.reads {
+            note_objects(reads, src, mask, Some(&sum));
+        }
+        if !dsh && let Some((words, dst)) = self.mem.words_and_local(sh, si, didx) {
+            // From another object into batch-owned (Workgroup) memory: no overlap, so
+            // straight from the source words into the destination's, with plain stores.
+            gather_lane_words(words, src, n, &mut dst[range]);
+            return true;
+        }
+        let mut tmp = std::mem::take(&mut self.src_cache.words);
+        tmp.clear();
+        tmp.resize(lanes * n, 0);
+        gather_lane_words(self.mem.words(sh, si), src, n, &mut tmp);
+        if dsh {
+            for (d, &v) in self.mem.words(dsh, didx)[range].iter().zip(&tmp) {
+                d.store(v, Relaxed);
+            }
+        } else {
+            for (d, &v) in self.mem.local[didx as usize][range].iter_mut().zip(&tmp) {
+                *d.get_mut() = v;
+            }
+        }
+        self.src_cache.words = tmp;
+        true
+    }
+
+    /// OpLoad of a value into its registers.
+    fn load(&mut self, a: &LoadArgs, mask: &Mask, dense: bool) -> Result<(), Fault> {
+        let LoadArgs { d, ptr, leaves } = a;
         let lanes = self.lanes;
         let col = |x: Col| x.ix() * lanes;
         let robust = self.p.options.robust;
+        let pc = col(*ptr);
+        let nw = word_run(leaves);
+        // Every lane's pointer summarized once (all lanes active): the read log and the
+        // fast paths below share it.
+        let sum = (dense && lanes > 0).then(|| {
+            crate::kernels::address_summary(
+                &self.cols[pc..pc + lanes],
+                memory::OBJ_SHIFT,
+                4 * nw as u64,
+            )
+        });
+        if let Some(reads) = &mut self.reads {
+            note_objects(reads, &self.cols[pc..pc + lanes], mask, sum.as_ref());
+        }
+        if nw > 0
+            && load_words_fast(
+                &self.mem,
+                &mut self.cols,
+                lanes,
+                pc,
+                d.col.ix(),
+                nw,
+                mask,
+                sum.as_ref(),
+            )
+        {
+            return Ok(());
+        }
+        if let [MemLeaf::Scalar { off, num, col: 0 }] = leaves[..]
+            && matches!(num, Num::Int(8) | Num::Int(16) | Num::F16 | Num::BF16)
+            && load_narrow_fast(
+                &self.mem,
+                &mut self.cols,
+                lanes,
+                pc,
+                d.col.ix(),
+                off,
+                num,
+                sum.as_ref(),
+            )
+        {
+            return Ok(());
+        }
+        let mut has_mat = false;
+        let extent = leaf_extent(leaves);
+        let nwords = nw;
+        let mut cache = memory::ResolveCache::default();
+        each_lane!(mask, lanes, dense, |l| {
+            let addr = self.cols[pc + l];
+            // One bounds check for the whole value, then plain word reads.
+            if let Some((sh, idx, b)) = self.mem.resolve_cached(&mut cache, addr, l, extent, false)
+            {
+                let words = self.mem.words(sh, idx);
+                if nwords > 0 && b % 4 == 0 {
+                    let w0 = b / 4;
+                    for k in 0..nwords {
+                        self.cols[col(d.col + k as u32) + l] = words[w0 + k].load(Relaxed) as u64;
+                    }
+                    continue;
+                }
+                for leaf in leaves.iter() {
+                    match *leaf {
+                        MemLeaf::Scalar { off, num, col: c } => {
+                            let v = memory::read_bytes(words, b + off as usize, num.bytes());
+                            self.cols[col(d.col + c) + l] =
+                                if num == Num::Bool { (v != 0) as u64 } else { v };
+                        }
+                        MemLeaf::Mat { .. } => has_mat = true,
+                    }
+                }
+                continue;
+            }
+            for leaf in leaves.iter() {
+                match *leaf {
+                    MemLeaf::Scalar { off, num, col: c } => {
+                        let v = match self.mem.read(addr.wrapping_add(off as u64), l, num.bytes()) {
+                            Ok(v) => v,
+                            Err(_) if robust => 0,
+                            Err(e) => {
+                                return Err(Fault {
+                                    kind: e.kind,
+                                    what: e.to_string(),
+                                    lane: Some(l),
+                                });
+                            }
+                        };
+                        let v = if num == Num::Bool { (v != 0) as u64 } else { v };
+                        self.cols[col(d.col + c) + l] = v;
+                    }
+                    MemLeaf::Mat { .. } => has_mat = true,
+                }
+            }
+        });
+        if has_mat {
+            for leaf in leaves.iter() {
+                if let MemLeaf::Mat { off, mat, cm } = *leaf {
+                    self.mat_from_lanes(d.mat + mat, *ptr, off, cm.num, mask, robust)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// OpStore of a value from its registers.
+    fn store(&mut self, a: &StoreArgs, mask: &Mask, dense: bool) -> Result<(), Fault> {
+        let StoreArgs { ptr, v, leaves } = a;
+        let lanes = self.lanes;
+        let col = |x: Col| x.ix() * lanes;
+        let robust = self.p.options.robust;
+        let pc = col(*ptr);
+        let nw = word_run(leaves);
+        if nw > 0
+            && store_words_fast(
+                &mut self.mem,
+                &self.cols,
+                lanes,
+                pc,
+                v.col.ix(),
+                nw,
+                mask,
+                dense,
+            )
+        {
+            return Ok(());
+        }
+        let extent = leaf_extent(leaves);
+        let scalar_only = leaves.iter().all(|x| matches!(x, MemLeaf::Scalar { .. }));
+        let nwords = word_run(leaves);
+        let mut cache = memory::ResolveCache::default();
+        each_lane!(mask, lanes, dense, |l| {
+            let addr = self.cols[pc + l];
+            if scalar_only
+                && let Some((sh, idx, b)) =
+                    self.mem.resolve_cached(&mut cache, addr, l, extent, true)
+            {
+                let words = self.mem.words(sh, idx);
+                if nwords > 0 && b % 4 == 0 {
+                    let w0 = b / 4;
+                    for k in 0..nwords {
+                        words[w0 + k].store(self.cols[col(v.col + k as u32) + l] as u32, Relaxed);
+                    }
+                    continue;
+                }
+                for leaf in leaves.iter() {
+                    if let MemLeaf::Scalar { off, num, col: c } = *leaf {
+                        let x = self.cols[col(v.col + c) + l];
+                        memory::write_bytes(words, b + off as usize, num.bytes(), x, sh);
+                    }
+                }
+                continue;
+            }
+            for leaf in leaves.iter() {
+                match *leaf {
+                    MemLeaf::Scalar { off, num, col: c } => {
+                        let x = self.cols[col(v.col + c) + l];
+                        match self
+                            .mem
+                            .write(addr.wrapping_add(off as u64), l, num.bytes(), x)
+                        {
+                            Ok(()) => {}
+                            Err(_) if robust => {}
+                            Err(e) => {
+                                return Err(Fault {
+                                    kind: e.kind,
+                                    what: e.to_string(),
+                                    lane: Some(l),
+                                });
+                            }
+                        }
+                    }
+                    MemLeaf::Mat { off, mat, cm } => {
+                        let s = self.slot(v.mat + mat);
+                        let scope = s.scope as usize;
+                        let (i, li) = (l / scope, l % scope);
+                        let len = cm.elems().div_ceil(scope);
+                        let b = cm.num.bytes();
+                        for k in 0..len {
+                            let e = li + k * scope;
+                            let x = if e < cm.elems() {
+                                self.mat_get(v.mat + mat, i, e)
+                            } else {
+                                0
+                            };
+                            let a2 = addr.wrapping_add(off as u64 + (k as u64) * b as u64);
+                            if let Err(e) = self.mem.write(a2, l, b, x)
+                                && !robust
+                            {
+                                return Err(Fault {
+                                    kind: e.kind,
+                                    what: e.to_string(),
+                                    lane: Some(l),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn op(&mut self, o: &Op, mask: &Mask, dense: bool) -> Result<(), Fault> {
+        let lanes = self.lanes;
+        let col = |x: Col| x.ix() * lanes;
         let mut cols = eval::Columns {
             c: &mut self.cols,
             lanes,
@@ -866,208 +1130,16 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 }
             }
-            Op::Load(LoadArgs { d, ptr, leaves }) => {
-                let pc = col(*ptr);
-                let nw = word_run(leaves);
-                // Every lane's pointer summarized once (all lanes active): the read log and the
-                // fast paths below share it.
-                let sum = (dense && lanes > 0).then(|| {
-                    crate::kernels::address_summary(
-                        &self.cols[pc..pc + lanes],
-                        memory::OBJ_SHIFT,
-                        4 * nw as u64,
-                    )
-                });
-                if let Some(reads) = &mut self.reads {
-                    note_objects(reads, &self.cols[pc..pc + lanes], mask, sum.as_ref());
-                }
-                if nw > 0
-                    && load_words_fast(
-                        &self.mem,
-                        &mut self.cols,
-                        lanes,
-                        pc,
-                        d.col.ix(),
-                        nw,
-                        mask,
-                        sum.as_ref(),
-                    )
-                {
-                    return Ok(());
-                }
-                if let [MemLeaf::Scalar { off, num, col: 0 }] = leaves[..]
-                    && matches!(num, Num::Int(8) | Num::Int(16) | Num::F16 | Num::BF16)
-                    && load_narrow_fast(
-                        &self.mem,
-                        &mut self.cols,
-                        lanes,
-                        pc,
-                        d.col.ix(),
-                        off,
-                        num,
-                        sum.as_ref(),
-                    )
-                {
-                    return Ok(());
-                }
-                let mut has_mat = false;
-                let extent = leaf_extent(leaves);
-                let nwords = nw;
-                let mut cache = memory::ResolveCache::default();
-                each_lane!(mask, lanes, dense, |l| {
-                    let addr = self.cols[pc + l];
-                    // One bounds check for the whole value, then plain word reads.
-                    if let Some((sh, idx, b)) =
-                        self.mem.resolve_cached(&mut cache, addr, l, extent, false)
-                    {
-                        let words = self.mem.words(sh, idx);
-                        if nwords > 0 && b % 4 == 0 {
-                            let w0 = b / 4;
-                            for k in 0..nwords {
-                                self.cols[col(d.col + k as u32) + l] =
-                                    words[w0 + k].load(Relaxed) as u64;
-                            }
-                            continue;
-                        }
-                        for leaf in leaves.iter() {
-                            match *leaf {
-                                MemLeaf::Scalar { off, num, col: c } => {
-                                    let v =
-                                        memory::read_bytes(words, b + off as usize, num.bytes());
-                                    self.cols[col(d.col + c) + l] =
-                                        if num == Num::Bool { (v != 0) as u64 } else { v };
-                                }
-                                MemLeaf::Mat { .. } => has_mat = true,
-                            }
-                        }
-                        continue;
+            Op::Load(x) => self.load(x, mask, dense)?,
+            Op::Store(x) => self.store(x, mask, dense)?,
+            Op::LoadStore(x) => {
+                if !self.copy_words(x, mask, dense) {
+                    if let Err(f) = self.load(&x.load, mask, dense) {
+                        self.fault_desc = Some(x.load_desc);
+                        return Err(f);
                     }
-                    for leaf in leaves.iter() {
-                        match *leaf {
-                            MemLeaf::Scalar { off, num, col: c } => {
-                                let v = match self.mem.read(
-                                    addr.wrapping_add(off as u64),
-                                    l,
-                                    num.bytes(),
-                                ) {
-                                    Ok(v) => v,
-                                    Err(_) if robust => 0,
-                                    Err(e) => {
-                                        return Err(Fault {
-                                            kind: e.kind,
-                                            what: e.to_string(),
-                                            lane: Some(l),
-                                        });
-                                    }
-                                };
-                                let v = if num == Num::Bool { (v != 0) as u64 } else { v };
-                                self.cols[col(d.col + c) + l] = v;
-                            }
-                            MemLeaf::Mat { .. } => has_mat = true,
-                        }
-                    }
-                });
-                if has_mat {
-                    for leaf in leaves.iter() {
-                        if let MemLeaf::Mat { off, mat, cm } = *leaf {
-                            self.mat_from_lanes(d.mat + mat, *ptr, off, cm.num, mask, robust)?;
-                        }
-                    }
+                    self.store(&x.store, mask, dense)?;
                 }
-            }
-            Op::Store(StoreArgs { ptr, v, leaves }) => {
-                let pc = col(*ptr);
-                let nw = word_run(leaves);
-                if nw > 0
-                    && store_words_fast(
-                        &mut self.mem,
-                        &self.cols,
-                        lanes,
-                        pc,
-                        v.col.ix(),
-                        nw,
-                        mask,
-                        dense,
-                    )
-                {
-                    return Ok(());
-                }
-                let extent = leaf_extent(leaves);
-                let scalar_only = leaves.iter().all(|x| matches!(x, MemLeaf::Scalar { .. }));
-                let nwords = word_run(leaves);
-                let mut cache = memory::ResolveCache::default();
-                each_lane!(mask, lanes, dense, |l| {
-                    let addr = self.cols[pc + l];
-                    if scalar_only
-                        && let Some((sh, idx, b)) =
-                            self.mem.resolve_cached(&mut cache, addr, l, extent, true)
-                    {
-                        let words = self.mem.words(sh, idx);
-                        if nwords > 0 && b % 4 == 0 {
-                            let w0 = b / 4;
-                            for k in 0..nwords {
-                                words[w0 + k]
-                                    .store(self.cols[col(v.col + k as u32) + l] as u32, Relaxed);
-                            }
-                            continue;
-                        }
-                        for leaf in leaves.iter() {
-                            if let MemLeaf::Scalar { off, num, col: c } = *leaf {
-                                let x = self.cols[col(v.col + c) + l];
-                                memory::write_bytes(words, b + off as usize, num.bytes(), x, sh);
-                            }
-                        }
-                        continue;
-                    }
-                    for leaf in leaves.iter() {
-                        match *leaf {
-                            MemLeaf::Scalar { off, num, col: c } => {
-                                let x = self.cols[col(v.col + c) + l];
-                                match self.mem.write(
-                                    addr.wrapping_add(off as u64),
-                                    l,
-                                    num.bytes(),
-                                    x,
-                                ) {
-                                    Ok(()) => {}
-                                    Err(_) if robust => {}
-                                    Err(e) => {
-                                        return Err(Fault {
-                                            kind: e.kind,
-                                            what: e.to_string(),
-                                            lane: Some(l),
-                                        });
-                                    }
-                                }
-                            }
-                            MemLeaf::Mat { off, mat, cm } => {
-                                let s = self.slot(v.mat + mat);
-                                let scope = s.scope as usize;
-                                let (i, li) = (l / scope, l % scope);
-                                let len = cm.elems().div_ceil(scope);
-                                let b = cm.num.bytes();
-                                for k in 0..len {
-                                    let e = li + k * scope;
-                                    let x = if e < cm.elems() {
-                                        self.mat_get(v.mat + mat, i, e)
-                                    } else {
-                                        0
-                                    };
-                                    let a2 = addr.wrapping_add(off as u64 + (k as u64) * b as u64);
-                                    if let Err(e) = self.mem.write(a2, l, b, x)
-                                        && !robust
-                                    {
-                                        return Err(Fault {
-                                            kind: e.kind,
-                                            what: e.to_string(),
-                                            lane: Some(l),
-                                        });
-                                    }
-                                }
-                            }
-                        }
-                    }
-                });
             }
             Op::CopyMem(CopyMemArgs { dst, src, bytes }) => {
                 let (dc, sc) = (col(*dst), col(*src));
@@ -1529,6 +1601,45 @@ fn load_words_fast(
         }
     });
     true
+}
+
+/// Lane `l`'s `n` words at its address in `words` (in bounds, checked by the caller) into
+/// `dst[n·l..n·l + n]`, by runs of lanes whose words follow each other (a staged row: 4 or 16
+/// lanes in the GEMM), each one straight copy.
+fn gather_lane_words<D: LaneWord>(words: &[AtomicU32], ptrs: &[u64], n: usize, dst: &mut [D]) {
+    let step = 4 * n as u64;
+    let mut l = 0;
+    while l < ptrs.len() {
+        let a = ptrs[l];
+        let mut r = 1;
+        while l + r < ptrs.len() && ptrs[l + r] == a.wrapping_add(step * r as u64) {
+            r += 1;
+        }
+        let w = ((a & memory::OFF_MASK) / 4) as usize;
+        for (x, s) in dst[l * n..(l + r) * n].iter_mut().zip(&words[w..w + r * n]) {
+            x.set(s.load(Relaxed));
+        }
+        l += r;
+    }
+}
+
+/// A word [`gather_lane_words`] writes: scratch, or batch-owned memory (plain stores).
+trait LaneWord {
+    fn set(&mut self, v: u32);
+}
+
+impl LaneWord for u32 {
+    #[inline(always)]
+    fn set(&mut self, v: u32) {
+        *self = v;
+    }
+}
+
+impl LaneWord for AtomicU32 {
+    #[inline(always)]
+    fn set(&mut self, v: u32) {
+        *self.get_mut() = v;
+    }
 }
 
 /// The object every lane of a pointer column points into (not a per-lane one), from its first

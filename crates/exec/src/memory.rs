@@ -254,6 +254,31 @@ impl<'a> Mem<'a> {
         }
     }
 
+    /// The words of object (`shared`, `idx`) and, mutably, those of local object `local`; None
+    /// when they are the same object.
+    pub fn words_and_local(
+        &mut self,
+        shared: bool,
+        idx: u32,
+        local: u32,
+    ) -> Option<(&[AtomicU32], &mut [AtomicU32])> {
+        let (i, l) = (idx as usize, local as usize);
+        if shared {
+            return Some((self.shared[i], &mut self.local[l]));
+        }
+        match i.cmp(&l) {
+            std::cmp::Ordering::Less => {
+                let (lo, hi) = self.local.split_at_mut(l);
+                Some((&lo[i], &mut hi[0]))
+            }
+            std::cmp::Ordering::Greater => {
+                let (lo, hi) = self.local.split_at_mut(i);
+                Some((&hi[0], &mut lo[l]))
+            }
+            std::cmp::Ordering::Equal => None,
+        }
+    }
+
     /// Reads `n` (1, 2, 4 or 8) bytes, little-endian, zero-extended.
     #[inline]
     pub fn read(&self, addr: u64, lane: usize, n: u32) -> Result<u64, MemErr> {

@@ -131,6 +131,59 @@ void main() {{
     }
 }
 
+/// One load op whose subgroups read the same tile (a GEMM's workgroup loads each staged tile
+/// twice; the engine loads it once and copies it): A row-major shared by subgroups 0, 1 and
+/// by 2, 3; B at one address for all, with a stride that differs between 0, 1 and 2, 3 (so
+/// not the same tile); C column-major f32 shared by 0, 2 and by 1, 3. Small integers: every
+/// result exact.
+#[test]
+fn subgroups_loading_one_tile() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+layout(local_size_x = 128) in;
+layout(std430, binding = 0) buffer A {{ float16_t a[]; }};
+layout(std430, binding = 1) buffer C {{ float c[]; }};
+layout(std430, binding = 2) buffer D {{ float d[]; }};
+void main() {{
+    uint sg = gl_SubgroupID;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> mb;
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> mc;
+    coopMatLoad(ma, a, (sg / 2) * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mb, a, 512, 16 + 16 * (sg / 2), gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mc, c, (sg % 2) * 256, 16, gl_CooperativeMatrixLayoutColumnMajor);
+    mc = coopMatMulAdd(ma, mb, mc);
+    coopMatStore(mc, d, sg * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let a: Vec<f16> = (0..1024)
+        .map(|i| f16::from_f32(((i * 7) % 9) as f32 - 4.0))
+        .collect();
+    let c: Vec<f32> = (0..512).map(|i| ((i * 5) % 11) as f32).collect();
+    let hb = |v: &[f16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let out = run_bufs(
+        &m,
+        vec![hb(&a), bytes_f32(&c), vec![0; 4 * 1024]],
+        [1, 1, 1],
+        &EngineOptions::default(),
+    );
+    let d = f32s(&out[2]);
+    for sg in 0..4 {
+        let (ao, stride, co) = ((sg / 2) * 256, 16 + 16 * (sg / 2), (sg % 2) * 256);
+        for i in 0..16 {
+            for j in 0..16 {
+                let mut want = c[co + j * 16 + i];
+                for k in 0..16 {
+                    want += a[ao + i * 16 + k].to_f32() * a[512 + k * stride + j].to_f32();
+                }
+                assert_eq!(d[sg * 256 + i * 16 + j], want, "subgroup {sg} ({i},{j})");
+            }
+        }
+    }
+}
+
 #[test]
 fn muladd_f32_with_workgroup_scope_and_shared_memory() {
     let Some(m) = glsl(&format!(

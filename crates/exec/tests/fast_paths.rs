@@ -86,6 +86,105 @@ void main() {
     }
 }
 
+/// Staging copies fused into one op (`Op::LoadStore`): buffer to Workgroup memory and back, a
+/// permuted source, a descending destination (not one run), an overlapping copy within one
+/// array (every lane reads before any writes), a loaded value with a second use (not fused),
+/// the store's address computed between the load and the store. The same buffers as the
+/// reference with the fusion on and off (it is off while uniformity is observed), five ops a
+/// lane fewer with it on; a source out of bounds is an error naming the load and the first
+/// lane out of bounds, and reads zeros with robust access.
+#[test]
+fn staging_copies_are_fused() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer A { uvec4 a[]; };
+layout(std430, binding = 1) buffer B { uvec4 b[]; };
+layout(std430, binding = 2) buffer C { uint c[]; };
+layout(push_constant) uniform P { uint off; };
+shared uvec4 s[129];
+void main() {
+    uint t = gl_LocalInvocationID.x, base = gl_WorkGroupID.x * 64u, n = gl_NumWorkGroups.x * 64u;
+    s[t] = a[base + (t ^ 3u)];
+    s[128u - t] = a[n + base + t + off];
+    barrier();
+    s[t + 1u] = s[t];
+    barrier();
+    b[base + t] = s[t + 1u];
+    b[n + base + t] = s[128u - t];
+    uvec4 v = a[base + t];
+    c[base + t] = v.y;
+    b[2u * n + base + t] = v;
+}"#,
+    ) else {
+        return;
+    };
+    let groups = 3usize;
+    let n = 64 * groups;
+    let src: Vec<u32> = (0..8 * n as u32)
+        .map(|i| i.wrapping_mul(2654435761) | 1)
+        .collect();
+    let vec4 = |i: usize| src.get(4 * i..4 * i + 4).unwrap_or(&[0; 4]).to_vec();
+    let inputs = |off: u32| {
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), bytes_u32(&src));
+        res.buffers.insert((0, 1), vec![0; 16 * 3 * n]);
+        res.buffers.insert((0, 2), vec![0; 4 * n]);
+        res.push_constants = off.to_le_bytes().to_vec();
+        res
+    };
+    let check = |res: &Resources, off: usize| {
+        let (b, c) = (u32s(&res.buffers[&(0, 1)]), u32s(&res.buffers[&(0, 2)]));
+        for g in 0..groups {
+            for t in 0..64 {
+                let i = 64 * g + t;
+                assert_eq!(b[4 * i..4 * i + 4], vec4(64 * g + (t ^ 3))[..], "b[{i}]");
+                let j = n + i;
+                assert_eq!(b[4 * j..4 * j + 4], vec4(n + i + off)[..], "b[{j}]");
+                let k = 2 * n + i;
+                assert_eq!(b[4 * k..4 * k + 4], vec4(i)[..], "b[{k}]");
+                assert_eq!(c[i], src[4 * i + 1], "c[{i}]");
+            }
+        }
+    };
+    let observe = EngineOptions {
+        observe_uniformity: true,
+        ..Default::default()
+    };
+    let mut fused = inputs(0);
+    let on = run(
+        &m,
+        &mut fused,
+        [groups as u32, 1, 1],
+        &EngineOptions::default(),
+    );
+    check(&fused, 0);
+    let mut unfused = inputs(0);
+    let off = run(&m, &mut unfused, [groups as u32, 1, 1], &observe);
+    check(&unfused, 0);
+    assert_eq!(
+        off.lane_instructions - on.lane_instructions,
+        5 * n as u64,
+        "five copies a lane fused"
+    );
+    // Lanes 56.. of the last workgroup read past the end of `a`.
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &Default::default())
+        .unwrap();
+    let e = p
+        .dispatch(&mut inputs(8), [groups as u32, 1, 1])
+        .unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
+    assert!(e.place.contains("OpLoad"), "{e}");
+    assert!(e.place.contains("local invocation (56, 0, 0)"), "{e}");
+    let robust = EngineOptions {
+        robust: true,
+        ..Default::default()
+    };
+    let mut res = inputs(8);
+    run(&m, &mut res, [groups as u32, 1, 1], &robust);
+    check(&res, 8);
+}
+
 /// A contiguous store running past the end of its buffer is still an error naming the first
 /// lane out of bounds; with `robust` the in-bounds lanes are written.
 #[test]

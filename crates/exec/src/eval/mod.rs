@@ -967,6 +967,7 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
             | Op::Copy(_)
             | Op::Load(_)
             | Op::Store(_)
+            | Op::LoadStore(_)
             | Op::CopyMem(_)
             | Op::AccessChain(_)
             | Op::ArrayLength(_)

@@ -100,12 +100,40 @@ impl Batch<'_, '_> {
         let cb = cm.num.bytes() as u64;
         let robust = self.p.options.robust;
         let n_el = cm.elems();
+        // Instances loaded so far from a shared object: (address, stride, tile offset). Another
+        // instance with the same address and stride gets a copy of that tile (subgroups of a
+        // GEMM's workgroup load each staged tile twice).
+        let mut loaded = [(0u64, 0u64, 0usize); 8];
+        let mut nloaded = 0;
         for (i, l0) in self.instances(m, mask) {
             let addr = self.cols[ptr.ix() * self.lanes + l0];
             let st = match stride {
                 None => 0,
                 Some(s) => self.cols[s.ix() * self.lanes + l0] & 0xffff_ffff,
             };
+            let toff = s.off + i * n_el;
+            if !store {
+                if let Some(&(_, _, from)) = loaded[..nloaded]
+                    .iter()
+                    .find(|&&(a, t, _)| a == addr && t == st)
+                {
+                    if cm.is_f32_arena() {
+                        self.mf.copy_within(from..from + n_el, toff);
+                    } else {
+                        self.mw.copy_within(from..from + n_el, toff);
+                    }
+                    continue;
+                }
+                if nloaded < loaded.len()
+                    && self
+                        .mem
+                        .obj(addr >> memory::OBJ_SHIFT)
+                        .is_some_and(|o| o.per_lane == 0)
+                {
+                    loaded[nloaded] = (addr, st, toff);
+                    nloaded += 1;
+                }
+            }
             if store && st == 0 && stride.is_some() && (if col_major { cols } else { rows }) > 1 {
                 return Err(Fault {
                     kind: ErrorKind::InvalidOperand,
@@ -118,7 +146,6 @@ impl Batch<'_, '_> {
             } else {
                 (rows, cols)
             };
-            let toff = s.off + i * n_el;
             if !store
                 && cm.num == Num::F16
                 && !col_major
@@ -268,16 +295,43 @@ impl Batch<'_, '_> {
             self.slot(b0).cm.cols as usize,
             sa.cm.cols as usize,
         );
-        let mut parts = Vec::with_capacity(g.parts.len());
-        for (i, _) in self.instances(d0, mask) {
-            parts.clear();
-            parts.extend(g.parts.iter().map(|&(d, b, c)| kernels::SharedAPart {
-                b: self.slot(b).off + i * k * n,
-                c: self.slot(c).off + i * m * n,
-                d: self.slot(d).off + i * m * n,
-            }));
+        // The parts' tiles of scope instance 0 (instance i's lie i tiles further on).
+        let slots: Vec<kernels::SharedAPart> = g
+            .parts
+            .iter()
+            .map(|&(d, b, c)| kernels::SharedAPart {
+                b: self.slot(b).off,
+                c: self.slot(c).off,
+                d: self.slot(d).off,
+            })
+            .collect();
+        let at = |i: usize| {
+            slots.iter().map(move |p| kernels::SharedAPart {
+                b: p.b + i * k * n,
+                c: p.c + i * m * n,
+                d: p.d + i * m * n,
+            })
+        };
+        let insts: Vec<usize> = self.instances(d0, mask).map(|(i, _)| i).collect();
+        // Square tiles lie one tile size apart in every slot from one instance to the next: a
+        // run of consecutive instances is one kernel call.
+        if m == n
+            && n == k
+            && let Some(&i0) = insts.first()
+            && insts.iter().enumerate().all(|(j, &i)| i == i0 + j)
+        {
+            let parts: Vec<_> = at(i0).collect();
+            let a_off = sa.off + i0 * m * k;
+            let run = (insts.len(), m * k);
+            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts, run) {
+                self.flops += (2 * m * n * k * parts.len() * insts.len()) as u64;
+                return Ok(());
+            }
+        }
+        for i in insts {
+            let parts: Vec<_> = at(i).collect();
             let a_off = sa.off + i * m * k;
-            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts) {
+            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts, (1, 0)) {
                 self.flops += (2 * m * n * k * parts.len()) as u64;
             } else {
                 for &(d, b, c) in &g.parts {

@@ -527,6 +527,11 @@ pub enum Op {
     InsertDyn(InsertDynArgs),
     Load(LoadArgs),
     Store(StoreArgs),
+    /// An OpLoad whose value only the OpStore right after it uses (a staging copy,
+    /// `shared[i] = global[j]`), fused at compile time (`Cx::fuse_staging_copy`): the words
+    /// move from memory to memory without the value's registers; the same as the load then
+    /// the store.
+    LoadStore(Box<LoadStoreArgs>),
     CopyMem(CopyMemArgs),
     AccessChain(AccessChainArgs),
     /// OpArrayLength: `(bytes of the object from the pointer on − off) / stride`.
@@ -568,6 +573,50 @@ pub enum Op {
 }
 
 impl Op {
+    /// Whether the op only computes lane columns from lane columns: no memory, matrix, control
+    /// or fault (a load may move past it).
+    pub fn is_pure_lane_op(&self) -> bool {
+        match self {
+            Op::Un(_)
+            | Op::Bin(_)
+            | Op::Tern(_)
+            | Op::BfInsert(_)
+            | Op::Cvt(_)
+            | Op::Bitcast(_)
+            | Op::ExtractDyn(_)
+            | Op::InsertDyn(_)
+            | Op::AccessChain(_)
+            | Op::Trunc(_) => true,
+            Op::Select(x) => x.nmats == 0,
+            Op::Copy(x) => x.d.nmats == 0 && x.a.nmats == 0,
+            Op::Load(_)
+            | Op::Store(_)
+            | Op::LoadStore(_)
+            | Op::CopyMem(_)
+            | Op::ArrayLength(_)
+            | Op::Atomic(_)
+            | Op::Barrier { .. }
+            | Op::Call(_)
+            | Op::Sg(_)
+            | Op::CmLoad(_)
+            | Op::CmStore(_)
+            | Op::CmMulAdd(_)
+            | Op::CmMulAddSharedA(_)
+            | Op::CmExtract(_)
+            | Op::CmInsert(_)
+            | Op::CmSplat(_)
+            | Op::CmUn(_)
+            | Op::CmBin(_)
+            | Op::CmScale(_)
+            | Op::CmCvt(_)
+            | Op::Printf(_)
+            | Op::Coop2(_)
+            | Op::CoopVec(_)
+            | Op::Descriptor(_)
+            | Op::Unsupported(_) => false,
+        }
+    }
+
     /// The lane columns the op writes its (non-matrix) result to: first column and count.
     /// None for ops without a per-lane result (stores, barriers, calls, matrix results).
     pub fn result_cols(&self) -> Option<(Col, u32)> {
@@ -593,6 +642,7 @@ impl Op {
             Op::CoopVec(c) => c.result_cols(),
             Op::Descriptor(DescriptorArgs { d, .. }) => Some((*d, 1)),
             Op::Store(_)
+            | Op::LoadStore(_)
             | Op::CopyMem(_)
             | Op::Barrier { .. }
             | Op::Call(_)
@@ -924,6 +974,16 @@ pub struct StoreArgs {
     pub ptr: Col,
     pub v: Val,
     pub leaves: Box<[MemLeaf]>,
+}
+
+/// Operands of [`Op::LoadStore`]: the load, whose result only the store reads.
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct LoadStoreArgs {
+    pub load: LoadArgs,
+    pub store: StoreArgs,
+    /// The load's description (its instruction, for a fault of the load).
+    pub load_desc: u32,
 }
 
 /// Operands of [`Op::CopyMem`].
