@@ -295,43 +295,16 @@ impl Batch<'_, '_> {
             self.slot(b0).cm.cols as usize,
             sa.cm.cols as usize,
         );
-        // The parts' tiles of scope instance 0 (instance i's lie i tiles further on).
-        let slots: Vec<kernels::SharedAPart> = g
-            .parts
-            .iter()
-            .map(|&(d, b, c)| kernels::SharedAPart {
-                b: self.slot(b).off,
-                c: self.slot(c).off,
-                d: self.slot(d).off,
-            })
-            .collect();
-        let at = |i: usize| {
-            slots.iter().map(move |p| kernels::SharedAPart {
-                b: p.b + i * k * n,
-                c: p.c + i * m * n,
-                d: p.d + i * m * n,
-            })
-        };
-        let insts: Vec<usize> = self.instances(d0, mask).map(|(i, _)| i).collect();
-        // Square tiles lie one tile size apart in every slot from one instance to the next: a
-        // run of consecutive instances is one kernel call.
-        if m == n
-            && n == k
-            && let Some(&i0) = insts.first()
-            && insts.iter().enumerate().all(|(j, &i)| i == i0 + j)
-        {
-            let parts: Vec<_> = at(i0).collect();
-            let a_off = sa.off + i0 * m * k;
-            let run = (insts.len(), m * k);
-            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts, run) {
-                self.flops += (2 * m * n * k * parts.len() * insts.len()) as u64;
-                return Ok(());
-            }
-        }
-        for i in insts {
-            let parts: Vec<_> = at(i).collect();
+        let mut parts = Vec::with_capacity(g.parts.len());
+        for (i, _) in self.instances(d0, mask) {
+            parts.clear();
+            parts.extend(g.parts.iter().map(|&(d, b, c)| kernels::SharedAPart {
+                b: self.slot(b).off + i * k * n,
+                c: self.slot(c).off + i * m * n,
+                d: self.slot(d).off + i * m * n,
+            }));
             let a_off = sa.off + i * m * k;
-            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts, (1, 0)) {
+            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts) {
                 self.flops += (2 * m * n * k * parts.len()) as u64;
             } else {
                 for &(d, b, c) in &g.parts {
