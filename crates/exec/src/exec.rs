@@ -852,6 +852,11 @@ impl<'p, 'a> Batch<'p, 'a> {
         if let Some(reads) = &mut self.reads {
             note_objects(reads, src, mask, Some(&sum));
         }
+        if sh {
+            // Rows of a buffer, often not in the cache: ask for every line first, so that the
+            // misses overlap instead of each stalling the copy in turn.
+            prefetch_runs(self.mem.words(sh, si), src, n);
+        }
         if !dsh && let Some((words, dst)) = self.mem.words_and_local(sh, si, didx) {
             // From another object into batch-owned (Workgroup) memory: no overlap, so
             // straight from the source words into the destination's, with plain stores.
@@ -1620,6 +1625,22 @@ fn gather_lane_words<D: LaneWord>(words: &[AtomicU32], ptrs: &[u64], n: usize, d
             x.set(s.load(Relaxed));
         }
         l += r;
+    }
+}
+
+/// Prefetches the cache lines that the lanes' `n` words at their addresses in `words` cover,
+/// each once (a hint: no effect on the program).
+fn prefetch_runs(words: &[AtomicU32], ptrs: &[u64], n: usize) {
+    let mut next = 0u64;
+    for &a in ptrs {
+        let off = a & memory::OFF_MASK;
+        let (first, last) = (off >> 6, (off + 4 * n as u64 - 1) >> 6);
+        for line in first.max(next)..=last {
+            if let Some(w) = words.get((line * 16) as usize) {
+                crate::kernels::prefetch(w);
+            }
+        }
+        next = next.max(last + 1);
     }
 }
 

@@ -463,14 +463,16 @@ fn mm_avx2_depth<const KC: usize>(
 /// [`mm_avx512`] for why loads are what counts). Every output element is `c` followed by one
 /// fused multiply-add per k in order, as in [`matmul_f32`].
 ///
+/// Always inlined into [`shared_a_avx512`], which enables AVX-512F for it (the intrinsics
+/// compile with its caller's features).
+///
 /// # Safety
 /// The CPU must support AVX-512F. `a` points to m×k f32s, each `b[w]` to k×16, each `c[w]` and
 /// `d[w]` to m×16, with rows `i0..i0 + R` below m; no `d[w]` overlaps `a`, any `b`, another
 /// `d` or a `c` other than its own (`d[w] == c[w]` is allowed: a block reads its rows of C
 /// before it writes the same rows of D). [`matmul_f32_shared_a`] checks all of this.
 #[cfg(target_arch = "x86_64")]
-#[inline]
-#[target_feature(enable = "avx512f")]
+#[inline(always)]
 unsafe fn block_shared_a_avx512<const R: usize, const W: usize, const KC: usize>(
     i0: usize,
     k: usize,
@@ -510,10 +512,11 @@ unsafe fn block_shared_a_avx512<const R: usize, const W: usize, const KC: usize>
     }
 }
 
-/// All rows of `W` products sharing A: blocks of `R` rows, then 4, then 1.
+/// All rows of `W` products sharing A: blocks of `R` rows, then 4, then 1; `repeat` times,
+/// every pointer moved `step` f32s further each time (see [`matmul_f32_shared_a`]).
 ///
 /// # Safety
-/// As for [`block_shared_a_avx512`], for every row below `m`.
+/// As for [`block_shared_a_avx512`], for every row below `m` of every repetition.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn shared_a_avx512<const R: usize, const W: usize, const KC: usize>(
@@ -522,28 +525,51 @@ unsafe fn shared_a_avx512<const R: usize, const W: usize, const KC: usize>(
     b: [*const f32; W],
     c: [*const f32; W],
     d: [*mut f32; W],
+    (repeat, step): (usize, usize),
 ) {
-    let mut i = 0;
-    // SAFETY (every call): the caller's contract covers rows below m.
-    while i + R <= m {
-        unsafe { block_shared_a_avx512::<R, W, KC>(i, k, a, b, c, d) };
-        i += R;
-    }
-    while i + 4 <= m {
-        unsafe { block_shared_a_avx512::<4, W, KC>(i, k, a, b, c, d) };
-        i += 4;
-    }
-    while i < m {
-        unsafe { block_shared_a_avx512::<1, W, KC>(i, k, a, b, c, d) };
-        i += 1;
+    for rep in 0..repeat {
+        let at = rep * step;
+        // SAFETY (every call and offset): the caller's contract covers rows below m of every
+        // repetition.
+        let (mut b2, mut c2, mut d2) = (b, c, d);
+        for w in 0..W {
+            // SAFETY: as above.
+            unsafe {
+                (b2[w], c2[w], d2[w]) = (b[w].add(at), c[w].add(at), d[w].add(at));
+            }
+        }
+        let (a, b, c, d) = (unsafe { a.add(at) }, b2, c2, d2);
+        if m == 16 && R == 6 {
+            // 16-row tiles (every shape of the corpus): three blocks at constant rows.
+            // SAFETY: as above.
+            unsafe {
+                block_shared_a_avx512::<6, W, KC>(0, k, a, b, c, d);
+                block_shared_a_avx512::<6, W, KC>(6, k, a, b, c, d);
+                block_shared_a_avx512::<4, W, KC>(12, k, a, b, c, d);
+            }
+            continue;
+        }
+        let mut i = 0;
+        while i + R <= m {
+            unsafe { block_shared_a_avx512::<R, W, KC>(i, k, a, b, c, d) };
+            i += R;
+        }
+        while i + 4 <= m {
+            unsafe { block_shared_a_avx512::<4, W, KC>(i, k, a, b, c, d) };
+            i += 4;
+        }
+        while i < m {
+            unsafe { block_shared_a_avx512::<1, W, KC>(i, k, a, b, c, d) };
+            i += 1;
+        }
     }
 }
 
 /// Up to four products sharing A at depth `KC` (0: run-time depth): 6 rows of four, 8 rows of
-/// three, 12 of two, 16 of one (24 or 16 zmm accumulators).
+/// three, 12 of two, 16 of one (24 or 16 zmm accumulators), `repeat` times.
 ///
 /// # Safety
-/// As for [`block_shared_a_avx512`], for every row below `m` of every part.
+/// As for [`block_shared_a_avx512`], for every row below `m` of every part and repetition.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn shared_a_depth<const KC: usize>(
@@ -552,14 +578,15 @@ unsafe fn shared_a_depth<const KC: usize>(
     b: &[*const f32],
     c: &[*const f32],
     d: &[*mut f32],
+    rep: (usize, usize),
 ) {
     // SAFETY (every arm): the caller's contract, for the parts passed.
     unsafe {
         match b.len() {
-            4 => shared_a_avx512::<6, 4, KC>((m, k), a, arr(b), arr(c), arr(d)),
-            3 => shared_a_avx512::<8, 3, KC>((m, k), a, arr(b), arr(c), arr(d)),
-            2 => shared_a_avx512::<12, 2, KC>((m, k), a, arr(b), arr(c), arr(d)),
-            1 => shared_a_avx512::<16, 1, KC>((m, k), a, arr(b), arr(c), arr(d)),
+            4 => shared_a_avx512::<6, 4, KC>((m, k), a, arr(b), arr(c), arr(d), rep),
+            3 => shared_a_avx512::<8, 3, KC>((m, k), a, arr(b), arr(c), arr(d), rep),
+            2 => shared_a_avx512::<12, 2, KC>((m, k), a, arr(b), arr(c), arr(d), rep),
+            1 => shared_a_avx512::<16, 1, KC>((m, k), a, arr(b), arr(c), arr(d), rep),
             _ => {}
         }
     }
@@ -583,18 +610,22 @@ pub struct SharedAPart {
 }
 
 /// `d = a·b + c` for every part, as [`matmul_f32`] would compute them one after the other,
-/// with all tiles in one f32 arena (`a` at offset `a`, m×k; each part's B k×n, C and D m×n).
-/// Runs the parts four at a time through a kernel that loads each k step's A elements once
-/// for all four, when the CPU has AVX-512, the tiles are 16 columns wide, and no D overlaps A,
-/// a B, another D or a C other than its own (so the order cannot matter); returns false
-/// otherwise, computing nothing, and the caller runs the parts one by one.
+/// with all tiles in one f32 arena (`a` at offset `a`, m×k; each part's B k×n, C and D m×n),
+/// `repeat` times: repetition `r` runs the same group with every offset moved by `r·step`
+/// (the scope instances of one fused op, whose tiles lie `step` apart in every slot; the
+/// overlap check below then holds for all of them at once). Runs the parts four at a time
+/// through a kernel that loads each k step's A elements once for all four, when the CPU has
+/// AVX-512, the tiles are 16 columns wide, and no D overlaps A, a B, another D or a C other
+/// than its own (so the order cannot matter); returns false otherwise, computing nothing, and
+/// the caller runs the parts one by one.
 pub fn matmul_f32_shared_a(
     (m, n, k): (usize, usize, usize),
     arena: &mut [f32],
     a: usize,
     parts: &[SharedAPart],
+    (repeat, step): (usize, usize),
 ) -> bool {
-    shared_a_at(level(), (m, n, k), arena, a, parts)
+    shared_a_at(level(), (m, n, k), arena, a, parts, (repeat, step))
 }
 
 /// [`matmul_f32_shared_a`] at a chosen level (the tests run every level the CPU has).
@@ -604,11 +635,20 @@ fn shared_a_at(
     arena: &mut [f32],
     a: usize,
     parts: &[SharedAPart],
+    (repeat, step): (usize, usize),
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if level == Level::Avx512 && n == 16 {
+    if level == Level::Avx512 && n == 16 && repeat > 0 {
         let (mn, kn) = (m * n, k * n);
-        let inside = |o: usize, len: usize| o.checked_add(len).is_some_and(|e| e <= arena.len());
+        // The last repetition's tiles are the furthest: checking them covers every one.
+        let Some(last) = step.checked_mul(repeat - 1) else {
+            return false;
+        };
+        let inside = |o: usize, len: usize| {
+            o.checked_add(last)
+                .and_then(|o| o.checked_add(len))
+                .is_some_and(|e| e <= arena.len())
+        };
         let apart = |x: usize, xl: usize, y: usize, yl: usize| x + xl <= y || y + yl <= x;
         let ok = inside(a, m * k)
             && parts.iter().enumerate().all(|(i, p)| {
@@ -626,28 +666,41 @@ fn shared_a_at(
             return false;
         }
         let base = arena.as_mut_ptr();
-        for chunk in parts.chunks(4) {
-            let (mut b, mut c) = ([std::ptr::null::<f32>(); 4], [std::ptr::null::<f32>(); 4]);
-            let mut d = [std::ptr::null_mut::<f32>(); 4];
-            for (w, p) in chunk.iter().enumerate() {
-                // SAFETY: every offset plus its tile's length was checked to lie inside
-                // `arena`, so the pointers stay inside it.
-                unsafe {
-                    (b[w], c[w], d[w]) = (base.add(p.b), base.add(p.c), base.add(p.d));
+        // One chunk of parts: its repetitions in one call. More: repetition by repetition,
+        // chunk by chunk (the order of the parts one by one).
+        let (calls, per_call) = if parts.len() <= 4 {
+            (1, repeat)
+        } else {
+            (repeat, 1)
+        };
+        for r in 0..calls {
+            let at = r * step;
+            for chunk in parts.chunks(4) {
+                let (mut b, mut c) = ([std::ptr::null::<f32>(); 4], [std::ptr::null::<f32>(); 4]);
+                let mut d = [std::ptr::null_mut::<f32>(); 4];
+                for (w, p) in chunk.iter().enumerate() {
+                    // SAFETY: every offset plus `last` plus its tile's length was checked to
+                    // lie inside `arena`, so the pointers stay inside it.
+                    unsafe {
+                        (b[w], c[w], d[w]) =
+                            (base.add(p.b + at), base.add(p.c + at), base.add(p.d + at));
+                    }
                 }
-            }
-            let w = chunk.len();
-            let (b, c, d) = (&b[..w], &c[..w], &d[..w]);
-            // SAFETY: `level` is Avx512 only when the CPU has AVX-512F; the tiles are inside
-            // the arena and no D overlaps what another tile reads (checked above).
-            unsafe {
-                let a = base.add(a) as *const f32;
-                by_depth!(k, shared_a_depth((m, k), a, b, c, d))
+                let w = chunk.len();
+                let (b, c, d) = (&b[..w], &c[..w], &d[..w]);
+                // SAFETY: `level` is Avx512 only when the CPU has AVX-512F; the tiles of every
+                // repetition are inside the arena and no D overlaps what another tile of its
+                // repetition reads (checked above: moving every offset by the same amount
+                // keeps that).
+                unsafe {
+                    let a = base.add(a + at) as *const f32;
+                    by_depth!(k, shared_a_depth((m, k), a, b, c, d, (per_call, step)))
+                }
             }
         }
         return true;
     }
-    let _ = (level, m, n, k, arena, a, parts);
+    let _ = (level, m, n, k, arena, a, parts, repeat, step);
     false
 }
 
@@ -1587,7 +1640,7 @@ mod tests {
                             matmul_f32_at(level, m, n, k, &a, &b, &c, &mut want[p.d..p.d + mn]);
                         }
                         let mut got = arena.clone();
-                        if shared_a_at(level, (m, n, k), &mut got, 0, &parts) {
+                        if shared_a_at(level, (m, n, k), &mut got, 0, &parts, (1, 0)) {
                             assert!(
                                 got.iter()
                                     .zip(&want)
@@ -1617,7 +1670,82 @@ mod tests {
                     d: 1024,
                 },
             ];
-            assert!(!shared_a_at(level, (m, n, k), &mut arena, 0, &parts));
+            assert!(!shared_a_at(
+                level,
+                (m, n, k),
+                &mut arena,
+                0,
+                &parts,
+                (1, 0)
+            ));
+        }
+    }
+
+    /// A group repeated over scope instances (every offset `step` further each time, as the
+    /// slots of one fused op lie) gives the bits of one call per instance, for 1 to 6 parts
+    /// (one chunk of four or more) and in-place accumulators; a repetition past the arena's
+    /// end is refused without writing.
+    #[test]
+    fn shared_a_repetitions_equal_one_call_each() {
+        let (m, n, k, reps) = (16, 16, 16, 3);
+        let tile = 256;
+        for parts_n in 1..=6usize {
+            for in_place in [false, true] {
+                // Slot-major: A, then per part B, C, D; each slot `reps` tiles.
+                let slot = |s: usize| s * reps * tile;
+                let parts: Vec<SharedAPart> = (0..parts_n)
+                    .map(|p| SharedAPart {
+                        b: slot(1 + 3 * p),
+                        c: slot(2 + 3 * p),
+                        d: slot(if in_place { 2 } else { 3 } + 3 * p),
+                    })
+                    .collect();
+                let len = slot(1 + 3 * parts_n);
+                let arena: Vec<f32> = (0..len)
+                    .map(|i| ((i * 31) % 29) as f32 * 0.25 - 3.5)
+                    .collect();
+                let mut want = arena.clone();
+                for r in 0..reps {
+                    let at = r * tile;
+                    let moved: Vec<SharedAPart> = parts
+                        .iter()
+                        .map(|p| SharedAPart {
+                            b: p.b + at,
+                            c: p.c + at,
+                            d: p.d + at,
+                        })
+                        .collect();
+                    if !matmul_f32_shared_a((m, n, k), &mut want, at, &moved, (1, 0)) {
+                        return; // no AVX-512 here: nothing to compare
+                    }
+                }
+                let mut got = arena.clone();
+                assert!(matmul_f32_shared_a(
+                    (m, n, k),
+                    &mut got,
+                    0,
+                    &parts,
+                    (reps, tile)
+                ));
+                assert!(
+                    got.iter()
+                        .zip(&want)
+                        .all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{parts_n} parts, in place {in_place}"
+                );
+                if in_place {
+                    continue; // the last slot (an unused D) is not read
+                }
+                let mut short = arena[..len - 1].to_vec();
+                assert!(!matmul_f32_shared_a(
+                    (m, n, k),
+                    &mut short,
+                    0,
+                    &parts,
+                    (reps, tile)
+                ));
+                assert_eq!(short, arena[..len - 1], "a refused repetition wrote");
+            }
         }
     }
 

@@ -278,9 +278,10 @@ impl Batch<'_, '_> {
         Ok(())
     }
 
-    /// MulAdds that share A ([`Op::CmMulAddSharedA`]): per scope instance, the parts go
-    /// through the shared-A kernel together, or one by one where it declines (no AVX-512,
-    /// tiles not 16 wide, storage that overlaps).
+    /// MulAdds that share A ([`Op::CmMulAddSharedA`]): the parts go through the shared-A kernel
+    /// together, for all scope instances in one call when the tiles are square (instance i's lie
+    /// i tiles further on in every slot), else per instance, or one by one where it declines
+    /// (no AVX-512, tiles not 16 wide, storage that overlaps).
     pub(super) fn muladd_shared_a(
         &mut self,
         g: &CmMulAddSharedAArgs,
@@ -295,16 +296,42 @@ impl Batch<'_, '_> {
             self.slot(b0).cm.cols as usize,
             sa.cm.cols as usize,
         );
+        let part = |off: &[usize], i: usize, &(d, b, c): &(Mat, Mat, Mat)| kernels::SharedAPart {
+            b: off[b.ix()] + i * k * n,
+            c: off[c.ix()] + i * m * n,
+            d: off[d.ix()] + i * m * n,
+        };
+        // One call for a run of consecutive instances: one overlap check instead of one per
+        // instance (the parts on the stack: this runs for every MulAdd group of a GEMM).
+        let first = self.instances(d0, mask).next().map(|(i, _)| i);
+        let count = self.instances(d0, mask).count();
+        let mut stack = [kernels::SharedAPart { b: 0, c: 0, d: 0 }; 8];
+        if let Some(i0) = first
+            && m == n
+            && n == k
+            && g.parts.len() <= stack.len()
+            && self
+                .instances(d0, mask)
+                .enumerate()
+                .all(|(j, (i, _))| i == i0 + j)
+        {
+            for (s, p) in stack.iter_mut().zip(&g.parts) {
+                *s = part(&self.mat_off, i0, p);
+            }
+            let parts = &stack[..g.parts.len()];
+            let a_off = sa.off + i0 * m * k;
+            let run = (count, m * k);
+            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, parts, run) {
+                self.flops += (2 * m * n * k * parts.len() * count) as u64;
+                return Ok(());
+            }
+        }
         let mut parts = Vec::with_capacity(g.parts.len());
         for (i, _) in self.instances(d0, mask) {
             parts.clear();
-            parts.extend(g.parts.iter().map(|&(d, b, c)| kernels::SharedAPart {
-                b: self.slot(b).off + i * k * n,
-                c: self.slot(c).off + i * m * n,
-                d: self.slot(d).off + i * m * n,
-            }));
+            parts.extend(g.parts.iter().map(|p| part(&self.mat_off, i, p)));
             let a_off = sa.off + i * m * k;
-            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts) {
+            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts, (1, 0)) {
                 self.flops += (2 * m * n * k * parts.len()) as u64;
             } else {
                 for &(d, b, c) in &g.parts {
