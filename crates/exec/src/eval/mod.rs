@@ -122,7 +122,7 @@ pub(crate) fn un1(op: UnOp, num: Num, x: u64) -> u64 {
     }
 }
 
-/// FindILsb (`msb` false) / Find[SU]Msb (`msb` true) of `t`: the bit index, or −1 in `bits`
+/// FindILsb (`msb` false) / `Find[SU]Msb` (`msb` true) of `t`: the bit index, or −1 in `bits`
 /// bits when no bit is set.
 fn lowest_or_all_ones(t: u64, bits: u32, msb: bool) -> u64 {
     if t == 0 {

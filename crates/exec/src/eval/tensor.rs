@@ -11,11 +11,11 @@
 use crate::ExecError;
 use coopmat_tensor::{ClampMode, MAX_DIM, TensorLayout, TensorView};
 
-/// Words of a layout's encoding: dims, clamp mode, blockSize[5], layoutDimension[5], stride[5],
-/// offset[5], span[5], clampValue.
+/// Words of a layout's encoding: dims, clamp mode, `blockSize[5]`, `layoutDimension[5]`,
+/// `stride[5]`, `offset[5]`, `span[5]`, clampValue.
 pub(crate) const LAYOUT_WORDS: usize = 28;
-/// Words of a view's encoding: dims, hasDimensions, permutation[5], viewDimension[5],
-/// viewStride[5], clip (rowOffset, rowSpan, colOffset, colSpan).
+/// Words of a view's encoding: dims, hasDimensions, `permutation[5]`, `viewDimension[5]`,
+/// `viewStride[5]`, clip (rowOffset, rowSpan, colOffset, colSpan).
 pub(crate) const VIEW_WORDS: usize = 21;
 
 /// A layout from its encoding (fields are replayed through the `coopmat_tensor` setters so
