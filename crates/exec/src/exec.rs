@@ -838,17 +838,14 @@ impl<'p, 'a> Batch<'p, 'a> {
         let step = 4 * n as u64;
         let (src, dst) = (&self.cols[pc..pc + lanes], &self.cols[dc..dc + lanes]);
         let sum = crate::kernels::address_summary(src, memory::OBJ_SHIFT, step);
-        let Some((o, last, aligned)) = one_object(&self.mem, src[0], &sum) else {
+        let Some(o) = one_object_words(&self.mem, src[0], &sum, n) else {
             return false;
         };
-        let (size, sh, si) = (o.size, o.shared, o.idx);
+        let (sh, si) = (o.shared, o.idx);
         let dsum = crate::kernels::address_summary(dst, memory::OBJ_SHIFT, step);
         let Some((dsh, didx, range)) = contiguous(&self.mem, dst, &dsum, n, true) else {
             return false;
         };
-        if !aligned || last + step > size {
-            return false;
-        }
         if let Some(reads) = &mut self.reads {
             note_objects(reads, src, mask, Some(&sum));
         }
@@ -931,7 +928,6 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         let mut has_mat = false;
         let extent = leaf_extent(leaves);
-        let nwords = nw;
         let mut cache = memory::ResolveCache::default();
         each_lane!(mask, lanes, dense, |l| {
             let addr = self.cols[pc + l];
@@ -939,9 +935,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             if let Some((sh, idx, b)) = self.mem.resolve_cached(&mut cache, addr, l, extent, false)
             {
                 let words = self.mem.words(sh, idx);
-                if nwords > 0 && b % 4 == 0 {
+                if nw > 0 && b % 4 == 0 {
                     let w0 = b / 4;
-                    for k in 0..nwords {
+                    for k in 0..nw {
                         self.cols[col(d.col + k as u32) + l] = words[w0 + k].load(Relaxed) as u64;
                     }
                     continue;
@@ -1013,7 +1009,6 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         let extent = leaf_extent(leaves);
         let scalar_only = leaves.iter().all(|x| matches!(x, MemLeaf::Scalar { .. }));
-        let nwords = word_run(leaves);
         let mut cache = memory::ResolveCache::default();
         each_lane!(mask, lanes, dense, |l| {
             let addr = self.cols[pc + l];
@@ -1022,9 +1017,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                     self.mem.resolve_cached(&mut cache, addr, l, extent, true)
             {
                 let words = self.mem.words(sh, idx);
-                if nwords > 0 && b % 4 == 0 {
+                if nw > 0 && b % 4 == 0 {
                     let w0 = b / 4;
-                    for k in 0..nwords {
+                    for k in 0..nw {
                         words[w0 + k].store(self.cols[col(v.col + k as u32) + l] as u32, Relaxed);
                     }
                     continue;
@@ -1629,7 +1624,8 @@ fn gather_lane_words<D: LaneWord>(words: &[AtomicU32], ptrs: &[u64], n: usize, d
 }
 
 /// Prefetches the cache lines that the lanes' `n` words at their addresses in `words` cover,
-/// each once (a hint: no effect on the program).
+/// going up: a line at or below the furthest one asked for already is skipped, so each line of
+/// ascending runs is asked for once (a hint: no effect on the program).
 fn prefetch_runs(words: &[AtomicU32], ptrs: &[u64], n: usize) {
     let mut next = 0u64;
     for &a in ptrs {
@@ -1677,6 +1673,18 @@ fn one_object<'m>(
     (sum.obj_lo == sum.obj_hi).then_some((o, sum.off_max, sum.low_bits == 0))
 }
 
+/// [`one_object`] when every lane's `n` words lie in it, aligned and in bounds: one check for
+/// the whole column (the furthest lane's words end inside the object).
+fn one_object_words<'m>(
+    mem: &'m Mem,
+    a0: u64,
+    sum: &AddressSummary,
+    n: usize,
+) -> Option<&'m memory::ObjInfo> {
+    let (o, last, aligned) = one_object(mem, a0, sum)?;
+    (n > 0 && aligned && last + 4 * n as u64 <= o.size).then_some(o)
+}
+
 /// Touches the word at byte `off` past every lane's address, so that the cache misses of
 /// scattered lanes overlap instead of queueing one by one.
 fn prefetch_lanes(words: &[AtomicU32], ptrs: &[u64], off: u64) {
@@ -1700,12 +1708,12 @@ fn gather_words(
     n: usize,
     sum: &AddressSummary,
 ) -> bool {
-    let Some((o, last, aligned)) = cols.get(pc).and_then(|&a0| one_object(mem, a0, sum)) else {
+    let Some(o) = cols
+        .get(pc)
+        .and_then(|&a0| one_object_words(mem, a0, sum, n))
+    else {
         return false;
     };
-    if n == 0 || !aligned || last + 4 * n as u64 > o.size {
-        return false;
-    }
     // The destination columns and the pointer column are distinct registers (no op's result
     // aliases an operand); split them without copying.
     let (d0, d1) = (dcol * lanes, (dcol + n) * lanes);

@@ -539,16 +539,6 @@ unsafe fn shared_a_avx512<const R: usize, const W: usize, const KC: usize>(
             }
         }
         let (a, b, c, d) = (unsafe { a.add(at) }, b2, c2, d2);
-        if m == 16 && R == 6 {
-            // 16-row tiles (every shape of the corpus): three blocks at constant rows.
-            // SAFETY: as above.
-            unsafe {
-                block_shared_a_avx512::<6, W, KC>(0, k, a, b, c, d);
-                block_shared_a_avx512::<6, W, KC>(6, k, a, b, c, d);
-                block_shared_a_avx512::<4, W, KC>(12, k, a, b, c, d);
-            }
-            continue;
-        }
         let mut i = 0;
         while i + R <= m {
             unsafe { block_shared_a_avx512::<R, W, KC>(i, k, a, b, c, d) };

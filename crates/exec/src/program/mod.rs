@@ -527,10 +527,10 @@ pub enum Op {
     InsertDyn(InsertDynArgs),
     Load(LoadArgs),
     Store(StoreArgs),
-    /// An OpLoad whose value only the OpStore right after it uses (a staging copy,
-    /// `shared[i] = global[j]`), fused at compile time (`Cx::fuse_staging_copy`): the words
-    /// move from memory to memory without the value's registers; the same as the load then
-    /// the store.
+    /// An OpLoad whose value only a later OpStore uses, with only pure lane ops between them
+    /// (a staging copy, `shared[i] = global[j]`), fused at compile time
+    /// (`Cx::fuse_staging_copy`): the words move from memory to memory without the value's
+    /// registers; the same as the load then the store.
     LoadStore(Box<LoadStoreArgs>),
     CopyMem(CopyMemArgs),
     AccessChain(AccessChainArgs),
