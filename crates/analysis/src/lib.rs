@@ -941,6 +941,16 @@ impl<'m> Analysis<'m> {
                     self.operand(&mut acc, comp, label);
                 }
             }
+            // The coordinates of a lane's component follow the element-to-invocation mapping:
+            // they differ from lane to lane whatever the operands
+            // (SPV_EXT_cooperative_matrix_maintenance1).
+            op::CooperativeMatrixGetCoordinateEXT => acc.add(
+                Level::Divergent,
+                Cause::Source {
+                    inst: i,
+                    kind: SourceKind::MatrixElement,
+                },
+            ),
             o if is_atomic(o) => {
                 acc.add(
                     Level::Divergent,

@@ -262,6 +262,31 @@ OpFunctionEnd
     assert_eq!(a.value(id(&m, "d")), Level::Divergent);
 }
 
+/// A lane's component coordinates follow the element-to-invocation mapping: divergent even
+/// for a constant matrix and index.
+#[test]
+fn matrix_coordinates_are_divergent() {
+    let m = module(
+        "OpName %c \"c\"
+%float = OpTypeFloat 32
+%u3 = OpConstant %uint 3
+%u2 = OpConstant %uint 2
+%u16 = OpConstant %uint 16
+%f1 = OpConstant %float 1
+%mc = OpTypeCooperativeMatrixKHR %float %u3 %u16 %u16 %u2
+%v2 = OpTypeVector %uint 2
+%main = OpFunction %void None %fn
+%e = OpLabel
+%splat = OpCompositeConstruct %mc %f1
+%c = OpCooperativeMatrixGetCoordinateEXT %v2 %splat %u0
+OpReturn
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    assert_eq!(a.value(id(&m, "c")), Level::Divergent);
+}
+
 #[test]
 fn each_call_gets_the_result_of_its_own_context() {
     let m = module(

@@ -301,6 +301,13 @@ struct Cx<'m> {
     forward_pointers: HashSet<u32>,
     /// Loop-invariant instructions moved to preheaders, per function id (`licm`).
     hoisted: HashMap<u32, licm::Hoisted>,
+    /// The divergence analysis of the module, with the level up to which a value of the entry
+    /// point is the same in every lane of a batch (workgroup, or uniform when a batch packs
+    /// several workgroups): such results run once (`Cx::run_once`). None while observing
+    /// uniformity, whose observations would otherwise see copies.
+    uniform: Option<(coopmat_analysis::Analysis<'m>, coopmat_analysis::Level)>,
+    /// The entry point's function id.
+    entry_fn: u32,
 }
 
 fn unsupported<T>(what: impl Into<String>) -> Result<T, ExecError> {
@@ -351,6 +358,8 @@ impl<'m> Cx<'m> {
             descriptor_arrays: HashMap::new(),
             forward_pointers: HashSet::new(),
             hoisted: HashMap::new(),
+            uniform: None,
+            entry_fn: 0,
         })
     }
 
@@ -719,6 +728,18 @@ impl<'m> Cx<'m> {
         for &fid in &order {
             self.coalesce_phis(fid, &du)?;
         }
+        // Workgroups per batch, decided now that the variables are known.
+        let pack = self.workgroups_per_batch(group_lanes);
+        self.entry_fn = entry_fn;
+        if !self.options.observe_uniformity {
+            use coopmat_analysis::{Analysis, Level};
+            let limit = if pack == 1 {
+                Level::Workgroup
+            } else {
+                Level::Uniform
+            };
+            self.uniform = Some((Analysis::run(m), limit));
+        }
         let private_users = private_users(m, &du, &order);
         let pure_readers = reuse::pure_readers(m, &order, &private_users);
         let mut funcs = Vec::new();
@@ -734,8 +755,6 @@ impl<'m> Cx<'m> {
                 pure_reader: pure_readers.contains(&fid),
             });
         }
-        // Workgroups per batch, decided now that the variables are known.
-        let pack = self.workgroups_per_batch(group_lanes);
         let lanes = group_lanes * pack;
         // Matrix slot placement.
         let inst_sg = lanes.div_ceil(self.options.subgroup_size);
@@ -1394,6 +1413,8 @@ impl<'m> Cx<'m> {
                         continue;
                     }
                     out = vec![Op::Unsupported(Box::new(e))];
+                } else if fid == self.entry_fn && rid != 0 {
+                    self.run_once(rid, &mut out);
                 }
                 if inst.opcode == op::Store {
                     self.fuse_staging_copy(args, &mut ops, &mut out);
@@ -1450,6 +1471,27 @@ impl<'m> Cx<'m> {
         };
         ops.remove(at);
         *out = vec![Op::LoadStore(Box::new(fused))];
+    }
+
+    /// Makes the op computing `rid` an [`Op::Once`] when the divergence analysis proves `rid`
+    /// the same in every lane of a batch and the op is a pure lane op or a load of columns
+    /// (what a lane computes from its own registers and memory, so the first lane's result
+    /// is every lane's).
+    fn run_once(&self, rid: u32, out: &mut Vec<Op>) {
+        let Some((analysis, limit)) = &self.uniform else {
+            return;
+        };
+        let eligible = match &out[..] {
+            [Op::Load(x)] => x.d.nmats == 0 && x.d.ncols > 0,
+            [o] => o.is_pure_lane_op() && o.result_cols().is_some(),
+            _ => false,
+        };
+        if eligible
+            && analysis.value(rid) <= *limit
+            && let Some(o) = out.pop()
+        {
+            out.push(Op::Once(Box::new(o)));
+        }
     }
 
     /// Fuses runs of consecutive float MulAdds that share their A operand into one

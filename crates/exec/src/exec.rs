@@ -63,7 +63,9 @@ fn fault<T>(kind: ErrorKind, what: impl Into<String>) -> Result<T, Fault> {
 // Batches.
 
 /// Counters of one chunk of workgroups, or the first error with its workgroup index.
-type ChunkResult = Result<(u64, u64, u64, Duration, Duration), (u64, ExecError)>;
+/// A worker's counts: lane-instructions, instructions, MulAdd flops, lanes that copied a
+/// uniform result, decode and MulAdd time; or the first failing batch.
+type ChunkResult = Result<(u64, u64, u64, u64, Duration, Duration), (u64, ExecError)>;
 
 /// Scope instances with an active lane: (instance, first active lane), found lazily (no
 /// per-call array to fill: this runs once per MulAdd and cooperative load/store).
@@ -128,6 +130,8 @@ struct Batch<'p, 'a> {
     group_start: u64,
     instr: u64,
     flops: u64,
+    /// Lanes that took the first lane's result of an [`Op::Once`] instead of computing it.
+    uniform_copies: u64,
     printf: String,
     /// Batch that runs functions the engine calls itself (decode functions), made on first use.
     sub: Option<Box<Batch<'p, 'a>>>,
@@ -217,6 +221,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             group_start: 0,
             instr: 0,
             flops: 0,
+            uniform_copies: 0,
             printf: String::new(),
             sub: None,
             t_decode: std::time::Duration::ZERO,
@@ -533,15 +538,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             match &block.term.0 {
                 Term::Branch(e) => go(self, e, active),
                 Term::Cond { c, t, f: fe } => {
-                    let (mut mt, mut mf) = ([0u64; MW], [0u64; MW]);
                     let base = c.ix() * self.lanes;
-                    each_lane!(active, self.lanes, false, |l| {
-                        if self.cols[base + l] != 0 {
-                            mt[l / 64] |= 1 << (l % 64);
-                        } else {
-                            mf[l / 64] |= 1 << (l % 64);
-                        }
-                    });
+                    let mt = nonzero_lanes(&self.cols[base..base + self.lanes], &active);
+                    let mf: Mask = std::array::from_fn(|k| active[k] & !mt[k]);
                     // Phis read values before any of the edges writes (parallel copies).
                     go(self, t, mt);
                     go(self, fe, mf);
@@ -590,6 +589,43 @@ impl<'p, 'a> Batch<'p, 'a> {
                 }
             }
             cur = next;
+        }
+        Ok(())
+    }
+
+    /// [`Op::Once`]: `inner` for the first active lane, its result copied to the other active
+    /// lanes (the divergence analysis proved they would compute the same).
+    fn once(&mut self, inner: &Op, mask: &Mask, dense: bool) -> Result<(), Fault> {
+        let Some(l0) = mask
+            .iter()
+            .enumerate()
+            .find(|(_, w)| **w != 0)
+            .map(|(k, w)| k * 64 + w.trailing_zeros() as usize)
+        else {
+            return Ok(());
+        };
+        let mut one = [0u64; MW];
+        one[l0 / 64] = 1 << (l0 % 64);
+        self.op(inner, &one, false)?;
+        self.uniform_copies += mask.iter().map(|w| w.count_ones() as u64).sum::<u64>() - 1;
+        let Some((c, n)) = inner.result_cols() else {
+            return Ok(());
+        };
+        let lanes = self.lanes;
+        for k in 0..n {
+            let col = &mut self.cols[c.at(k).ix() * lanes..][..lanes];
+            let v = col[l0];
+            if dense {
+                col.fill(v);
+                continue;
+            }
+            for (w, &bits) in mask.iter().enumerate() {
+                let mut b = bits;
+                while b != 0 {
+                    col[w * 64 + b.trailing_zeros() as usize] = v;
+                    b &= b - 1;
+                }
+            }
         }
         Ok(())
     }
@@ -1340,6 +1376,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
             }
             Op::Unsupported(e) => return fault(e.kind, e.what.clone()),
+            Op::Once(inner) => self.once(inner, mask, dense)?,
         }
         Ok(())
     }
@@ -2478,6 +2515,7 @@ impl Pipeline {
             stats.lane_instructions = b.lane_instr;
             stats.instructions = b.instr;
             stats.muladd_flops = b.flops;
+            stats.uniform_copies = b.uniform_copies;
             stats.decode_time = b.t_decode;
             stats.muladd_time = b.t_muladd;
         } else {
@@ -2509,6 +2547,7 @@ impl Pipeline {
                     std::mem::take(&mut b.lane_instr),
                     std::mem::take(&mut b.instr),
                     std::mem::take(&mut b.flops),
+                    std::mem::take(&mut b.uniform_copies),
                     std::mem::take(&mut b.t_decode),
                     std::mem::take(&mut b.t_muladd),
                 ))
@@ -2516,7 +2555,8 @@ impl Pipeline {
             let mut first: Option<(u64, ExecError)> = None;
             for r in res {
                 match r {
-                    Ok((a, b, c, td, tm)) => {
+                    Ok((a, b, c, u, td, tm)) => {
+                        stats.uniform_copies += u;
                         stats.decode_time += td;
                         stats.muladd_time += tm;
                         stats.lane_instructions += a;
@@ -2643,9 +2683,43 @@ impl ScopeLane {
     }
 }
 
+/// The lanes of `active` whose value in `col` (one word a lane) is not zero. Branch-free: a
+/// condition that differs from lane to lane (a per-element function's bounds test, say)
+/// would mispredict a branch per lane (about 5 % of a flash-attention dispatch).
+fn nonzero_lanes(col: &[u64], active: &Mask) -> Mask {
+    std::array::from_fn(|k| {
+        if active[k] == 0 {
+            return 0;
+        }
+        let chunk = col.get(k * 64..).unwrap_or(&[]);
+        let chunk = &chunk[..chunk.len().min(64)];
+        let mut bits = 0u64;
+        for (i, &v) in chunk.iter().enumerate() {
+            bits |= ((v != 0) as u64) << i;
+        }
+        bits & active[k]
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The branch-free split of a condition column: inactive lanes and lanes past the column
+    /// (a last word of the mask only partly used) are in neither side.
+    #[test]
+    fn nonzero_lanes_respects_the_mask_and_the_column_length() {
+        let col: Vec<u64> = (0..100u64).map(|l| (l % 3 == 0) as u64 * (l + 1)).collect();
+        let mut active = [0u64; MW];
+        active[0] = !0 ^ 0b10; // lane 1 inactive
+        active[1] = (1 << 36) - 1; // lanes 64..100
+        let t = nonzero_lanes(&col, &active);
+        for l in 0..MW * 64 {
+            let on = |m: &Mask| m[l / 64] >> (l % 64) & 1 != 0;
+            let want = on(&active) && l < 100 && l % 3 == 0;
+            assert_eq!(on(&t), want, "lane {l}");
+        }
+    }
 
     #[test]
     fn pipeline_is_send_and_sync() {

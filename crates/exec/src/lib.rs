@@ -101,6 +101,10 @@ pub struct DispatchStats {
     pub elapsed: Duration,
     /// Floating-point or integer operations done by cooperative-matrix MulAdds (2·M·N·K each).
     pub muladd_flops: u64,
+    /// Lane-instructions not computed because the divergence analysis proved the result the
+    /// same in every lane of the batch: the first active lane computed it and the others took
+    /// a copy (counted in `lane_instructions` too).
+    pub uniform_copies: u64,
     /// Time spent in DecodeFunc/DecodeVectorFunc calls of tensor loads (summed over threads).
     pub decode_time: Duration,
     /// Time spent in cooperative-matrix MulAdds (summed over threads).

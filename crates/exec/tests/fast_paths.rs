@@ -593,3 +593,76 @@ void main() {
         }
     }
 }
+
+/// Values the divergence analysis proves the same in every lane of a batch run once
+/// (`Op::Once`): per workgroup when a batch is one workgroup, only dispatch-uniform ones when a
+/// batch packs several (there `gl_WorkGroupID` differs between the lanes of one batch). Results
+/// are those of running every lane (observing uniformity turns it off).
+#[test]
+fn uniform_values_run_once_per_batch() {
+    // (local size, shared memory or not): 64 with a barrier is one workgroup a batch; 32
+    // without Workgroup memory or barriers packs several workgroups into a batch.
+    for (local, shared) in [(64u32, true), (32, false)] {
+        let sync = if shared { "shared uint s[64];\n" } else { "" };
+        let body = if shared {
+            "s[t] = t; barrier(); uint other = s[63u - t];"
+        } else {
+            "uint other = 63u - t;"
+        };
+        let src = format!(
+            r#"#version 450
+layout(local_size_x = {local}) in;
+layout(std430, binding = 0) readonly buffer A {{ uint a[]; }};
+layout(std430, binding = 1) buffer C {{ uint c[]; }};
+layout(push_constant) uniform P {{ uint k; }};
+{sync}void main() {{
+    uint t = gl_LocalInvocationID.x, w = gl_WorkGroupID.x;
+    {body}
+    uint u = a[k] * 3u + k;         // the same in the whole dispatch
+    uint g = a[w + 1u] ^ (w * 77u); // the same in the workgroup
+    uint i = w * {local}u + t;
+    c[i] = u + g * 5u + t * 11u + other;
+}}"#
+        );
+        let Some(m) = glsl(&src) else {
+            return;
+        };
+        let groups = 5u32;
+        let a: Vec<u32> = (0..16u32).map(|i| i.wrapping_mul(2654435761)).collect();
+        let inputs = || {
+            let mut res = Resources::default();
+            res.buffers.insert((0, 0), bytes_u32(&a));
+            res.buffers
+                .insert((0, 1), vec![0; 4 * (groups * local) as usize]);
+            res.push_constants = 2u32.to_le_bytes().to_vec();
+            res
+        };
+        let mut once = inputs();
+        let stats = run(&m, &mut once, [groups, 1, 1], &EngineOptions::default());
+        let observe = EngineOptions {
+            observe_uniformity: true,
+            ..Default::default()
+        };
+        let mut every_lane = inputs();
+        let off = run(&m, &mut every_lane, [groups, 1, 1], &observe);
+        let c = u32s(&once.buffers[&(0, 1)]);
+        for w in 0..groups {
+            for t in 0..local {
+                let u = a[2].wrapping_mul(3).wrapping_add(2);
+                let g = a[w as usize + 1] ^ w.wrapping_mul(77);
+                let want = u
+                    .wrapping_add(g.wrapping_mul(5))
+                    .wrapping_add(t * 11)
+                    .wrapping_add(63 - t);
+                assert_eq!(
+                    c[(w * local + t) as usize],
+                    want,
+                    "local {local}, ({w}, {t})"
+                );
+            }
+        }
+        assert_eq!(once.buffers, every_lane.buffers, "local {local}");
+        assert!(stats.uniform_copies > 0, "local {local}: {stats:?}");
+        assert_eq!(off.uniform_copies, 0);
+    }
+}

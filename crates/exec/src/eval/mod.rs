@@ -990,6 +990,7 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
             | Op::Coop2(_)
             | Op::CoopVec(_)
             | Op::Descriptor(_)
+            | Op::Once(_)
             | Op::Unsupported(_) => {
                 return err(format!("{o:?} cannot be evaluated in OpSpecConstantOp"));
             }

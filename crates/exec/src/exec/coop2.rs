@@ -1189,10 +1189,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.src_cache.elems = mem_elems;
             }
             if let (Some(k), Some(c)) = (plain_key, &self.tiles) {
-                c.count_plain(salt, false);
                 let k0 = s.off + i * n_el;
                 let elements = tiles::TileElements::of(&self.mf[k0..k0 + n_el], f16_arena);
-                c.insert(
+                let present = c.insert(
                     k,
                     tiles::KeptTile {
                         bytes: elements.bytes(),
@@ -1200,6 +1199,11 @@ impl<'p, 'a> Batch<'p, 'a> {
                         workgroup: Vec::new(),
                     },
                 );
+                // A tile another worker kept while this one read it counts as reused:
+                // workgroups running side by side miss together (the first two of a GEMM's
+                // tile row, which then judged B tiles not worth keeping in most runs), the
+                // later ones hit.
+                c.count_plain(salt, present);
             }
         }
         Ok(())
@@ -1306,7 +1310,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             && let Some(kept) = self.tile_to_keep(&reads, tile)
             && let Some(c) = &self.tiles
         {
-            c.insert(k, kept);
+            let _already_kept = c.insert(k, kept);
         }
         Ok(())
     }

@@ -179,15 +179,16 @@ impl TileCache {
         e.map.get(key).cloned()
     }
 
-    /// Keeps `tile` under `key`, dropping the oldest tiles to stay within the bound.
-    pub fn insert(&self, key: Vec<u64>, tile: KeptTile) {
+    /// Keeps `tile` under `key`, dropping the oldest tiles to stay within the bound; true when
+    /// a tile was already kept under `key` (another worker produced it meanwhile).
+    pub fn insert(&self, key: Vec<u64>, tile: KeptTile) -> bool {
         let size = tile.bytes + key.len() as u64 * 8;
         if size > self.cap {
-            return;
+            return false;
         }
         let mut e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         if e.map.contains_key(&key) {
-            return;
+            return true;
         }
         while e.bytes + size > self.cap {
             let Some(old) = e.order.pop_front() else {
@@ -201,6 +202,7 @@ impl TileCache {
         e.order.push_back(key.clone());
         e.map.insert(key, Arc::new(tile));
         self.stored.fetch_add(1, Relaxed);
+        false
     }
 }
 
@@ -229,6 +231,16 @@ mod tests {
                     .all(|(a, b)| a.to_bits() == b.to_bits())
             );
         }
+        // A second insert under the same key keeps the first tile and says so.
+        let cache = TileCache::new(1 << 20, Vec::new());
+        let tile = || KeptTile {
+            elements: TileElements::of(&plain, true),
+            workgroup: Vec::new(),
+            bytes: 512,
+        };
+        assert!(!cache.insert(vec![1, 2], tile()));
+        assert!(cache.insert(vec![1, 2], tile()));
+        assert_eq!(cache.stored.load(Relaxed), 1);
         // Not an f16 matrix: kept as it is.
         assert!(matches!(
             TileElements::of(&[0.1, 0.2], false),

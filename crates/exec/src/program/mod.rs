@@ -570,6 +570,12 @@ pub enum Op {
     Descriptor(DescriptorArgs),
     /// An instruction the engine could not compile: its error, raised if it is reached.
     Unsupported(Box<crate::error::ExecError>),
+    /// An op whose result the divergence analysis (`coopmat_analysis`) proves the same in
+    /// every lane that runs it together (uniform in the batch's workgroup, or in the dispatch
+    /// when a batch packs several workgroups): run for the first active lane only, its result
+    /// columns then copied to the other active lanes (`Batch::once`; chosen by `Cx::run_once`). Only pure lane ops and
+    /// loads of columns: what one lane computes from its own registers and memory.
+    Once(Box<Op>),
 }
 
 impl Op {
@@ -589,6 +595,7 @@ impl Op {
             | Op::Trunc(_) => true,
             Op::Select(x) => x.nmats == 0,
             Op::Copy(x) => x.d.nmats == 0 && x.a.nmats == 0,
+            Op::Once(x) => x.is_pure_lane_op(),
             Op::Load(_)
             | Op::Store(_)
             | Op::LoadStore(_)
@@ -641,6 +648,7 @@ impl Op {
             | Op::CmExtract(CmExtractArgs { d, .. }) => Some((*d, 1)),
             Op::CoopVec(c) => c.result_cols(),
             Op::Descriptor(DescriptorArgs { d, .. }) => Some((*d, 1)),
+            Op::Once(x) => x.result_cols(),
             Op::Store(_)
             | Op::LoadStore(_)
             | Op::CopyMem(_)
