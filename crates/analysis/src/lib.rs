@@ -941,6 +941,22 @@ impl<'m> Analysis<'m> {
                     self.operand(&mut acc, comp, label);
                 }
             }
+            // A lane's share of a matrix as an array (SPV_QCOM_cooperative_matrix_conversion):
+            // as a component of it, the same in every lane only when the elements are.
+            op::CompositeExtractCoopMatQCOM => {
+                let mat = w(0).unwrap_or(0);
+                if self.mixed.contains(&mat) {
+                    acc.add(
+                        Level::Divergent,
+                        Cause::Source {
+                            inst: i,
+                            kind: SourceKind::MatrixElement,
+                        },
+                    );
+                } else {
+                    self.operand(&mut acc, mat, label);
+                }
+            }
             // The coordinates of a lane's component follow the element-to-invocation mapping:
             // they differ from lane to lane whatever the operands
             // (SPV_EXT_cooperative_matrix_maintenance1).

@@ -287,6 +287,36 @@ OpFunctionEnd
     assert_eq!(a.value(id(&m, "c")), Level::Divergent);
 }
 
+/// A lane's share of a matrix as an array (SPV_QCOM_cooperative_matrix_conversion): the same in
+/// every lane for a splat, divergent for a matrix whose elements may differ.
+#[test]
+fn lane_shares_of_matrices_follow_their_elements() {
+    let m = module(
+        "OpName %s \"s\"
+OpName %d \"d\"
+%float = OpTypeFloat 32
+%u3 = OpConstant %uint 3
+%u2 = OpConstant %uint 2
+%u8 = OpConstant %uint 8
+%u16 = OpConstant %uint 16
+%f1 = OpConstant %float 1
+%mc = OpTypeCooperativeMatrixKHR %float %u3 %u16 %u16 %u2
+%arr = OpTypeArray %float %u8
+%main = OpFunction %void None %fn
+%e = OpLabel
+%splat = OpCompositeConstruct %mc %f1
+%s = OpCompositeExtractCoopMatQCOM %arr %splat
+%prod = OpCooperativeMatrixMulAddKHR %mc %splat %splat %splat
+%d = OpCompositeExtractCoopMatQCOM %arr %prod
+OpReturn
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    assert_eq!(a.value(id(&m, "s")), Level::Constant);
+    assert_eq!(a.value(id(&m, "d")), Level::Divergent);
+}
+
 #[test]
 fn each_call_gets_the_result_of_its_own_context() {
     let m = module(
