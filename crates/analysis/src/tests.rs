@@ -262,37 +262,15 @@ OpFunctionEnd
     assert_eq!(a.value(id(&m, "d")), Level::Divergent);
 }
 
-/// A lane's component coordinates follow the element-to-invocation mapping: divergent even
-/// for a constant matrix and index.
+/// What a lane reads of a matrix by the element-to-invocation mapping: its components'
+/// coordinates are divergent even for a constant matrix and index; its share as an array
+/// (SPV_QCOM_cooperative_matrix_conversion) is the same in every lane for a splat, divergent for a
+/// matrix whose elements may differ.
 #[test]
-fn matrix_coordinates_are_divergent() {
+fn lane_dependent_matrix_reads_are_divergent() {
     let m = module(
         "OpName %c \"c\"
-%float = OpTypeFloat 32
-%u3 = OpConstant %uint 3
-%u2 = OpConstant %uint 2
-%u16 = OpConstant %uint 16
-%f1 = OpConstant %float 1
-%mc = OpTypeCooperativeMatrixKHR %float %u3 %u16 %u16 %u2
-%v2 = OpTypeVector %uint 2
-%main = OpFunction %void None %fn
-%e = OpLabel
-%splat = OpCompositeConstruct %mc %f1
-%c = OpCooperativeMatrixGetCoordinateEXT %v2 %splat %u0
-OpReturn
-OpFunctionEnd
-",
-    );
-    let a = Analysis::run(&m);
-    assert_eq!(a.value(id(&m, "c")), Level::Divergent);
-}
-
-/// A lane's share of a matrix as an array (SPV_QCOM_cooperative_matrix_conversion): the same in
-/// every lane for a splat, divergent for a matrix whose elements may differ.
-#[test]
-fn lane_shares_of_matrices_follow_their_elements() {
-    let m = module(
-        "OpName %s \"s\"
+OpName %s \"s\"
 OpName %d \"d\"
 %float = OpTypeFloat 32
 %u3 = OpConstant %uint 3
@@ -301,10 +279,12 @@ OpName %d \"d\"
 %u16 = OpConstant %uint 16
 %f1 = OpConstant %float 1
 %mc = OpTypeCooperativeMatrixKHR %float %u3 %u16 %u16 %u2
+%v2 = OpTypeVector %uint 2
 %arr = OpTypeArray %float %u8
 %main = OpFunction %void None %fn
 %e = OpLabel
 %splat = OpCompositeConstruct %mc %f1
+%c = OpCooperativeMatrixGetCoordinateEXT %v2 %splat %u0
 %s = OpCompositeExtractCoopMatQCOM %arr %splat
 %prod = OpCooperativeMatrixMulAddKHR %mc %splat %splat %splat
 %d = OpCompositeExtractCoopMatQCOM %arr %prod
@@ -313,6 +293,7 @@ OpFunctionEnd
 ",
     );
     let a = Analysis::run(&m);
+    assert_eq!(a.value(id(&m, "c")), Level::Divergent);
     assert_eq!(a.value(id(&m, "s")), Level::Constant);
     assert_eq!(a.value(id(&m, "d")), Level::Divergent);
 }

@@ -62,9 +62,8 @@ fn fault<T>(kind: ErrorKind, what: impl Into<String>) -> Result<T, Fault> {
 // ---------------------------------------------------------------------------------------------
 // Batches.
 
-/// Counters of one chunk of workgroups, or the first error with its workgroup index.
-/// A worker's counts: lane-instructions, instructions, MulAdd flops, lanes that copied a
-/// uniform result, decode and MulAdd time; or the first failing batch.
+/// A worker's counters (lane-instructions, instructions, MulAdd flops, lanes that copied a
+/// uniform result, decode and MulAdd time), or the first error with its workgroup index.
 type ChunkResult = Result<(u64, u64, u64, u64, Duration, Duration), (u64, ExecError)>;
 
 /// Scope instances with an active lane: (instance, first active lane), found lazily (no
