@@ -789,7 +789,13 @@ impl<'m> Cx<'m> {
         const_cols.extend(self.const_len.iter().copied());
         const_cols.sort_unstable();
         const_cols.dedup();
+        let tensor_loads = funcs
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .flat_map(|b| &b.ops)
+            .any(|(o, _)| matches!(o, Op::Coop2(c) if matches!(**c, C2::Load { .. })));
         Ok(Program {
+            tensor_loads,
             funcs,
             entry: 0,
             ncols: self.ncols as usize,

@@ -284,6 +284,10 @@ pub(crate) struct Program {
     /// Workgroups run together in one batch (1 unless [`Program::lanes`] says otherwise: see
     /// `EngineOptions::pack_workgroups`).
     pub pack: u32,
+    /// Whether the module loads tensors (OpCooperativeMatrixLoadTensorNV), whose tiles the
+    /// dispatch may keep for other workgroups: workers then run chunks of workgroups far apart
+    /// in the grid (`far_apart_order`), so that two of them seldom produce the same tile at once.
+    pub tensor_loads: bool,
     pub options: EngineOptions,
 }
 
