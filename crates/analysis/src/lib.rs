@@ -924,16 +924,8 @@ impl<'m> Analysis<'m> {
                 let matrix = m
                     .type_of(comp)
                     .is_some_and(|t| m.type_view(t).coop_matrix().is_some());
-                if matrix && self.mixed.contains(&comp) {
-                    acc.add(
-                        Level::Divergent,
-                        Cause::Source {
-                            inst: i,
-                            kind: SourceKind::MatrixElement,
-                        },
-                    );
-                } else if matrix {
-                    self.operand(&mut acc, comp, label);
+                if matrix {
+                    self.lane_share(&mut acc, i, comp, label);
                 } else if let (Some(cl), Some(k)) = (self.components.get(&comp), w(1)) {
                     let l = cl.get(k as usize).copied().unwrap_or(Level::Divergent);
                     acc.add(l, Cause::Operand { id: comp });
@@ -944,18 +936,7 @@ impl<'m> Analysis<'m> {
             // A lane's share of a matrix as an array (SPV_QCOM_cooperative_matrix_conversion):
             // as a component of it, the same in every lane only when the elements are.
             op::CompositeExtractCoopMatQCOM => {
-                let mat = w(0).unwrap_or(0);
-                if self.mixed.contains(&mat) {
-                    acc.add(
-                        Level::Divergent,
-                        Cause::Source {
-                            inst: i,
-                            kind: SourceKind::MatrixElement,
-                        },
-                    );
-                } else {
-                    self.operand(&mut acc, mat, label);
-                }
+                self.lane_share(&mut acc, i, w(0).unwrap_or(0), label)
             }
             // The coordinates of a lane's component follow the element-to-invocation mapping:
             // they differ from lane to lane whatever the operands
@@ -1200,6 +1181,23 @@ impl<'m> Analysis<'m> {
         match self.sh.mem.roots(self.m, ptr) {
             Root::Vars(vars) => vars.iter().any(|v| self.mixed.contains(v)),
             Root::Unknown(_) => true,
+        }
+    }
+
+    /// What instruction `i` reads of matrix `mat` by the element-to-invocation mapping (a
+    /// component, or a lane's whole share): divergent when the elements may differ, else the
+    /// matrix's own level.
+    fn lane_share(&self, acc: &mut Acc, i: usize, mat: u32, label: u32) {
+        if self.mixed.contains(&mat) {
+            acc.add(
+                Level::Divergent,
+                Cause::Source {
+                    inst: i,
+                    kind: SourceKind::MatrixElement,
+                },
+            );
+        } else {
+            self.operand(acc, mat, label);
         }
     }
 

@@ -615,7 +615,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let col = &mut self.cols[c.at(k).ix() * lanes..][..lanes];
             let v = col[l0];
             if dense {
-                col.fill(v);
+                kernels::fill_column(col, v);
                 continue;
             }
             for (w, &bits) in mask.iter().enumerate() {

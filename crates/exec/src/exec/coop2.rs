@@ -1310,7 +1310,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             && let Some(kept) = self.tile_to_keep(&reads, tile)
             && let Some(c) = &self.tiles
         {
-            let _already_kept = c.insert(k, kept);
+            c.insert(k, kept);
         }
         Ok(())
     }
