@@ -250,6 +250,19 @@ pub struct Analysis<'m> {
     changed: bool,
 }
 
+/// The levels of one function's values within one call ([`Analysis::in_call`]).
+pub struct CallLevels {
+    values: FxHashMap<u32, (Level, Cause)>,
+}
+
+impl CallLevels {
+    /// The level of a value of the function among the lanes of the call (ids the function does
+    /// not define are constants or module-level values: constant).
+    pub fn value(&self, id: u32) -> Level {
+        self.values.get(&id).map_or(Level::Constant, |v| v.0)
+    }
+}
+
 /// The facts of a module that do not depend on a call context.
 struct Shared {
     fns: Vec<FnCfg>,
@@ -499,6 +512,28 @@ impl<'m> Analysis<'m> {
     /// The level of a value anywhere (temporal divergence not included).
     pub fn value(&self, id: u32) -> Level {
         self.values.get(&id).map_or(Level::Constant, |v| v.0)
+    }
+
+    /// The levels of `function`'s values within one call that every lane enters together
+    /// (uniform control at entry), its parameters at the levels `args` gives (divergent past
+    /// its end): what a value may differ by among the lanes of that one call. For the functions
+    /// an implementation calls itself, whose lanes are elements (SPV_NV_cooperative_matrix2's
+    /// per-element functions get one value of each non-matrix extra operand per call). None:
+    /// no function of that id has a body.
+    pub fn in_call(&self, function: u32, args: &[Level]) -> Option<CallLevels> {
+        let &fi = self.sh.fn_index.get(&function)?;
+        let nparams = self.params[fi].len();
+        let mut args = args.to_vec();
+        args.resize(nparams, Level::Divergent);
+        let context = Context {
+            fi,
+            args,
+            pointees: vec![None; nparams],
+            entry: Level::Constant,
+        };
+        Some(CallLevels {
+            values: self.context_run(&context).values,
+        })
     }
 
     /// The level of `id` as used in block `block` (a label id): includes temporal divergence
@@ -1092,6 +1127,22 @@ impl<'m> Analysis<'m> {
             return pessimistic;
         }
         self.memo.borrow_mut().insert(context.clone(), None);
+        let fi = context.fi;
+        let sub = self.context_run(&context);
+        let summary = Summary {
+            ret: sub.ret[fi].0,
+            out: sub.ctx.map_or_else(Vec::new, |c| c.out),
+        };
+        self.memo
+            .borrow_mut()
+            .insert(context, Some(summary.clone()));
+        summary
+    }
+
+    /// The function of `context` analysed alone with its parameters at the context's levels
+    /// (not memoized; the calls it makes are).
+    fn context_run(&self, context: &Context) -> Analysis<'m> {
+        let nparams = self.params.get(context.fi).map_or(0, Vec::len);
         let m = self.m;
         let fi = context.fi;
         let param_ids = self.sh.fns[fi].params.clone();
@@ -1144,14 +1195,7 @@ impl<'m> Analysis<'m> {
                 break;
             }
         }
-        let summary = Summary {
-            ret: sub.ret[fi].0,
-            out: sub.ctx.map_or_else(Vec::new, |c| c.out),
-        };
-        self.memo
-            .borrow_mut()
-            .insert(context, Some(summary.clone()));
-        summary
+        sub
     }
 
     fn mark_mixed(&mut self, id: u32) {

@@ -236,6 +236,56 @@ OpFunctionEnd
     assert_eq!(a.value(id(&m, "r")), Level::Divergent);
 }
 
+/// Within one call whose parameters have given levels: what depends only on the uniform one
+/// is uniform, what the divergent one reaches is divergent, and so are values behind a branch
+/// on it that meet in a phi; `in_call` of a non-function is None.
+#[test]
+fn one_call_takes_the_given_parameter_levels() {
+    let m = module(
+        "OpName %s \"s\"
+OpName %t \"t\"
+OpName %j \"j\"
+OpName %f \"f\"
+%fu = OpTypeFunction %uint %uint %uint
+%main = OpFunction %void None %fn
+%e = OpLabel
+OpReturn
+OpFunctionEnd
+%f = OpFunction %uint None %fu
+%p = OpFunctionParameter %uint
+%k = OpFunctionParameter %uint
+%fe = OpLabel
+%s = OpIMul %uint %k %u5
+%t = OpIAdd %uint %p %s
+%c = OpULessThan %bool %p %u5
+OpSelectionMerge %m None
+OpBranchConditional %c %a %m
+%a = OpLabel
+OpBranch %m
+%m = OpLabel
+%j = OpPhi %uint %s %a %u1 %fe
+OpReturnValue %j
+OpFunctionEnd
+",
+    );
+    let a = Analysis::run(&m);
+    let f = id(&m, "f");
+    let call = a
+        .in_call(f, &[Level::Divergent, Level::Uniform])
+        .expect("a function");
+    assert_eq!(call.value(id(&m, "s")), Level::Uniform);
+    assert_eq!(call.value(id(&m, "t")), Level::Divergent);
+    assert_eq!(call.value(id(&m, "j")), Level::Divergent);
+    // Parameters past the given levels are divergent.
+    let short = a.in_call(f, &[Level::Uniform]).expect("a function");
+    assert_eq!(short.value(id(&m, "s")), Level::Divergent);
+    let both = a
+        .in_call(f, &[Level::Uniform, Level::Constant])
+        .expect("a function");
+    assert!(both.value(id(&m, "j")) <= Level::Uniform);
+    assert!(a.in_call(id(&m, "s"), &[]).is_none());
+}
+
 #[test]
 fn elements_of_a_splat_are_uniform_and_of_a_product_divergent() {
     let m = module(

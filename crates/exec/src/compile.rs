@@ -308,6 +308,16 @@ struct Cx<'m> {
     uniform: Option<(coopmat_analysis::Analysis<'m>, coopmat_analysis::Level)>,
     /// The entry point's function id.
     entry_fn: u32,
+    /// Functions only the engine calls (per-element, decode, combine functions), with their
+    /// values' levels within one engine call: those at most uniform run once (`Cx::run_once`).
+    callbacks: HashMap<u32, Callback>,
+}
+
+/// A function only the engine calls: its values' levels within one call, and which
+/// parameters that assumes the same in every lane of a call.
+struct Callback {
+    levels: coopmat_analysis::CallLevels,
+    uniform_params: Vec<bool>,
 }
 
 fn unsupported<T>(what: impl Into<String>) -> Result<T, ExecError> {
@@ -360,6 +370,7 @@ impl<'m> Cx<'m> {
             hoisted: HashMap::new(),
             uniform: None,
             entry_fn: 0,
+            callbacks: HashMap::new(),
         })
     }
 
@@ -741,6 +752,9 @@ impl<'m> Cx<'m> {
             self.uniform = Some((Analysis::run(m), limit));
         }
         let private_users = private_users(m, &du, &order);
+        if let Some((analysis, _)) = &self.uniform {
+            self.callbacks = self.callback_levels(analysis, &private_users);
+        }
         let pure_readers = reuse::pure_readers(m, &order, &private_users);
         let mut funcs = Vec::new();
         for (fi, &fid) in order.iter().enumerate() {
@@ -753,6 +767,11 @@ impl<'m> Cx<'m> {
                 params: params[fi].clone(),
                 touches_private: private_users.contains(&fid),
                 pure_reader: pure_readers.contains(&fid),
+                uniform_params: self
+                    .callbacks
+                    .get(&fid)
+                    .map(|c| c.uniform_params.clone())
+                    .unwrap_or_default(),
             });
         }
         let lanes = group_lanes * pack;
@@ -1419,8 +1438,8 @@ impl<'m> Cx<'m> {
                         continue;
                     }
                     out = vec![Op::Unsupported(Box::new(e))];
-                } else if fid == self.entry_fn && rid != 0 {
-                    self.run_once(rid, &mut out);
+                } else if rid != 0 {
+                    self.run_once(fid, rid, &mut out);
                 }
                 if inst.opcode == op::Store {
                     self.fuse_staging_copy(args, &mut ops, &mut out);
@@ -1479,13 +1498,103 @@ impl<'m> Cx<'m> {
         *out = vec![Op::LoadStore(Box::new(fused))];
     }
 
+    /// The functions only the engine calls, none reading or writing Private variables (whose
+    /// per-lane storage a call borrows), with their values' levels within one call: a
+    /// per-element function's row, column and element parameters and matrix extra operands
+    /// differ between its lanes, its other extra operands are one value per call (the
+    /// instance's first active lane's, SPV_NV_cooperative_matrix2 "OpCooperativeMatrixPerElementOpNV");
+    /// every parameter of a decode or combine function differs. A function that an
+    /// OpFunctionCall also calls is left out (its lanes there are invocations).
+    fn callback_levels(
+        &self,
+        analysis: &coopmat_analysis::Analysis<'m>,
+        private_users: &HashSet<u32>,
+    ) -> HashMap<u32, Callback> {
+        use coopmat_analysis::Level;
+        use grammar::operands::CooperativeMatrixPerElementOpNV as pe;
+        let m = self.m;
+        let mut called = HashSet::new();
+        let mut uses: HashMap<u32, Vec<Level>> = HashMap::new();
+        // Joins one engine call's parameter levels into the function's (missing: divergent).
+        let mut join = |f: u32, levels: Vec<Level>| {
+            let e = uses.entry(f).or_insert_with(|| levels.clone());
+            let n = e.len().max(levels.len());
+            e.resize(n, Level::Divergent);
+            for (k, x) in e.iter_mut().enumerate() {
+                *x = (*x).max(levels.get(k).copied().unwrap_or(Level::Divergent));
+            }
+        };
+        for inst in &m.instructions {
+            if inst.opcode == op::FunctionCall {
+                called.extend(inst.word(2));
+                continue;
+            }
+            let engine_calls = grammar::instruction(inst.opcode)
+                .is_some_and(|d| d.name.starts_with("OpCooperativeMatrix"));
+            if !engine_calls {
+                continue;
+            }
+            let args = &inst.words[3.min(inst.words.len())..];
+            if inst.opcode == op::CooperativeMatrixPerElementOpNV
+                && let Some(&f) = args.get(pe::FUNC)
+            {
+                let mut levels = vec![Level::Divergent; 3];
+                for &x in args.get(pe::OPERANDS..).unwrap_or(&[]) {
+                    let is_mat = self.ty_of(x).is_ok_and(|t| self.t.coopmat(t).is_some());
+                    levels.push(if is_mat {
+                        Level::Divergent
+                    } else {
+                        Level::Uniform
+                    });
+                }
+                join(f, levels);
+                // The matrix operand is not a function; other ids are checked below.
+            }
+            for &id in args {
+                if m.function(id).is_some_and(|f| !f.blocks.is_empty())
+                    && !(inst.opcode == op::CooperativeMatrixPerElementOpNV
+                        && args.get(pe::FUNC) == Some(&id))
+                {
+                    join(id, Vec::new());
+                }
+            }
+        }
+        uses.into_iter()
+            .filter(|(f, _)| !called.contains(f) && !private_users.contains(f))
+            .filter_map(|(f, args)| {
+                let levels = analysis.in_call(f, &args)?;
+                let nparams = m.function(f)?.params.len();
+                let uniform_params = (0..nparams)
+                    .map(|k| args.get(k).is_some_and(|&l| l <= Level::Uniform))
+                    .collect();
+                Some((
+                    f,
+                    Callback {
+                        levels,
+                        uniform_params,
+                    },
+                ))
+            })
+            .collect()
+    }
+
     /// Makes the op computing `rid` an [`Op::Once`] when the divergence analysis proves `rid`
     /// the same in every lane of a batch and the op is a pure lane op or a load of columns
     /// (what a lane computes from its own registers and memory, so the first lane's result
     /// is every lane's).
-    fn run_once(&self, rid: u32, out: &mut Vec<Op>) {
+    fn run_once(&self, fid: u32, rid: u32, out: &mut Vec<Op>) {
+        use coopmat_analysis::Level;
         let Some((analysis, limit)) = &self.uniform else {
             return;
+        };
+        let level = if fid == self.entry_fn {
+            analysis.value(rid) <= *limit
+        } else if let Some(c) = self.callbacks.get(&fid) {
+            // One engine call's lanes share their workgroup, but what a call sees of workgroup
+            // values is the engine's business: only dispatch-uniform ones.
+            c.levels.value(rid) <= Level::Uniform
+        } else {
+            false
         };
         let eligible = match &out[..] {
             [Op::Load(x)] => x.d.nmats == 0 && x.d.ncols > 0,
@@ -1493,7 +1602,7 @@ impl<'m> Cx<'m> {
             _ => false,
         };
         if eligible
-            && analysis.value(rid) <= *limit
+            && level
             && let Some(o) = out.pop()
         {
             out.push(Op::Once(Box::new(o)));

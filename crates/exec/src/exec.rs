@@ -162,6 +162,9 @@ struct Batch<'p, 'a> {
     views: tensor_values::Interned,
     /// The tables are the caller's, lent for an engine call: nothing may be collected.
     values_lent: bool,
+    /// [`Op::Once`] runs its op in every lane: a caller of [`Pipeline::call_function`] passed
+    /// differing values for a parameter the function was compiled to take as one per call.
+    once_off: bool,
 }
 
 impl<'p, 'a> Batch<'p, 'a> {
@@ -237,6 +240,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             layouts: tensor_values::Interned::new(tensor_values::Tensor::Layout.words()),
             views: tensor_values::Interned::new(tensor_values::Tensor::View.words()),
             values_lent: false,
+            once_off: false,
         };
         for &(m, v) in &p.const_mats {
             b.fill_mat(m, v);
@@ -595,6 +599,9 @@ impl<'p, 'a> Batch<'p, 'a> {
     /// [`Op::Once`]: `inner` for the first active lane, its result copied to the other active
     /// lanes (the divergence analysis proved they would compute the same).
     fn once(&mut self, inner: &Op, mask: &Mask, dense: bool) -> Result<(), Fault> {
+        if self.once_off {
+            return self.op(inner, mask, dense);
+        }
         let Some(l0) = mask
             .iter()
             .enumerate()
@@ -2298,10 +2305,25 @@ impl Pipeline {
         let sh = shared(p, &views_of(resources, &bufs), &push, [1, 1, 1]);
         let ret = f.ret.unwrap_or_default();
         let mut out = vec![0u64; ret.ncols as usize * lanes];
+        // The engine passes one value per call for some parameters (`Func::uniform_params`); a
+        // caller passing differing ones runs every lane of `Op::Once` instead.
+        let differs = |(a, v): (&&[u64], &Val)| {
+            (0..v.ncols as usize).any(|c| {
+                a[c * lanes..(c + 1) * lanes]
+                    .windows(2)
+                    .any(|w| w[0] != w[1])
+            })
+        };
+        let once_off = args
+            .iter()
+            .zip(&f.params)
+            .zip(&f.uniform_params)
+            .any(|(x, &u)| u && differs(x));
         let mut start = 0;
         while start < lanes {
             let n = (lanes - start).min(MAX_LANES);
             let mut b = Batch::new(p, &sh, n);
+            b.once_off = once_off;
             for (a, v) in args.iter().zip(&f.params) {
                 for c in 0..v.ncols as usize {
                     let dst = (v.col.ix() + c) * n;

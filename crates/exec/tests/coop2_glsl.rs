@@ -851,3 +851,87 @@ fn plain_tiles_are_kept_only_where_reuse_pays() {
         }
     }
 }
+
+/// The parts of a per-element function that depend only on push constants and its non-matrix
+/// extra operands run once per call (`Op::Once` from `Analysis::in_call`): each workgroup's
+/// call passes its own extra operand, and batches pack several workgroups. The results equal
+/// the formula's and those of running every lane; `call_function` with a different extra
+/// operand in every lane still gets each lane's own result.
+#[test]
+fn per_element_uniform_parts_run_once_per_call() {
+    let Some(spv) = compile(&src("per_element_uniform_parts.comp"), &[]) else {
+        return;
+    };
+    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    let groups = 3u32;
+    let input: Vec<f32> = (0..256 * groups)
+        .map(|i| (i % 89) as f32 * 0.5 - 7.0)
+        .collect();
+    let (base, gain) = (5u32, 0.25f32);
+    let inputs = || {
+        let mut r = Resources::default();
+        r.buffers
+            .insert((0, 0), input.iter().flat_map(|x| x.to_le_bytes()).collect());
+        r.buffers.insert((0, 1), vec![0; 256 * groups as usize * 4]);
+        r.push_constants = [base.to_le_bytes(), gain.to_le_bytes()].concat();
+        r
+    };
+    let want = |r: u32, c: u32, a: f32, w: u32| {
+        a * (gain * (base * 7 + w * 3) as f32) + (r * 16 + c) as f32
+    };
+    let mut outs = Vec::new();
+    for observe in [false, true] {
+        let opts = EngineOptions {
+            observe_uniformity: observe,
+            ..Default::default()
+        };
+        let p = Pipeline::compile(&m, "", &Default::default(), &opts).unwrap();
+        let mut r = inputs();
+        let st = p.dispatch(&mut r, [groups, 1, 1]).unwrap();
+        assert_eq!(st.uniform_copies > 0, !observe, "{st:?}");
+        let out: Vec<f32> = r.buffers[&(0, 1)]
+            .chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        for w in 0..groups {
+            for e in 0..256u32 {
+                let i = (w * 256 + e) as usize;
+                assert_eq!(
+                    out[i],
+                    want(e / 16, e % 16, input[i], w),
+                    "workgroup {w}, element {e}"
+                );
+            }
+        }
+        outs.push(out);
+    }
+    assert_eq!(outs[0], outs[1]);
+    // The function alone, with a different extra operand in every lane.
+    let p = Pipeline::compile(&m, "", &Default::default(), &EngineOptions::default()).unwrap();
+    let fid = m
+        .functions()
+        .iter()
+        .map(|f| f.id)
+        .find(|&id| m.name(id).is_some_and(|n| n.starts_with("f(")))
+        .unwrap();
+    let lanes = 300usize;
+    let rows: Vec<u64> = (0..lanes as u64).map(|i| i % 16).collect();
+    let cols: Vec<u64> = (0..lanes as u64).map(|i| (i / 16) % 16).collect();
+    let elems: Vec<u64> = (0..lanes)
+        .map(|i| (i as f32 - 100.0).to_bits() as u64)
+        .collect();
+    let ws: Vec<u64> = (0..lanes as u64).map(|i| i % 5).collect();
+    let mut r = inputs();
+    let out = p
+        .call_function(fid, &[&rows, &cols, &elems, &ws], lanes, &mut r)
+        .unwrap();
+    for (i, &o) in out.iter().enumerate() {
+        let w = want(
+            rows[i] as u32,
+            cols[i] as u32,
+            i as f32 - 100.0,
+            ws[i] as u32,
+        );
+        assert_eq!(f32::from_bits(o as u32), w, "lane {i}");
+    }
+}

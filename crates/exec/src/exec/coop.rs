@@ -59,23 +59,27 @@ impl Batch<'_, '_> {
         // The rows' words gathered in the batch's scratch (no zeroing, no allocation once it
         // has grown), then converted in one vector call.
         let mut tmp = std::mem::take(&mut self.src_cache.words);
-        tmp.clear();
+        let n = rows * nw;
+        tmp.resize(n, 0);
         if sh {
             let words = self.mem.words(sh, idx);
-            for r in 0..rows {
+            for (r, dst) in tmp.chunks_exact_mut(nw).enumerate() {
                 let src = &words[w0 + r * wstride..w0 + r * wstride + nw];
-                tmp.extend(src.iter().map(|w| w.load(Relaxed)));
+                for (d, w) in dst.iter_mut().zip(src) {
+                    *d = w.load(Relaxed);
+                }
             }
         } else {
             // Batch-owned memory (Workgroup staging): exclusive access, so plain reads through
             // `get_mut`, which vectorize (atomic loads do not).
             let words = &mut self.mem.local[idx as usize];
-            for r in 0..rows {
+            for (r, dst) in tmp.chunks_exact_mut(nw).enumerate() {
                 let src = &mut words[w0 + r * wstride..w0 + r * wstride + nw];
-                tmp.extend(src.iter_mut().map(|w| *w.get_mut()));
+                for (d, w) in dst.iter_mut().zip(src) {
+                    *d = *w.get_mut();
+                }
             }
         }
-        let n = rows * nw;
         kernels::f16_words_to_f32(&tmp[..n], &mut self.mf[toff..toff + 2 * n]);
         self.src_cache.words = tmp;
         true

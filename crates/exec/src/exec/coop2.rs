@@ -1765,6 +1765,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         std::mem::swap(&mut sub.views, &mut self.views);
         self.lane_instr += std::mem::take(&mut sub.lane_instr);
         self.instr += std::mem::take(&mut sub.instr);
+        self.uniform_copies += std::mem::take(&mut sub.uniform_copies);
         let reads = sub.reads.take();
         self.sub = Some(sub);
         self.t_decode += t0.elapsed();

@@ -704,6 +704,10 @@ pub struct Func {
     /// no memory but its own Function variables (`compile::reuse::pure_readers`): a decode
     /// function's results may then be reused for the same arguments over the same memory.
     pub pure_reader: bool,
+    /// Per parameter: whether the function is compiled to take it as one value per call
+    /// (a per-element function's non-matrix extra operands), which its [`Op::Once`] results
+    /// may depend on.
+    pub uniform_params: Vec<bool>,
 }
 
 /// A function that only combines its two scalar parameters: what [`Func::as_fold`] finds.
