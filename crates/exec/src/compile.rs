@@ -1534,7 +1534,8 @@ impl<'m> Cx<'m> {
             if !engine_calls {
                 continue;
             }
-            let args = &inst.words[3.min(inst.words.len())..];
+            let first = 1 + inst.result_type.is_some() as usize + inst.result_id.is_some() as usize;
+            let args = inst.words.get(first..).unwrap_or(&[]);
             if inst.opcode == op::CooperativeMatrixPerElementOpNV
                 && let Some(&f) = args.get(pe::FUNC)
             {
@@ -1548,7 +1549,6 @@ impl<'m> Cx<'m> {
                     });
                 }
                 join(f, levels);
-                // The matrix operand is not a function; other ids are checked below.
             }
             for &id in args {
                 if m.function(id).is_some_and(|f| !f.blocks.is_empty())
@@ -1587,7 +1587,7 @@ impl<'m> Cx<'m> {
         let Some((analysis, limit)) = &self.uniform else {
             return;
         };
-        let level = if fid == self.entry_fn {
+        let one_value = if fid == self.entry_fn {
             analysis.value(rid) <= *limit
         } else if let Some(c) = self.callbacks.get(&fid) {
             // One engine call's lanes share their workgroup, but what a call sees of workgroup
@@ -1602,7 +1602,7 @@ impl<'m> Cx<'m> {
             _ => false,
         };
         if eligible
-            && level
+            && one_value
             && let Some(o) = out.pop()
         {
             out.push(Op::Once(Box::new(o)));
