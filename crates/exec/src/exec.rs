@@ -113,6 +113,9 @@ struct Batch<'p, 'a> {
     p: &'p Program,
     lanes: usize,
     full: Mask,
+    /// The lanes that may run in this batch: its workgroups' invocations (fewer than `full`
+    /// when a batch packs fewer workgroups than it has room for) or an engine call's elements.
+    live: Mask,
     exited: Mask,
     cols: Vec<u64>,
     mf: Vec<f32>,
@@ -201,6 +204,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             p,
             lanes,
             full,
+            live: full,
             exited: [0; MW],
             cols,
             mf: vec![0.0; p.mf_len],
@@ -305,6 +309,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         for l in 0..live {
             entry[l / 64] |= 1 << (l % 64);
         }
+        self.live = entry;
         self.exited = [0; MW];
         self.group_start = self.lane_instr;
         // Fresh Workgroup and per-lane memory (and the registers of promoted Function
@@ -516,11 +521,14 @@ impl<'p, 'a> Batch<'p, 'a> {
                     return;
                 }
                 let dense = m == b.full;
+                // Every lane that may still run takes the edge: no lane can read the phi's
+                // old tiles or the incoming value's after it, so the tiles may move.
+                let everyone = dense || (0..MW).all(|k| m[k] == b.live[k] & !b.exited[k]);
                 if e.parallel {
                     b.copy_parallel(&e.phis, &m, dense);
                 } else {
                     for (&(dst, src), &movable) in e.phis.iter().zip(&e.movable) {
-                        if movable && dense && dst.nmats == src.nmats && src.nmats > 0 {
+                        if movable && everyone && dst.nmats == src.nmats && src.nmats > 0 {
                             // Every lane leaves the incoming value behind: its tiles become
                             // the phi's without a copy.
                             b.copy_val(Val { nmats: 0, ..dst }, Val { nmats: 0, ..src }, &m, dense);

@@ -666,3 +666,69 @@ layout(push_constant) uniform P {{ uint k; }};
         assert_eq!(off.uniform_copies, 0);
     }
 }
+
+/// A matrix carried round a loop moves into its phi without a copy when every lane that may
+/// still run takes the back edge, also in a batch with room for more workgroups than it holds
+/// (one or three workgroups of 64 where a batch packs four): the subgroups loop 3 and 4 times,
+/// so once the first leaves, the second's edges must copy, and the first's result stays. Each
+/// subgroup's tile is its count of A·B (small integers, exact).
+#[test]
+fn matrices_move_round_loops_in_partly_filled_batches() {
+    // Optimized: the accumulator is a phi of the loop header, not a Function variable.
+    let Some(m) = glsl_opt(
+        r#"#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+#extension GL_KHR_shader_subgroup_basic : require
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer A { float16_t a[]; };
+layout(std430, binding = 1) writeonly buffer C { float c[]; };
+void main() {
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> mb;
+    coopMatLoad(ma, a, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mb, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc =
+        coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
+    for (uint i = 0; i < 3u + gl_SubgroupID; i++)
+        acc = coopMatMulAdd(ma, mb, acc);
+    uint tile = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID;
+    coopMatStore(acc, c, tile * 256u, 16, gl_CooperativeMatrixLayoutRowMajor);
+}"#,
+        true,
+    ) else {
+        return;
+    };
+    let av: Vec<f32> = (0..256).map(|e| ((e / 16 + e % 16) % 3) as f32).collect();
+    let bv: Vec<f32> = (0..256).map(|e| ((e / 16) * (e % 16) % 5) as f32).collect();
+    let halves: Vec<u8> = av
+        .iter()
+        .chain(&bv)
+        .flat_map(|&x| half::f16::from_f32(x).to_le_bytes())
+        .collect();
+    let opts = EngineOptions {
+        subgroup_size: 32,
+        ..Default::default()
+    };
+    for groups in [1u32, 3] {
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), halves.clone());
+        res.buffers
+            .insert((0, 1), vec![0; 4 * 256 * 2 * groups as usize]);
+        run(&m, &mut res, [groups, 1, 1], &opts);
+        let c = f32s(&res.buffers[&(0, 1)]);
+        for tile in 0..2 * groups as usize {
+            let count = (3 + tile % 2) as f32;
+            for e in 0..256 {
+                let (i, j) = (e / 16, e % 16);
+                let want: f32 = (0..16).map(|k| av[i * 16 + k] * bv[k * 16 + j]).sum();
+                assert_eq!(
+                    c[tile * 256 + e],
+                    count * want,
+                    "{groups} groups, tile {tile}, ({i},{j})"
+                );
+            }
+        }
+    }
+}

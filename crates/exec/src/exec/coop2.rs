@@ -1743,6 +1743,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             for l in 0..cnt {
                 m[l / 64] |= 1 << (l % 64);
             }
+            sub.live = m;
             sub.exited = [0; MW];
             if let Err(e) = sub.call(fi, m) {
                 res = Err(Fault {
