@@ -442,10 +442,7 @@ impl<'m> Analysis<'m> {
     fn seed_callbacks(&mut self) {
         let m = self.m;
         for (i, inst) in m.instructions.iter().enumerate() {
-            // DecodeFunc (LoadTensorNV), CombineFunc (ReduceNV), Func (PerElementOpNV).
-            let callback_user = grammar::instruction(inst.opcode)
-                .is_some_and(|d| d.name.starts_with("OpCooperativeMatrix"));
-            if !callback_user {
+            if !calls_named_functions(inst.opcode) {
                 continue;
             }
             for id in arg_ids(inst) {
@@ -1730,6 +1727,15 @@ fn source_note(m: &Module, kind: SourceKind) -> String {
                 .into()
         }
     }
+}
+
+/// Whether the implementation may call the functions an instruction of this opcode names:
+/// DecodeFunc (OpCooperativeMatrixLoadTensorNV), CombineFunc (OpCooperativeMatrixReduceNV),
+/// Func (OpCooperativeMatrixPerElementOpNV); every cooperative-matrix instruction is taken to.
+/// The analysis seeds such functions divergent; a user that relies on their levels in a call
+/// context (`in_call`) must find their uses with this same test.
+pub fn calls_named_functions(opcode: u16) -> bool {
+    grammar::instruction(opcode).is_some_and(|d| d.name.starts_with("OpCooperativeMatrix"))
 }
 
 /// The id operands of an instruction after its result type and result id.

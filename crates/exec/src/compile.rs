@@ -1529,13 +1529,11 @@ impl<'m> Cx<'m> {
                 called.extend(inst.word(2));
                 continue;
             }
-            let engine_calls = grammar::instruction(inst.opcode)
-                .is_some_and(|d| d.name.starts_with("OpCooperativeMatrix"));
-            if !engine_calls {
+            // The uses the analysis seeds as callbacks, found by its own test.
+            if !coopmat_analysis::calls_named_functions(inst.opcode) {
                 continue;
             }
-            let first = 1 + inst.result_type.is_some() as usize + inst.result_id.is_some() as usize;
-            let args = inst.words.get(first..).unwrap_or(&[]);
+            let args = inst.words.get(1 + inst.first_arg()..).unwrap_or(&[]);
             if inst.opcode == op::CooperativeMatrixPerElementOpNV
                 && let Some(&f) = args.get(pe::FUNC)
             {
@@ -1550,7 +1548,7 @@ impl<'m> Cx<'m> {
                 }
                 join(f, levels);
             }
-            for &id in args {
+            for id in coopmat_analysis::arg_ids(inst) {
                 if m.function(id).is_some_and(|f| !f.blocks.is_empty())
                     && !(inst.opcode == op::CooperativeMatrixPerElementOpNV
                         && args.get(pe::FUNC) == Some(&id))
@@ -1578,8 +1576,9 @@ impl<'m> Cx<'m> {
             .collect()
     }
 
-    /// Makes the op computing `rid` an [`Op::Once`] when the divergence analysis proves `rid`
-    /// the same in every lane of a batch and the op is a pure lane op or a load of columns
+    /// Makes the op computing `rid` (in function `fid`) an [`Op::Once`] when the divergence
+    /// analysis proves `rid` the same in every lane of a batch (the entry point) or of one
+    /// engine call (`Cx::callbacks`) and the op is a pure lane op or a load of columns
     /// (what a lane computes from its own registers and memory, so the first lane's result
     /// is every lane's).
     fn run_once(&self, fid: u32, rid: u32, out: &mut Vec<Op>) {

@@ -575,10 +575,11 @@ pub enum Op {
     /// An instruction the engine could not compile: its error, raised if it is reached.
     Unsupported(Box<crate::error::ExecError>),
     /// An op whose result the divergence analysis (`coopmat_analysis`) proves the same in
-    /// every lane that runs it together (uniform in the batch's workgroup, or in the dispatch
-    /// when a batch packs several workgroups): run for the first active lane only, its result
-    /// columns then copied to the other active lanes (`Batch::once`; chosen by `Cx::run_once`). Only pure lane ops and
-    /// loads of columns: what one lane computes from its own registers and memory.
+    /// every lane that runs it together (uniform in the batch's workgroup, in the dispatch
+    /// when a batch packs several workgroups, or within one call of a function the engine
+    /// calls): run for the first active lane only, its result columns then copied to the other
+    /// active lanes (`Batch::once`; chosen by `Cx::run_once`). Only pure lane ops and loads of
+    /// columns: what one lane computes from its own registers and memory.
     Once(Box<Op>),
 }
 
