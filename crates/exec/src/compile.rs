@@ -27,6 +27,10 @@ mod memory;
 mod reuse;
 mod subgroup;
 
+/// f32s left unused after every slot of the f32 matrix arena (one cache line; see where
+/// slots are placed).
+const SLOT_PAD_F32: usize = 16;
+
 /// A family's compiler: compiles `opcode` into `out` and answers true, or answers false when
 /// the instruction is not of its family.
 type Family<'m> = fn(&mut Cx<'m>, &Inst, &mut Vec<Op>) -> Compiled;
@@ -787,8 +791,12 @@ impl<'m> Cx<'m> {
             };
             let len = inst as usize * cm.elems();
             let off = if cm.is_f32_arena() {
-                mf_len += len;
-                mf_len - len
+                // A cache line between slots: tiles a multiple of 4 KiB long would otherwise
+                // start at the same offset within a page, so a MulAdd group's B rows, C rows
+                // and D stores share L1 sets and falsely depend on each other (4K aliasing;
+                // the shared-A kernel ran 11 % slower so).
+                mf_len += len + SLOT_PAD_F32;
+                mf_len - len - SLOT_PAD_F32
             } else {
                 mw_len += len;
                 mw_len - len

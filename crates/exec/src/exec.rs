@@ -168,6 +168,8 @@ struct Batch<'p, 'a> {
     /// [`Op::Once`] runs its op in every lane: a caller of [`Pipeline::call_function`] passed
     /// differing values for a parameter the function was compiled to take as one per call.
     once_off: bool,
+    /// Scratch runs of lanes of a staging copy (`lane_runs`).
+    lane_runs: Vec<(usize, usize)>,
 }
 
 impl<'p, 'a> Batch<'p, 'a> {
@@ -245,6 +247,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             views: tensor_values::Interned::new(tensor_values::Tensor::View.words()),
             values_lent: false,
             once_off: false,
+            lane_runs: Vec::new(),
         };
         for &(m, v) in &p.const_mats {
             b.fill_mat(m, v);
@@ -899,21 +902,20 @@ impl<'p, 'a> Batch<'p, 'a> {
         if let Some(reads) = &mut self.reads {
             note_objects(reads, src, mask, Some(&sum));
         }
-        if sh {
-            // Rows of a buffer, often not in the cache: ask for every line first, so that the
-            // misses overlap instead of each stalling the copy in turn.
-            prefetch_runs(self.mem.words(sh, si), src, n);
-        }
+        let mut runs = std::mem::take(&mut self.lane_runs);
+        lane_runs(src, n, &mut runs);
         if !dsh && let Some((words, dst)) = self.mem.words_and_local(sh, si, didx) {
             // From another object into batch-owned (Workgroup) memory: no overlap, so
             // straight from the source words into the destination's, with plain stores.
-            gather_lane_words(words, src, n, &mut dst[range]);
+            gather_runs(words, src, (&runs, n), &mut dst[range], sh);
+            self.lane_runs = runs;
             return true;
         }
         let mut tmp = std::mem::take(&mut self.src_cache.words);
         tmp.clear();
         tmp.resize(lanes * n, 0);
-        gather_lane_words(self.mem.words(sh, si), src, n, &mut tmp);
+        gather_runs(self.mem.words(sh, si), src, (&runs, n), &mut tmp, sh);
+        self.lane_runs = runs;
         if dsh {
             for (d, &v) in self.mem.words(dsh, didx)[range].iter().zip(&tmp) {
                 d.store(v, Relaxed);
@@ -1654,59 +1656,50 @@ fn load_words_fast(
     true
 }
 
-/// Lane `l`'s `n` words at its address in `words` (in bounds, checked by the caller) into
-/// `dst[n·l..n·l + n]`, by runs of lanes whose words follow each other (a staged row: 4 or 16
-/// lanes in the GEMM), each one straight copy.
-fn gather_lane_words<D: LaneWord>(words: &[AtomicU32], ptrs: &[u64], n: usize, dst: &mut [D]) {
+/// The runs of lanes whose `n` words follow each other in memory (a staged row: 4 or 16 lanes
+/// in the GEMM), as (first lane, lanes), in lane order.
+fn lane_runs(ptrs: &[u64], n: usize, runs: &mut Vec<(usize, usize)>) {
+    runs.clear();
     let step = 4 * n as u64;
-    let mut l = 0;
-    while l < ptrs.len() {
-        let a = ptrs[l];
-        let mut r = 1;
-        while l + r < ptrs.len() && ptrs[l + r] == a.wrapping_add(step * r as u64) {
-            r += 1;
+    let mut start = 0;
+    for (l, pair) in ptrs.windows(2).enumerate() {
+        if pair[1] != pair[0].wrapping_add(step) {
+            runs.push((start, l + 1 - start));
+            start = l + 1;
         }
-        let w = ((a & memory::OFF_MASK) / 4) as usize;
-        for (x, s) in dst[l * n..(l + r) * n].iter_mut().zip(&words[w..w + r * n]) {
-            x.set(s.load(Relaxed));
-        }
-        l += r;
+    }
+    if start < ptrs.len() {
+        runs.push((start, ptrs.len() - start));
     }
 }
 
-/// Prefetches the cache lines that the lanes' `n` words at their addresses in `words` cover,
-/// going up: a line at or below the furthest one asked for already is skipped, so each line of
-/// ascending runs is asked for once (a hint: no effect on the program).
-fn prefetch_runs(words: &[AtomicU32], ptrs: &[u64], n: usize) {
-    let mut next = 0u64;
-    for &a in ptrs {
-        let off = a & memory::OFF_MASK;
-        let (first, last) = (off >> 6, (off + 4 * n as u64 - 1) >> 6);
-        for line in first.max(next)..=last {
-            if let Some(w) = words.get((line * 16) as usize) {
-                crate::kernels::prefetch(w);
+/// Lane `l`'s `n` words at its address in `words` (in bounds, checked by the caller) into
+/// `dst[n·l..n·l + n]`, each run of [`lane_runs`] one straight copy. With `prefetch`, every
+/// source line of every run is asked for before the first copy (rows of a buffer, often not in
+/// the cache: their misses overlap instead of each stalling the copy in turn).
+fn gather_runs<D>(
+    words: &[AtomicU32],
+    ptrs: &[u64],
+    (runs, n): (&[(usize, usize)], usize),
+    dst: &mut [D],
+    prefetch: bool,
+) where
+    [D]: crate::kernels::WordSink,
+{
+    let first_word = |l: usize| ((ptrs[l] & memory::OFF_MASK) / 4) as usize;
+    if prefetch {
+        for &(l, r) in runs {
+            let w = first_word(l);
+            for line in w / 16..=(w + r * n - 1) / 16 {
+                if let Some(x) = words.get(line * 16) {
+                    crate::kernels::prefetch(x);
+                }
             }
         }
-        next = next.max(last + 1);
     }
-}
-
-/// A word [`gather_lane_words`] writes: scratch, or batch-owned memory (plain stores).
-trait LaneWord {
-    fn set(&mut self, v: u32);
-}
-
-impl LaneWord for u32 {
-    #[inline(always)]
-    fn set(&mut self, v: u32) {
-        *self = v;
-    }
-}
-
-impl LaneWord for AtomicU32 {
-    #[inline(always)]
-    fn set(&mut self, v: u32) {
-        *self.get_mut() = v;
+    for &(l, r) in runs {
+        let w = first_word(l);
+        crate::kernels::load_words(&words[w..w + r * n], &mut dst[l * n..(l + r) * n]);
     }
 }
 

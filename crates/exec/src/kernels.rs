@@ -820,6 +820,127 @@ fn f16_words_to_f32_with(level: Level, src: &[u32], dst: &mut [f32]) {
     }
 }
 
+/// Rows of f16 pairs (low half first) read as if by one relaxed atomic load per word and
+/// widened exactly into `dst`, row after row: `rows` rows of `nw` words, the first at word
+/// `w0` of `src`, each `stride` words after the one before (a cooperative-matrix tile in
+/// memory), one vector load and conversion per 8 words (AVX-512) or 4 (AVX2) instead of a
+/// gather then a conversion. False, nothing written, when a row is outside `src` or `dst` is
+/// shorter than `rows·2·nw`.
+pub(crate) fn f16_rows_to_f32(
+    src: &[std::sync::atomic::AtomicU32],
+    (w0, stride, rows, nw): (usize, usize, usize, usize),
+    dst: &mut [f32],
+) -> bool {
+    f16_rows_to_f32_at(level(), src, (w0, stride, rows, nw), dst)
+}
+
+/// [`f16_rows_to_f32`] at a chosen level (the tests run every level the CPU has).
+fn f16_rows_to_f32_at(
+    level: Level,
+    src: &[std::sync::atomic::AtomicU32],
+    (w0, stride, rows, nw): (usize, usize, usize, usize),
+    dst: &mut [f32],
+) -> bool {
+    let fits = rows == 0
+        || (rows - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(w0))
+            .and_then(|x| x.checked_add(nw))
+            .is_some_and(|end| end <= src.len());
+    if !fits || rows.checked_mul(2 * nw).is_none_or(|n| n > dst.len()) {
+        return false;
+    }
+    for r in 0..rows {
+        let row = &src[w0 + r * stride..w0 + r * stride + nw];
+        let out = &mut dst[2 * nw * r..2 * nw * (r + 1)];
+        let done = match level {
+            // SAFETY: the level's features are present; `row` holds `nw` words and `out`
+            // 2·nw f32s (sliced above).
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx512 => unsafe { f16_row_avx512(row, out) },
+            // SAFETY: as above (F16C ships with every AVX2 CPU; `levels` checks it).
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx2 => unsafe { f16_row_avx2(row, out) },
+            Level::Base => 0,
+        };
+        let mut tail = [0u32; 1];
+        for (k, w) in row.iter().enumerate().skip(done) {
+            tail[0] = w.load(std::sync::atomic::Ordering::Relaxed);
+            h2f_words_body(&tail, &mut out[2 * k..2 * k + 2]);
+        }
+    }
+    true
+}
+
+/// Whole groups of 8 words of one row of [`f16_rows_to_f32`]; returns how many words it
+/// converted.
+///
+/// # Safety
+/// AVX-512F; `out` holds at least `2·row.len()` f32s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn f16_row_avx512(row: &[std::sync::atomic::AtomicU32], out: &mut [f32]) -> usize {
+    use std::arch::x86_64::*;
+    let mut k = 0;
+    while k + 8 <= row.len() {
+        let h: __m256i;
+        // SAFETY: words k..k + 8 are in `row`, f32s 2k..2k + 16 in `out`. The load is in
+        // assembly for the reason given in `load_words_avx512` (eight relaxed atomic loads).
+        unsafe {
+            std::arch::asm!(
+                "vmovdqu {h}, [{p}]",
+                h = out(ymm_reg) h,
+                p = in(reg) row.as_ptr().add(k),
+                options(readonly, nostack, preserves_flags),
+            );
+            let v = _mm512_cvtph_ps(h);
+            _mm512_storeu_ps(out.as_mut_ptr().add(2 * k), v);
+            // vcvtph2ps quiets signaling NaNs; `h2f` keeps their bits, as the other levels do
+            // (from the words loaded, not loaded again).
+            if _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v) != 0 {
+                let mut w = [0u32; 8];
+                _mm256_storeu_si256(w.as_mut_ptr().cast(), h);
+                h2f_words_body(&w, &mut out[2 * k..2 * k + 16]);
+            }
+        }
+        k += 8;
+    }
+    k
+}
+
+/// Whole groups of 4 words of one row of [`f16_rows_to_f32`] with F16C; returns how many
+/// words it converted.
+///
+/// # Safety
+/// AVX2 and F16C; `out` holds at least `2·row.len()` f32s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16_row_avx2(row: &[std::sync::atomic::AtomicU32], out: &mut [f32]) -> usize {
+    use std::arch::x86_64::*;
+    let mut k = 0;
+    while k + 4 <= row.len() {
+        let h: __m128i;
+        // SAFETY: as in `f16_row_avx512`, four words.
+        unsafe {
+            std::arch::asm!(
+                "vmovdqu {h}, [{p}]",
+                h = out(xmm_reg) h,
+                p = in(reg) row.as_ptr().add(k),
+                options(readonly, nostack, preserves_flags),
+            );
+            let v = _mm256_cvtph_ps(h);
+            _mm256_storeu_ps(out.as_mut_ptr().add(2 * k), v);
+            if _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(v, v)) != 0 {
+                let mut w = [0u32; 4];
+                _mm_storeu_si128(w.as_mut_ptr().cast(), h);
+                h2f_words_body(&w, &mut out[2 * k..2 * k + 8]);
+            }
+        }
+        k += 4;
+    }
+    k
+}
+
 /// What a column of addresses (object index above `obj_shift`, byte offset below) says about
 /// the lanes at once: the lowest and highest object, the furthest offset, the OR of the low
 /// two bits (misalignment), and whether lane `l` holds `addrs[0] + step·l` (one run).
@@ -1262,6 +1383,123 @@ pub(crate) fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
+/// A destination of [`load_words`]: plain words, or atomic words held exclusively.
+pub(crate) trait WordSink {
+    /// The first word's address and the number of words.
+    fn sink(&mut self) -> (*mut u32, usize);
+}
+
+impl WordSink for [u32] {
+    fn sink(&mut self) -> (*mut u32, usize) {
+        (self.as_mut_ptr(), self.len())
+    }
+}
+
+impl WordSink for [std::sync::atomic::AtomicU32] {
+    fn sink(&mut self) -> (*mut u32, usize) {
+        // `AtomicU32::as_ptr` of the first word: the words are contiguous u32s (same size and
+        // alignment), and the exclusive borrow keeps every other access out.
+        (
+            self.first().map_or(std::ptr::null_mut(), |w| w.as_ptr()),
+            self.len(),
+        )
+    }
+}
+
+/// Copies `src` into `dst` (the shorter length) as if by one relaxed atomic load per word:
+/// 16 or 8 words a vector load where the CPU has AVX-512 or AVX2 (the compiler does not
+/// vectorize atomic loads, and a staged row is copied a word a cycle without this).
+pub(crate) fn load_words<D: WordSink + ?Sized>(src: &[std::sync::atomic::AtomicU32], dst: &mut D) {
+    load_words_at(level(), src, dst)
+}
+
+/// [`load_words`] at a chosen level (the tests run every level the CPU has).
+fn load_words_at<D: WordSink + ?Sized>(
+    level: Level,
+    src: &[std::sync::atomic::AtomicU32],
+    dst: &mut D,
+) {
+    let (d, n) = dst.sink();
+    let n = n.min(src.len());
+    let done = match level {
+        // SAFETY: the CPU has the level's features; `d` is valid for `n` word writes that
+        // nothing else sees (an exclusive borrow) and `src` holds at least `n` words.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { load_words_avx512(src.as_ptr(), d, n) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { load_words_avx2(src.as_ptr(), d, n) },
+        Level::Base => 0,
+    };
+    for (k, w) in src.iter().enumerate().take(n).skip(done) {
+        // SAFETY: `k < n`, inside the destination (as above).
+        unsafe { d.add(k).write(w.load(std::sync::atomic::Ordering::Relaxed)) };
+    }
+}
+
+/// Whole vectors of 16 words of [`load_words`]; returns how many words it copied.
+///
+/// # Safety
+/// AVX-512F; `src` readable and `dst` writable for `n` words, `dst` seen by nothing else.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn load_words_avx512(
+    src: *const std::sync::atomic::AtomicU32,
+    dst: *mut u32,
+    n: usize,
+) -> usize {
+    use std::arch::x86_64::*;
+    let mut k = 0;
+    while k + 16 <= n {
+        let v: __m512i;
+        // SAFETY: `k + 16 <= n` words lie inside both. The load is in assembly because a
+        // vector load in Rust would be a non-atomic read of words other threads may store to
+        // atomically (a data race); an x86 vector load reads each aligned 4-byte element in
+        // one access, so it is sixteen relaxed atomic loads, in some order. The store goes
+        // to memory only this thread sees.
+        unsafe {
+            std::arch::asm!(
+                "vmovdqu32 {v}, [{p}]",
+                v = out(zmm_reg) v,
+                p = in(reg) src.add(k),
+                options(readonly, nostack, preserves_flags),
+            );
+            _mm512_storeu_si512(dst.add(k).cast(), v);
+        }
+        k += 16;
+    }
+    k
+}
+
+/// Whole vectors of 8 words of [`load_words`]; returns how many words it copied.
+///
+/// # Safety
+/// AVX2; `src` readable and `dst` writable for `n` words, `dst` seen by nothing else.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn load_words_avx2(
+    src: *const std::sync::atomic::AtomicU32,
+    dst: *mut u32,
+    n: usize,
+) -> usize {
+    use std::arch::x86_64::*;
+    let mut k = 0;
+    while k + 8 <= n {
+        let v: __m256i;
+        // SAFETY: as in `load_words_avx512`, eight words.
+        unsafe {
+            std::arch::asm!(
+                "vmovdqu {v}, [{p}]",
+                v = out(ymm_reg) v,
+                p = in(reg) src.add(k),
+                options(readonly, nostack, preserves_flags),
+            );
+            _mm256_storeu_si256(dst.add(k).cast(), v);
+        }
+        k += 8;
+    }
+    k
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1567,6 +1805,101 @@ mod tests {
                     "words {level:?} {x:#x}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn load_words_copies_every_word_at_every_level() {
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        let src: Vec<AtomicU32> = (0..100u32)
+            .map(|i| AtomicU32::new(i.wrapping_mul(0x9e37_79b9)))
+            .collect();
+        for level in levels() {
+            // Every length and start up to past two vectors, into plain and atomic words.
+            for start in 0..3 {
+                for len in 0..40 {
+                    let s = &src[start..start + len];
+                    let want: Vec<u32> = s.iter().map(|w| w.load(Relaxed)).collect();
+                    let mut plain = vec![7u32; len + 1];
+                    load_words_at(level, s, &mut plain[..len]);
+                    assert_eq!(&plain[..len], &want[..], "{level:?} {start} {len}");
+                    assert_eq!(plain[len], 7, "{level:?}: wrote past the end");
+                    let mut atomic: Vec<AtomicU32> = (0..len).map(|_| AtomicU32::new(7)).collect();
+                    load_words_at(level, s, &mut atomic[..]);
+                    let got: Vec<u32> = atomic.iter().map(|w| w.load(Relaxed)).collect();
+                    assert_eq!(got, want, "{level:?} {start} {len} (atomic destination)");
+                }
+            }
+            // A shorter source: only its words.
+            let mut plain = [7u32; 20];
+            load_words_at(level, &src[..17], &mut plain[..]);
+            assert_eq!(plain[16], src[16].load(Relaxed));
+            assert_eq!(plain[17..], [7, 7, 7]);
+        }
+    }
+
+    /// Tile rows widened through every level equal `h2f` of each half, signaling NaNs and
+    /// subnormals included, at row lengths that leave tails, and out-of-range rows are refused.
+    #[test]
+    fn f16_rows_to_f32_is_exact_at_every_level() {
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        let halves = [
+            0x0000u16, 0x8000, 0x0001, 0x03ff, 0x3c00, 0xc000, 0x7bff, 0x7c00, 0xfc00, 0x7c01,
+            0x7e00, 0xfd55, 0x3555, 0x0400, 0x1234, 0xabcd,
+        ];
+        let src: Vec<AtomicU32> = (0..300u32)
+            .map(|i| {
+                let lo = halves[(i as usize) % 16] as u32;
+                let hi = halves[(i as usize * 7 + 3) % 16] as u32;
+                AtomicU32::new(lo | hi << 16)
+            })
+            .collect();
+        for level in levels() {
+            for (w0, stride, rows, nw) in [
+                (0, 8, 16, 8),
+                (3, 21, 9, 13),
+                (5, 4, 4, 4),
+                (1, 40, 7, 17),
+                (0, 0, 0, 5),
+            ] {
+                let mut out = vec![f32::NAN; rows * 2 * nw + 1];
+                assert!(f16_rows_to_f32_at(
+                    level,
+                    &src,
+                    (w0, stride, rows, nw),
+                    &mut out
+                ));
+                for r in 0..rows {
+                    for k in 0..nw {
+                        let w = src[w0 + r * stride + k].load(Relaxed);
+                        for (j, h) in [w as u16, (w >> 16) as u16].into_iter().enumerate() {
+                            let got = out[2 * (r * nw + k) + j];
+                            assert_eq!(
+                                got.to_bits(),
+                                h2f(h).to_bits(),
+                                "{level:?} row {r} word {k} half {j}"
+                            );
+                        }
+                    }
+                }
+                assert!(
+                    out[rows * 2 * nw].is_nan(),
+                    "{level:?}: wrote past the rows"
+                );
+            }
+            let mut out = vec![0f32; 64];
+            assert!(
+                !f16_rows_to_f32_at(level, &src, (290, 8, 2, 8), &mut out),
+                "row past the source"
+            );
+            assert!(
+                !f16_rows_to_f32_at(level, &src, (0, 8, 5, 8), &mut out),
+                "rows past the destination"
+            );
+            assert!(
+                !f16_rows_to_f32_at(level, &src, (0, usize::MAX, 2, 8), &mut out),
+                "overflowing stride"
+            );
         }
     }
 

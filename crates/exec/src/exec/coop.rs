@@ -29,8 +29,8 @@ fn split_dst<'v, T, const N: usize>(
 }
 
 impl Batch<'_, '_> {
-    /// Row-major f16 tile load with one bounds check for the whole tile and one vector
-    /// conversion (the per-row path costs a resolve and a kernel call per 16 elements);
+    /// Row-major f16 tile load with one bounds check for the whole tile, each row loaded and
+    /// widened in vectors (the per-row path costs a resolve and a kernel call per 16 elements);
     /// false when the tile is not word-aligned or not in bounds (the caller then goes row by
     /// row and reports the faulting row).
     fn load_f16_tile(
@@ -56,33 +56,11 @@ impl Batch<'_, '_> {
             return false;
         }
         let (w0, wstride, nw) = (b / 4, row_bytes as usize / 4, cols / 2);
-        // The rows' words gathered in the batch's scratch (no zeroing, no allocation once it
-        // has grown), then converted in one vector call.
-        let mut tmp = std::mem::take(&mut self.src_cache.words);
-        let n = rows * nw;
-        tmp.resize(n, 0);
-        if sh {
-            let words = self.mem.words(sh, idx);
-            for (r, dst) in tmp.chunks_exact_mut(nw).enumerate() {
-                let src = &words[w0 + r * wstride..w0 + r * wstride + nw];
-                for (d, w) in dst.iter_mut().zip(src) {
-                    *d = w.load(Relaxed);
-                }
-            }
-        } else {
-            // Batch-owned memory (Workgroup staging): exclusive access, so plain reads through
-            // `get_mut`, which vectorize (atomic loads do not).
-            let words = &mut self.mem.local[idx as usize];
-            for (r, dst) in tmp.chunks_exact_mut(nw).enumerate() {
-                let src = &mut words[w0 + r * wstride..w0 + r * wstride + nw];
-                for (d, w) in dst.iter_mut().zip(src) {
-                    *d = *w.get_mut();
-                }
-            }
-        }
-        kernels::f16_words_to_f32(&tmp[..n], &mut self.mf[toff..toff + 2 * n]);
-        self.src_cache.words = tmp;
-        true
+        kernels::f16_rows_to_f32(
+            self.mem.words(sh, idx),
+            (w0, wstride, rows, nw),
+            &mut self.mf[toff..toff + rows * cols],
+        )
     }
 
     /// A cooperative-matrix load (`store` false: `m` is the result) or store (`m` is the
