@@ -299,6 +299,9 @@ struct Cx<'m> {
     write_only: HashSet<u32>,
     /// OpLoad results whose only use is as the Object of an OpStore (`Cx::fuse_staging_copy`).
     stored_once: HashSet<u32>,
+    /// MulAdd results whose only use is as the C of a later MulAdd of the same block, whose
+    /// operands were kept alive until that one (`chained_muladd`).
+    chain_heads: HashSet<u32>,
     /// Variables that are arrays of buffer descriptors: id -> (set, binding).
     descriptor_arrays: HashMap<u32, (u32, u32)>,
     /// Pointer types declared ahead by OpTypeForwardPointer.
@@ -369,6 +372,7 @@ impl<'m> Cx<'m> {
             promoted_elems: HashMap::new(),
             write_only: HashSet::new(),
             stored_once: HashSet::new(),
+            chain_heads: HashSet::new(),
             descriptor_arrays: HashMap::new(),
             forward_pointers: HashSet::new(),
             hoisted: HashMap::new(),
@@ -675,6 +679,9 @@ impl<'m> Cx<'m> {
                         if store_of_copy(m, &du, i).is_some() {
                             self.stored_once.insert(rid);
                         }
+                        if chained_muladd(m, &du, i).is_some_and(|s| b.body.contains(&s)) {
+                            self.chain_heads.insert(rid);
+                        }
                         let final_value = (inst.opcode == op::Load)
                             .then(|| inst.word(2))
                             .flatten()
@@ -709,11 +716,14 @@ impl<'m> Cx<'m> {
                                         None => self.alloc(rt)?,
                                     };
                                     // A pointer a staging copy loads through lives until the
-                                    // store (`Cx::fuse_staging_copy` loads there).
+                                    // store (`Cx::fuse_staging_copy` loads there), and the
+                                    // operands of a MulAdd that feeds the next until that one
+                                    // (`Cx::chain_muladds` computes both there).
                                     let last = uses
                                         .iter()
                                         .map(|&(u, _)| {
                                             store_of_copy(m, &du, u)
+                                                .or_else(|| chained_muladd(m, &du, u))
                                                 .filter(|&s| s > u && b.body.contains(&s))
                                                 .unwrap_or(u)
                                         })
@@ -1623,6 +1633,12 @@ impl<'m> Cx<'m> {
     /// A, not its own B, not any operand or result of the other parts (its own C may be its
     /// D). Every operand is an f32-arena tile and D is f32, so the kernel's result needs no
     /// rounding and is bit for bit that of the parts one by one.
+    ///
+    /// First, a MulAdd whose result only a later one reads, as its C (`feeds_next`: a K loop
+    /// unrolled in the shader), moves into that one as the first half of a chain
+    /// ([`ChainFirst`]), when nothing between them writes its operands or result or reads its
+    /// result (only matrix loads and other MulAdds may lie between): the kernel then keeps
+    /// the intermediate sum in registers, with the same FMAs in the same order.
     fn fuse_muladds(&self, ops: &mut Vec<(Op, u32)>) {
         let fusable = |x: &CmMulAddArgs| {
             [x.d, x.a, x.b, x.c]
@@ -1632,39 +1648,104 @@ impl<'m> Cx<'m> {
                 && x.d != x.a
                 && x.d != x.b
         };
+        let same_shape = |x: Mat, y: Mat| self.mats[x.ix()] == self.mats[y.ix()];
+        // Chains: the (A, B, C) of the first MulAdd, at the second's index; the firsts dropped.
+        let mut chained: Vec<Option<(Mat, Mat, Mat)>> = vec![None; ops.len()];
+        let mut dropped = vec![false; ops.len()];
+        for p1 in 0..ops.len() {
+            let Op::CmMulAdd(x1) = &ops[p1].0 else {
+                continue;
+            };
+            if !x1.feeds_next || !fusable(x1) || chained[p1].is_some() {
+                continue;
+            }
+            let watched = [x1.a, x1.b, x1.c, x1.d];
+            let mut second = None;
+            for (p2, (o, _)) in ops.iter().enumerate().skip(p1 + 1) {
+                match o {
+                    Op::CmLoad(y) if !watched.contains(&y.d) => {}
+                    Op::CmMulAdd(y) if y.c == x1.d => {
+                        second = Some((p2, y));
+                        break;
+                    }
+                    Op::CmMulAdd(y)
+                        if !watched.contains(&y.d) && ![y.a, y.b, y.c].contains(&x1.d) => {}
+                    _ => break,
+                }
+            }
+            if let Some((p2, x2)) = second
+                && fusable(x2)
+                && x2.flags == x1.flags
+                && ![x2.a, x2.b].contains(&x1.d)
+                && ![x1.a, x1.b].contains(&x2.d)
+                && same_shape(x1.a, x2.a)
+                && same_shape(x1.b, x2.b)
+            {
+                chained[p2] = Some((x1.a, x1.b, x1.c));
+                dropped[p1] = true;
+            }
+        }
+        // A MulAdd to group: its operands (C the chain's first C) and its chain's first A, B.
+        type Part = (CmMulAddArgs, Option<(Mat, Mat)>, u32);
         let mut out: Vec<(Op, u32)> = Vec::with_capacity(ops.len());
-        let mut run: Vec<(CmMulAddArgs, u32)> = Vec::new();
-        let flush = |run: &mut Vec<(CmMulAddArgs, u32)>, out: &mut Vec<(Op, u32)>| {
-            if run.len() < 2 {
-                out.extend(run.drain(..).map(|(x, d)| (Op::CmMulAdd(x), d)));
+        let mut run: Vec<Part> = Vec::new();
+        let flush = |run: &mut Vec<Part>, out: &mut Vec<(Op, u32)>| {
+            if run.len() < 2 && run.first().is_none_or(|p| p.1.is_none()) {
+                out.extend(run.drain(..).map(|(x, _, d)| (Op::CmMulAdd(x), d)));
                 return;
             }
-            let desc = run[0].1;
+            let desc = run[0].2;
             let (a, flags) = (run[0].0.a, run[0].0.flags);
-            let parts = run.drain(..).map(|(x, _)| (x.d, x.b, x.c)).collect();
+            let first = run[0].1.map(|(a1, _)| ChainFirst {
+                a: a1,
+                b: run.iter().filter_map(|p| p.1.map(|(_, b1)| b1)).collect(),
+            });
+            let parts = run.drain(..).map(|(x, _, _)| (x.d, x.b, x.c)).collect();
             out.push((
-                Op::CmMulAddSharedA(Box::new(CmMulAddSharedAArgs { a, flags, parts })),
+                Op::CmMulAddSharedA(Box::new(CmMulAddSharedAArgs {
+                    a,
+                    flags,
+                    parts,
+                    first,
+                })),
                 desc,
             ));
         };
-        for (o, d) in ops.drain(..) {
-            let Op::CmMulAdd(x) = o else {
+        for (p, (o, d)) in ops.drain(..).enumerate() {
+            if dropped[p] {
+                continue;
+            }
+            let Op::CmMulAdd(mut x) = o else {
                 flush(&mut run, &mut out);
                 out.push((o, d));
                 continue;
             };
+            let first = chained[p].map(|(a1, b1, c1)| {
+                x.c = c1;
+                (a1, b1)
+            });
+            // Everything a part reads besides A: its B, C and first B.
+            let reads = |x: &CmMulAddArgs, f: &Option<(Mat, Mat)>| {
+                [Some(x.b), Some(x.c), Some(x.d), f.map(|f| f.1)]
+            };
             let joins = fusable(&x)
-                && run.first().is_some_and(|(f, _)| {
-                    f.a == x.a && f.flags == x.flags && self.mats[f.b.ix()] == self.mats[x.b.ix()]
+                && run.first().is_some_and(|(f, ff, _)| {
+                    f.a == x.a
+                        && f.flags == x.flags
+                        && same_shape(f.b, x.b)
+                        && ff.map(|f| f.0) == first.map(|f| f.0)
                 })
-                && run.iter().all(|(y, _)| {
-                    ![y.b, y.c, y.d].contains(&x.d) && ![x.b, x.c, x.d].contains(&y.d)
+                && run.iter().all(|(y, yf, _)| {
+                    !reads(y, yf).contains(&Some(x.d))
+                        && !reads(&x, &first).contains(&Some(y.d))
+                        && yf.is_none_or(|f| f.0 != x.d)
+                        && first.is_none_or(|f| f.0 != y.d)
                 });
             if !joins {
                 flush(&mut run, &mut out);
             }
             if fusable(&x) {
-                run.push((x, d));
+                run.push((x, first, d));
             } else {
                 out.push((Op::CmMulAdd(x), d));
             }
@@ -2201,6 +2282,25 @@ fn store_of_copy(m: &Module, du: &coopmat_spirv::module::DefUse, i: usize) -> Op
     // Operand 1 of OpStore is its Object.
     match du.uses(inst.result_id?) {
         [(u, 1)] if m.instructions[*u].opcode == op::Store => Some(*u),
+        _ => None,
+    }
+}
+
+/// The MulAdd that reads instruction `i`'s result as its C, when `i` is a cooperative-matrix
+/// MulAdd of the same opcode whose result nothing else reads and that MulAdd comes later (the
+/// caller checks that it is in the same block): the two may run as one chain
+/// ([`ChainFirst`]).
+fn chained_muladd(m: &Module, du: &coopmat_spirv::module::DefUse, i: usize) -> Option<usize> {
+    let inst = &m.instructions[i];
+    if !matches!(
+        inst.opcode,
+        op::CooperativeMatrixMulAddKHR | op::CooperativeMatrixMulAddNV
+    ) {
+        return None;
+    }
+    // Operand 4 (after the result type, the result id, A and B) is C, for both opcodes.
+    match du.uses(inst.result_id?) {
+        [(u, 4)] if *u > i && m.instructions[*u].opcode == inst.opcode => Some(*u),
         _ => None,
     }
 }

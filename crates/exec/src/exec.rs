@@ -63,8 +63,9 @@ fn fault<T>(kind: ErrorKind, what: impl Into<String>) -> Result<T, Fault> {
 // Batches.
 
 /// A worker's counters (lane-instructions, instructions, MulAdd flops, lanes that copied a
-/// uniform result, decode and MulAdd time), or the first error with its workgroup index.
-type ChunkResult = Result<(u64, u64, u64, u64, Duration, Duration), (u64, ExecError)>;
+/// uniform result and chained MulAdds, decode and MulAdd time), or the first error with its
+/// workgroup index.
+type ChunkResult = Result<(u64, u64, u64, (u64, u64), Duration, Duration), (u64, ExecError)>;
 
 /// Scope instances with an active lane: (instance, first active lane), found lazily (no
 /// per-call array to fill: this runs once per MulAdd and cooperative load/store).
@@ -134,6 +135,8 @@ struct Batch<'p, 'a> {
     flops: u64,
     /// Lanes that took the first lane's result of an [`Op::Once`] instead of computing it.
     uniform_copies: u64,
+    /// MulAdds run as the first half of a chain (`DispatchStats::chained_muladds`).
+    chained: u64,
     printf: String,
     /// Batch that runs functions the engine calls itself (decode functions), made on first use.
     sub: Option<Box<Batch<'p, 'a>>>,
@@ -230,6 +233,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             instr: 0,
             flops: 0,
             uniform_copies: 0,
+            chained: 0,
             printf: String::new(),
             sub: None,
             t_decode: std::time::Duration::ZERO,
@@ -1304,7 +1308,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 col_major,
                 pbytes,
             }) => self.cm_mem(*m, *ptr, *stride, *col_major, *pbytes, true, mask)?,
-            Op::CmMulAdd(CmMulAddArgs { d, a, b, c, flags }) => {
+            Op::CmMulAdd(CmMulAddArgs {
+                d, a, b, c, flags, ..
+            }) => {
                 self.muladd(*d, *a, *b, *c, *flags, mask)?;
             }
             Op::CmMulAddSharedA(g) => self.muladd_shared_a(g, mask)?,
@@ -2538,6 +2544,7 @@ impl Pipeline {
             stats.instructions = b.instr;
             stats.muladd_flops = b.flops;
             stats.uniform_copies = b.uniform_copies;
+            stats.chained_muladds = b.chained;
             stats.decode_time = b.t_decode;
             stats.muladd_time = b.t_muladd;
         } else {
@@ -2583,7 +2590,10 @@ impl Pipeline {
                     std::mem::take(&mut b.lane_instr),
                     std::mem::take(&mut b.instr),
                     std::mem::take(&mut b.flops),
-                    std::mem::take(&mut b.uniform_copies),
+                    (
+                        std::mem::take(&mut b.uniform_copies),
+                        std::mem::take(&mut b.chained),
+                    ),
                     std::mem::take(&mut b.t_decode),
                     std::mem::take(&mut b.t_muladd),
                 ))
@@ -2591,8 +2601,9 @@ impl Pipeline {
             let mut first: Option<(u64, ExecError)> = None;
             for r in res {
                 match r {
-                    Ok((a, b, c, u, td, tm)) => {
+                    Ok((a, b, c, (u, ch), td, tm)) => {
                         stats.uniform_copies += u;
+                        stats.chained_muladds += ch;
                         stats.decode_time += td;
                         stats.muladd_time += tm;
                         stats.lane_instructions += a;

@@ -461,23 +461,26 @@ fn mm_avx2_depth<const KC: usize>(
 /// product. Each k step loads W vectors of B and broadcasts R elements of A, which feed R·W
 /// FMAs: a 16×16 tile alone gets 16 FMAs for 17 loads, four of them 24 for 10 (see
 /// [`mm_avx512`] for why loads are what counts). Every output element is `c` followed by one
-/// fused multiply-add per k in order, as in [`matmul_f32`].
+/// fused multiply-add per k in order, as in [`matmul_f32`]. With `S` = 2 segments the block
+/// is a chain of two such groups, `d[w] = a[1]·b[1][w] + (a[0]·b[0][w] + c[w])`: the first
+/// result stays in the accumulators (the same FMAs in the same order, so the same bits as two
+/// calls), and the rows of C and D are loaded and stored once for both.
 ///
 /// Always inlined into [`shared_a_avx512`], which enables AVX-512F for it (the intrinsics
 /// compile with its caller's features).
 ///
 /// # Safety
-/// The CPU must support AVX-512F. `a` points to m×k f32s, each `b[w]` to k×16, each `c[w]` and
-/// `d[w]` to m×16, with rows `i0..i0 + R` below m; no `d[w]` overlaps `a`, any `b`, another
-/// `d` or a `c` other than its own (`d[w] == c[w]` is allowed: a block reads its rows of C
-/// before it writes the same rows of D). [`matmul_f32_shared_a`] checks all of this.
+/// The CPU must support AVX-512F. Each `a[s]` points to m×k f32s, each `b[s][w]` to k×16, each
+/// `c[w]` and `d[w]` to m×16, with rows `i0..i0 + R` below m; no `d[w]` overlaps an `a`, a `b`,
+/// another `d` or a `c` other than its own (`d[w] == c[w]` is allowed: a block reads its rows
+/// of C before it writes the same rows of D). [`matmul_f32_shared_a`] checks all of this.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn block_shared_a_avx512<const R: usize, const W: usize, const KC: usize>(
+unsafe fn block_shared_a_avx512<const R: usize, const W: usize, const KC: usize, const S: usize>(
     i0: usize,
     k: usize,
-    a: *const f32,
-    b: [*const f32; W],
+    a: [*const f32; S],
+    b: [[*const f32; W]; S],
     c: [*const f32; W],
     d: [*mut f32; W],
 ) {
@@ -492,15 +495,17 @@ unsafe fn block_shared_a_avx512<const R: usize, const W: usize, const KC: usize>
                 *x = _mm512_loadu_ps(c[w].add((i0 + r) * 16));
             }
         }
-        for kk in 0..k {
-            let mut bv = [_mm512_setzero_ps(); W];
-            for (w, x) in bv.iter_mut().enumerate() {
-                *x = _mm512_loadu_ps(b[w].add(kk * 16));
-            }
-            for (r, row) in acc.iter_mut().enumerate() {
-                let av = _mm512_set1_ps(*a.add((i0 + r) * k + kk));
-                for (w, x) in row.iter_mut().enumerate() {
-                    *x = _mm512_fmadd_ps(av, bv[w], *x);
+        for (a, b) in a.iter().zip(&b) {
+            for kk in 0..k {
+                let mut bv = [_mm512_setzero_ps(); W];
+                for (w, x) in bv.iter_mut().enumerate() {
+                    *x = _mm512_loadu_ps(b[w].add(kk * 16));
+                }
+                for (r, row) in acc.iter_mut().enumerate() {
+                    let av = _mm512_set1_ps(*a.add((i0 + r) * k + kk));
+                    for (w, x) in row.iter_mut().enumerate() {
+                        *x = _mm512_fmadd_ps(av, bv[w], *x);
+                    }
                 }
             }
         }
@@ -512,73 +517,101 @@ unsafe fn block_shared_a_avx512<const R: usize, const W: usize, const KC: usize>
     }
 }
 
-/// All rows of `W` products sharing A: blocks of `R` rows, then 4, then 1; `repeat` times,
-/// every pointer moved `step` f32s further each time (see [`matmul_f32_shared_a`]).
+/// All rows of `W` products sharing A (in `S` chained segments): blocks of `R` rows, then 4,
+/// then 1; `repeat` times, every pointer moved `step` f32s further each time (see
+/// [`matmul_f32_shared_a`]).
 ///
 /// # Safety
 /// As for [`block_shared_a_avx512`], for every row below `m` of every repetition.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn shared_a_avx512<const R: usize, const W: usize, const KC: usize>(
+unsafe fn shared_a_avx512<const R: usize, const W: usize, const KC: usize, const S: usize>(
     (m, k): (usize, usize),
-    a: *const f32,
-    b: [*const f32; W],
+    a: [*const f32; S],
+    b: [[*const f32; W]; S],
     c: [*const f32; W],
     d: [*mut f32; W],
     (repeat, step): (usize, usize),
 ) {
     for rep in 0..repeat {
         let at = rep * step;
-        // SAFETY (every call and offset): the caller's contract covers rows below m of every
+        // SAFETY (every offset and call): the caller's contract covers rows below m of every
         // repetition.
-        let (mut b2, mut c2, mut d2) = (b, c, d);
-        for w in 0..W {
-            // SAFETY: as above.
-            unsafe {
-                (b2[w], c2[w], d2[w]) = (b[w].add(at), c[w].add(at), d[w].add(at));
-            }
-        }
-        let (a, b, c, d) = (unsafe { a.add(at) }, b2, c2, d2);
+        let (a, b, c, d) = unsafe {
+            (
+                a.map(|p| p.add(at)),
+                b.map(|bs| bs.map(|p| p.add(at))),
+                c.map(|p| p.add(at)),
+                d.map(|p| p.add(at)),
+            )
+        };
         let mut i = 0;
         while i + R <= m {
-            unsafe { block_shared_a_avx512::<R, W, KC>(i, k, a, b, c, d) };
+            unsafe { block_shared_a_avx512::<R, W, KC, S>(i, k, a, b, c, d) };
             i += R;
         }
         while i + 4 <= m {
-            unsafe { block_shared_a_avx512::<4, W, KC>(i, k, a, b, c, d) };
+            unsafe { block_shared_a_avx512::<4, W, KC, S>(i, k, a, b, c, d) };
             i += 4;
         }
         while i < m {
-            unsafe { block_shared_a_avx512::<1, W, KC>(i, k, a, b, c, d) };
+            unsafe { block_shared_a_avx512::<1, W, KC, S>(i, k, a, b, c, d) };
             i += 1;
         }
     }
 }
 
-/// Up to four products sharing A at depth `KC` (0: run-time depth): 6 rows of four, 8 rows of
-/// three, 12 of two, 16 of one (24 or 16 zmm accumulators), `repeat` times.
+/// Up to four products sharing A at depth `KC` (0: run-time depth), in one segment or two
+/// chained ones (`a.len()`): 6 rows of four, 8 rows of three, 12 of two, 16 of one (24 or 16
+/// zmm accumulators), `repeat` times.
 ///
 /// # Safety
-/// As for [`block_shared_a_avx512`], for every row below `m` of every part and repetition.
+/// As for [`block_shared_a_avx512`], for every row below `m` of every part and repetition;
+/// `b` has one row of `c.len()` pointers per segment.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn shared_a_depth<const KC: usize>(
     (m, k): (usize, usize),
-    a: *const f32,
-    b: &[*const f32],
+    a: &[*const f32],
+    b: &[[*const f32; 4]],
     c: &[*const f32],
     d: &[*mut f32],
     rep: (usize, usize),
 ) {
-    // SAFETY (every arm): the caller's contract, for the parts passed.
-    unsafe {
-        match b.len() {
-            4 => shared_a_avx512::<6, 4, KC>((m, k), a, arr(b), arr(c), arr(d), rep),
-            3 => shared_a_avx512::<8, 3, KC>((m, k), a, arr(b), arr(c), arr(d), rep),
-            2 => shared_a_avx512::<12, 2, KC>((m, k), a, arr(b), arr(c), arr(d), rep),
-            1 => shared_a_avx512::<16, 1, KC>((m, k), a, arr(b), arr(c), arr(d), rep),
-            _ => {}
-        }
+    macro_rules! go {
+        ($r:literal, $w:literal) => {
+            match a.len() {
+                // SAFETY: the caller's contract, for the parts and segments passed.
+                1 => unsafe {
+                    shared_a_avx512::<$r, $w, KC, 1>(
+                        (m, k),
+                        [a[0]],
+                        [arr(&b[0])],
+                        arr(c),
+                        arr(d),
+                        rep,
+                    )
+                },
+                2 => unsafe {
+                    shared_a_avx512::<$r, $w, KC, 2>(
+                        (m, k),
+                        [a[0], a[1]],
+                        [arr(&b[0]), arr(&b[1])],
+                        arr(c),
+                        arr(d),
+                        rep,
+                    )
+                },
+                _ => {}
+            }
+        };
+    }
+    match c.len() {
+        4 => go!(6, 4),
+        3 => go!(8, 3),
+        2 => go!(12, 2),
+        1 => go!(16, 1),
+        _ => {}
     }
 }
 
@@ -615,15 +648,40 @@ pub fn matmul_f32_shared_a(
     parts: &[SharedAPart],
     (repeat, step): (usize, usize),
 ) -> bool {
-    shared_a_at(level(), (m, n, k), arena, a, parts, (repeat, step))
+    shared_a_at(level(), (m, n, k), arena, (None, a), parts, (repeat, step))
 }
 
-/// [`matmul_f32_shared_a`] at a chosen level (the tests run every level the CPU has).
+/// [`matmul_f32_shared_a`] of a chain of two groups: `d = a·b + (a_first·b_first + c)` for
+/// every part (`b_first[p]` is part `p`'s first B), as the first group then the second would
+/// compute it with its result in D, without storing and loading that result between them (the
+/// same bits). The same conditions, with `a_first` and every `b_first` among what no D may
+/// overlap; false, nothing computed, otherwise.
+pub fn matmul_f32_shared_a_chain(
+    (m, n, k): (usize, usize, usize),
+    arena: &mut [f32],
+    (a_first, b_first): (usize, &[usize]),
+    a: usize,
+    parts: &[SharedAPart],
+    (repeat, step): (usize, usize),
+) -> bool {
+    b_first.len() == parts.len()
+        && shared_a_at(
+            level(),
+            (m, n, k),
+            arena,
+            (Some((a_first, b_first)), a),
+            parts,
+            (repeat, step),
+        )
+}
+
+/// [`matmul_f32_shared_a`] and [`matmul_f32_shared_a_chain`] at a chosen level (the tests run
+/// every level the CPU has).
 fn shared_a_at(
     level: Level,
     (m, n, k): (usize, usize, usize),
     arena: &mut [f32],
-    a: usize,
+    (first, a): (Option<(usize, &[usize])>, usize),
     parts: &[SharedAPart],
     (repeat, step): (usize, usize),
 ) -> bool {
@@ -640,12 +698,18 @@ fn shared_a_at(
                 .is_some_and(|e| e <= arena.len())
         };
         let apart = |x: usize, xl: usize, y: usize, yl: usize| x + xl <= y || y + yl <= x;
-        let ok = inside(a, m * k)
+        // Every tile read as A or B: the group's own, then the first segment's.
+        let a_tiles: Vec<usize> = std::iter::once(a).chain(first.map(|f| f.0)).collect();
+        let b_first = first.map_or(&[][..], |f| f.1);
+        let ok = b_first.len() == if first.is_some() { parts.len() } else { 0 }
+            && a_tiles.iter().all(|&x| inside(x, m * k))
+            && b_first.iter().all(|&x| inside(x, kn))
             && parts.iter().enumerate().all(|(i, p)| {
                 inside(p.b, kn)
                     && inside(p.c, mn)
                     && inside(p.d, mn)
-                    && apart(p.d, mn, a, m * k)
+                    && a_tiles.iter().all(|&x| apart(p.d, mn, x, m * k))
+                    && b_first.iter().all(|&x| apart(p.d, mn, x, kn))
                     && parts.iter().enumerate().all(|(j, q)| {
                         apart(p.d, mn, q.b, kn)
                             && (i == j || (apart(p.d, mn, q.c, mn) && apart(p.d, mn, q.d, mn)))
@@ -665,32 +729,37 @@ fn shared_a_at(
         };
         for r in 0..calls {
             let at = r * step;
-            for chunk in parts.chunks(4) {
-                let (mut b, mut c) = ([std::ptr::null::<f32>(); 4], [std::ptr::null::<f32>(); 4]);
-                let mut d = [std::ptr::null_mut::<f32>(); 4];
-                for (w, p) in chunk.iter().enumerate() {
-                    // SAFETY: every offset plus `last` plus its tile's length was checked to
-                    // lie inside `arena`, so the pointers stay inside it.
-                    unsafe {
-                        (b[w], c[w], d[w]) =
-                            (base.add(p.b + at), base.add(p.c + at), base.add(p.d + at));
+            for (ci, chunk) in parts.chunks(4).enumerate() {
+                // SAFETY (every `add` here): every offset plus `last` plus its tile's length
+                // was checked to lie inside `arena`, so the pointers stay inside it.
+                let ptr = |o: usize| unsafe { base.add(o + at) };
+                let mut b = [[std::ptr::null::<f32>(); 4]; 2];
+                let (mut c, mut d) = ([std::ptr::null::<f32>(); 4], [std::ptr::null_mut(); 4]);
+                let mut segs = [std::ptr::null::<f32>(); 2];
+                let mut nseg = 0;
+                if let Some((af, bf)) = first {
+                    segs[0] = ptr(af);
+                    for (w, &x) in bf[4 * ci..].iter().take(chunk.len()).enumerate() {
+                        b[0][w] = ptr(x);
                     }
+                    nseg = 1;
+                }
+                segs[nseg] = ptr(a);
+                for (w, p) in chunk.iter().enumerate() {
+                    (b[nseg][w], c[w], d[w]) = (ptr(p.b), ptr(p.c), ptr(p.d));
                 }
                 let w = chunk.len();
-                let (b, c, d) = (&b[..w], &c[..w], &d[..w]);
+                let (segs, b, c, d) = (&segs[..=nseg], &b[..=nseg], &c[..w], &d[..w]);
                 // SAFETY: `level` is Avx512 only when the CPU has AVX-512F; the tiles of every
                 // repetition are inside the arena and no D overlaps what another tile of its
                 // repetition reads (checked above: moving every offset by the same amount
                 // keeps that).
-                unsafe {
-                    let a = base.add(a + at) as *const f32;
-                    by_depth!(k, shared_a_depth((m, k), a, b, c, d, (per_call, step)))
-                }
+                unsafe { by_depth!(k, shared_a_depth((m, k), segs, b, c, d, (per_call, step))) }
             }
         }
         return true;
     }
-    let _ = (level, m, n, k, arena, a, parts, repeat, step);
+    let _ = (level, m, n, k, arena, a, first, parts, repeat, step);
     false
 }
 
@@ -1963,7 +2032,7 @@ mod tests {
                             matmul_f32_at(level, m, n, k, &a, &b, &c, &mut want[p.d..p.d + mn]);
                         }
                         let mut got = arena.clone();
-                        if shared_a_at(level, (m, n, k), &mut got, 0, &parts, (1, 0)) {
+                        if shared_a_at(level, (m, n, k), &mut got, (None, 0), &parts, (1, 0)) {
                             assert!(
                                 got.iter()
                                     .zip(&want)
@@ -1997,10 +2066,101 @@ mod tests {
                 level,
                 (m, n, k),
                 &mut arena,
-                0,
+                (None, 0),
                 &parts,
                 (1, 0)
             ));
+        }
+    }
+
+    /// A chain of two groups sharing A (`d = a·b + (a₁·b₁ + c)`) gives the bits of the first
+    /// group into D then the second group on D, for 1 to 6 parts, depths 16 and 5, repeated
+    /// over instances and in place; a D over the first segment's A or one of its Bs is refused
+    /// without writing.
+    #[test]
+    fn shared_a_chain_equals_two_groups() {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+            let (m, n) = (16, 16);
+            for k in [16, 5] {
+                for parts_n in 1..=6usize {
+                    for (in_place, reps) in [(false, 1), (true, 1), (false, 3), (true, 2)] {
+                        let (mn, kn, mk) = (m * n, k * n, m * k);
+                        // Per instance tile `t` of slot `s` at (s·reps + t)·256: A₁, A, then per
+                        // part B₁, B, C, D.
+                        let tile = 256;
+                        let slot = |s: usize| s * reps * tile;
+                        let len = slot(2 + 4 * parts_n);
+                        let arena: Vec<f32> = (0..len)
+                            .map(|i| ((i * 37) % 29) as f32 * 0.0625 - 0.875)
+                            .collect();
+                        let b_first: Vec<usize> = (0..parts_n).map(|p| slot(2 + 4 * p)).collect();
+                        let parts: Vec<SharedAPart> = (0..parts_n)
+                            .map(|p| {
+                                let c = slot(2 + 4 * p + 2);
+                                SharedAPart {
+                                    b: slot(2 + 4 * p + 1),
+                                    c,
+                                    d: if in_place { c } else { slot(2 + 4 * p + 3) },
+                                }
+                            })
+                            .collect();
+                        let mut want = arena.clone();
+                        for r in 0..reps {
+                            let at = r * tile;
+                            for (p, &bf) in parts.iter().zip(&b_first) {
+                                let a1 = want[at..at + mk].to_vec();
+                                let b1 = want[bf + at..bf + at + kn].to_vec();
+                                let c = want[p.c + at..p.c + at + mn].to_vec();
+                                let mut d1 = vec![0f32; mn];
+                                matmul_f32_at(Level::Avx512, m, n, k, &a1, &b1, &c, &mut d1);
+                                let a = want[slot(1) + at..slot(1) + at + mk].to_vec();
+                                let b = want[p.b + at..p.b + at + kn].to_vec();
+                                matmul_f32_at(
+                                    Level::Avx512,
+                                    m,
+                                    n,
+                                    k,
+                                    &a,
+                                    &b,
+                                    &d1,
+                                    &mut want[p.d + at..p.d + at + mn],
+                                );
+                            }
+                        }
+                        let mut got = arena.clone();
+                        assert!(shared_a_at(
+                            Level::Avx512,
+                            (m, n, k),
+                            &mut got,
+                            (Some((0, &b_first)), slot(1)),
+                            &parts,
+                            (reps, tile)
+                        ));
+                        assert!(
+                            got.iter()
+                                .zip(&want)
+                                .all(|(x, y)| x.to_bits() == y.to_bits()),
+                            "k {k}, {parts_n} parts, in place {in_place}, {reps} repetitions"
+                        );
+                        // A D over the first A, or over a first B: refused, nothing written.
+                        for bad in [0, b_first[parts_n - 1]] {
+                            let mut moved = parts.clone();
+                            moved[0].d = bad;
+                            let mut untouched = arena.clone();
+                            assert!(!shared_a_at(
+                                Level::Avx512,
+                                (m, n, k),
+                                &mut untouched,
+                                (Some((0, &b_first)), slot(1)),
+                                &moved,
+                                (reps, tile)
+                            ));
+                            assert_eq!(untouched, arena);
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -105,6 +105,9 @@ pub struct DispatchStats {
     /// same in every lane of the batch: the first active lane computed it and the others took
     /// a copy (counted in `lane_instructions` too).
     pub uniform_copies: u64,
+    /// Cooperative-matrix MulAdds run as the first half of a chain (their result, read only by
+    /// the next MulAdd as its C, kept in registers instead of stored; per scope instance).
+    pub chained_muladds: u64,
     /// Time spent in DecodeFunc/DecodeVectorFunc calls of tensor loads (summed over threads).
     pub decode_time: Duration,
     /// Time spent in cooperative-matrix MulAdds (summed over threads).

@@ -732,3 +732,124 @@ void main() {
         }
     }
 }
+
+/// MulAdds chained through their accumulator (a K loop unrolled in the shader: each result
+/// read only by the next MulAdd, as its C) run as one kernel call per pair, with the sum kept
+/// in registers: bit for bit what the MulAdds give one by one (the same shader with the first
+/// intermediate also stored, which keeps that pair apart) and close to an f64 reference, with
+/// the pairs counted (`DispatchStats::chained_muladds`). 16×16×16 tiles (all instances in one
+/// call) and 16×32 · 32×16 ones (instance by instance).
+#[test]
+fn chained_muladds_equal_the_steps_one_by_one() {
+    for k in [16u32, 32] {
+        let shader = |keep_first: bool| {
+            format!(
+                r#"#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+#extension GL_KHR_shader_subgroup_basic : require
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer A {{ float16_t a[]; }};
+layout(std430, binding = 1) buffer C {{ float c[]; }};
+const uint K = {k};
+void main() {{
+    coopmat<float16_t, gl_ScopeSubgroup, 16, K, gl_MatrixUseA> a0, a1, a2;
+    coopmat<float16_t, gl_ScopeSubgroup, K, 16, gl_MatrixUseB> b0, b1, b2, b3, b4, b5;
+    coopMatLoad(a0, a, 0 * 16 * K, K, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(a1, a, 1 * 16 * K, K, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(a2, a, 2 * 16 * K, K, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b0, a, 3 * 16 * K, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b1, a, 4 * 16 * K, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b2, a, 5 * 16 * K, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b3, a, 6 * 16 * K, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b4, a, 7 * 16 * K, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b5, a, 8 * 16 * K, 16, gl_CooperativeMatrixLayoutRowMajor);
+    uint o = (gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID) * 1024u;
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c0, c1;
+    coopMatLoad(c0, c, o, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(c1, c, o + 256u, 16, gl_CooperativeMatrixLayoutRowMajor);
+    c0 = coopMatMulAdd(a0, b0, c0);
+    c1 = coopMatMulAdd(a0, b1, c1);
+    {keep}
+    c0 = coopMatMulAdd(a1, b2, c0);
+    c1 = coopMatMulAdd(a1, b3, c1);
+    c0 = coopMatMulAdd(a2, b4, c0);
+    c1 = coopMatMulAdd(a2, b5, c1);
+    coopMatStore(c0, c, o, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(c1, c, o + 256u, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#,
+                keep = if keep_first {
+                    "coopMatStore(c0, c, o + 512u, 16, gl_CooperativeMatrixLayoutRowMajor);"
+                } else {
+                    ""
+                }
+            )
+        };
+        let (Some(chained), Some(apart)) = (
+            glsl_opt(&shader(false), true),
+            glsl_opt(&shader(true), true),
+        ) else {
+            return;
+        };
+        let k = k as usize;
+        // Halves with fractions, so that every sum rounds.
+        let av: Vec<f32> = (0..9 * 16 * k)
+            .map(|e| half::f16::from_f32(((e * 7 + 3) % 23) as f32 * 0.173 - 1.9).to_f32())
+            .collect();
+        let halves: Vec<u8> = av
+            .iter()
+            .flat_map(|&x| half::f16::from_f32(x).to_le_bytes())
+            .collect();
+        let groups = 3usize;
+        let tiles = 2 * groups;
+        let c0: Vec<f32> = (0..tiles * 1024)
+            .map(|e| ((e * 13) % 17) as f32 * 0.37 - 3.0)
+            .collect();
+        let opts = EngineOptions {
+            subgroup_size: 32,
+            ..Default::default()
+        };
+        let mut outs = Vec::new();
+        for m in [&chained, &apart] {
+            let mut res = Resources::default();
+            res.buffers.insert((0, 0), halves.clone());
+            res.buffers.insert((0, 1), bytes_f32(&c0));
+            let stats = run(m, &mut res, [groups as u32, 1, 1], &opts);
+            outs.push((f32s(&res.buffers[&(0, 1)]), stats.chained_muladds));
+        }
+        let tile = |t: usize, e: usize| av[t * 16 * k + e];
+        for t in 0..tiles {
+            for (acc, bs) in [(0, [3, 5, 7]), (1, [4, 6, 8])] {
+                for e in 0..256 {
+                    let (i, j) = (e / 16, e % 16);
+                    let mut want = c0[t * 1024 + acc * 256 + e] as f64;
+                    for (s, &b) in bs.iter().enumerate() {
+                        for kk in 0..k {
+                            want += tile(s, i * k + kk) as f64 * tile(b, kk * 16 + j) as f64;
+                        }
+                    }
+                    let at = t * 1024 + acc * 256 + e;
+                    let (got, one_by_one) = (outs[0].0[at], outs[1].0[at]);
+                    assert_eq!(
+                        got.to_bits(),
+                        one_by_one.to_bits(),
+                        "k {k}, tile {t}, acc {acc}, ({i},{j})"
+                    );
+                    assert!(
+                        (got as f64 - want).abs() < 1e-3,
+                        "k {k}, tile {t}: {got} against {want}"
+                    );
+                }
+            }
+        }
+        // Per subgroup (two a workgroup): the first two MulAdds of each accumulator chain
+        // with the next; with c0's first result stored too, c0 chains its second MulAdd and
+        // c1 its first (one pair each).
+        assert_eq!(
+            (outs[0].1, outs[1].1),
+            (4 * groups as u64, 4 * groups as u64),
+            "k {k}"
+        );
+    }
+}

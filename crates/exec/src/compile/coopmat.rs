@@ -148,6 +148,7 @@ impl<'m> Cx<'m> {
                     b: vb.mat,
                     c: vc.mat,
                     flags,
+                    feeds_next: self.chain_heads.contains(&inst.rid),
                 }));
             }
             op::CooperativeMatrixLengthKHR | op::CooperativeMatrixLengthNV => {

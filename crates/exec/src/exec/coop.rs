@@ -263,7 +263,9 @@ impl Batch<'_, '_> {
     /// MulAdds that share A ([`Op::CmMulAddSharedA`]): the parts go through the shared-A kernel
     /// together, for all scope instances in one call when the tiles are square (instance i's lie
     /// i tiles further on in every slot), else per instance, or one by one where it declines
-    /// (no AVX-512, tiles not 16 wide, storage that overlaps).
+    /// (no AVX-512, tiles not 16 wide, storage that overlaps). A chain's parts one by one are
+    /// its first MulAdd into D, then the second on D (the compiler made sure that D is none of
+    /// the operands the second reads, so the intermediate sum can live there).
     pub(super) fn muladd_shared_a(
         &mut self,
         g: &CmMulAddSharedAArgs,
@@ -283,12 +285,23 @@ impl Batch<'_, '_> {
             c: off[c.ix()] + i * m * n,
             d: off[d.ix()] + i * m * n,
         };
+        // The chain's first A and Bs of instance i.
+        let first = |off: &[usize], i: usize, out: &mut [usize]| {
+            g.first.as_ref().map(|f| {
+                for (o, b) in out.iter_mut().zip(&f.b) {
+                    *o = off[b.ix()] + i * k * n;
+                }
+                off[f.a.ix()] + i * m * k
+            })
+        };
+        let flops = (2 * m * n * k * g.parts.len() * if g.first.is_some() { 2 } else { 1 }) as u64;
         // One call for a run of consecutive instances: one overlap check instead of one per
         // instance (the parts on the stack: this runs for every MulAdd group of a GEMM).
-        let first = self.instances(d0, mask).next().map(|(i, _)| i);
+        let i0 = self.instances(d0, mask).next().map(|(i, _)| i);
         let count = self.instances(d0, mask).count();
         let mut stack = [kernels::SharedAPart { b: 0, c: 0, d: 0 }; 8];
-        if let Some(i0) = first
+        let mut b_first = [0usize; 8];
+        if let Some(i0) = i0
             && m == n
             && n == k
             && g.parts.len() <= stack.len()
@@ -303,21 +316,58 @@ impl Batch<'_, '_> {
             let parts = &stack[..g.parts.len()];
             let a_off = sa.off + i0 * m * k;
             let run = (count, m * k);
-            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, parts, run) {
-                self.flops += (2 * m * n * k * parts.len() * count) as u64;
+            let done = match first(&self.mat_off, i0, &mut b_first) {
+                None => kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, parts, run),
+                Some(af) => kernels::matmul_f32_shared_a_chain(
+                    (m, n, k),
+                    &mut self.mf,
+                    (af, &b_first[..parts.len()]),
+                    a_off,
+                    parts,
+                    run,
+                ),
+            };
+            if done {
+                self.flops += flops * count as u64;
+                if g.first.is_some() {
+                    self.chained += (g.parts.len() * count) as u64;
+                }
                 return Ok(());
             }
         }
         let mut parts = Vec::with_capacity(g.parts.len());
+        let mut b_first = vec![0usize; g.parts.len()];
         for (i, _) in self.instances(d0, mask) {
             parts.clear();
             parts.extend(g.parts.iter().map(|p| part(&self.mat_off, i, p)));
             let a_off = sa.off + i * m * k;
-            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts, (1, 0)) {
-                self.flops += (2 * m * n * k * parts.len()) as u64;
-            } else {
-                for &(d, b, c) in &g.parts {
-                    self.muladd_instance(i, (d, g.a, b, c), g.flags);
+            let done = match first(&self.mat_off, i, &mut b_first) {
+                None => {
+                    kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts, (1, 0))
+                }
+                Some(af) => kernels::matmul_f32_shared_a_chain(
+                    (m, n, k),
+                    &mut self.mf,
+                    (af, &b_first),
+                    a_off,
+                    &parts,
+                    (1, 0),
+                ),
+            };
+            if g.first.is_some() {
+                self.chained += g.parts.len() as u64;
+            }
+            if done {
+                self.flops += flops;
+                continue;
+            }
+            for (p, &(d, b, c)) in g.parts.iter().enumerate() {
+                match &g.first {
+                    None => self.muladd_instance(i, (d, g.a, b, c), g.flags),
+                    Some(f) => {
+                        self.muladd_instance(i, (d, f.a, f.b[p], c), g.flags);
+                        self.muladd_instance(i, (d, g.a, b, d), g.flags);
+                    }
                 }
             }
         }

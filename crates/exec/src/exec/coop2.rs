@@ -1760,6 +1760,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         self.lane_instr += std::mem::take(&mut sub.lane_instr);
         self.instr += std::mem::take(&mut sub.instr);
         self.uniform_copies += std::mem::take(&mut sub.uniform_copies);
+        self.chained += std::mem::take(&mut sub.chained);
         let reads = sub.reads.take();
         self.sub = Some(sub);
         self.t_decode += t0.elapsed();

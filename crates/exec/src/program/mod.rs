@@ -1161,6 +1161,9 @@ pub struct CmMulAddArgs {
     pub b: Mat,
     pub c: Mat,
     pub flags: u32,
+    /// Its result's only use is as the C of a later MulAdd of the same block, and its operands
+    /// live until that one (the compiler may chain the two; see [`ChainFirst`]).
+    pub feeds_next: bool,
 }
 
 /// Operands of [`Op::CmMulAddSharedA`]: `d = a·b + c` for each part, in order. The compiler
@@ -1173,6 +1176,20 @@ pub struct CmMulAddSharedAArgs {
     pub flags: u32,
     /// (d, b, c) of each MulAdd.
     pub parts: Vec<(Mat, Mat, Mat)>,
+    /// A chain: every part is the second of two MulAdds, the first sharing this A and B
+    /// (`b[p]`, one per part) and taking the part's C: `d = a·b + (first.a·first.b[p] + c)`,
+    /// the intermediate sum never stored (the compiler chains a MulAdd whose result only the
+    /// next MulAdd reads, as its C: a K loop unrolled in the shader).
+    pub first: Option<ChainFirst>,
+}
+
+/// The first MulAdds of a chained [`CmMulAddSharedAArgs`].
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub struct ChainFirst {
+    pub a: Mat,
+    /// Each part's first B.
+    pub b: Vec<Mat>,
 }
 
 /// Operands of [`Op::CmExtract`].
