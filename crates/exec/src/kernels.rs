@@ -698,17 +698,18 @@ fn shared_a_at(
                 .is_some_and(|e| e <= arena.len())
         };
         let apart = |x: usize, xl: usize, y: usize, yl: usize| x + xl <= y || y + yl <= x;
-        // Every tile read as A or B: the group's own, then the first segment's.
-        let a_tiles: Vec<usize> = std::iter::once(a).chain(first.map(|f| f.0)).collect();
+        // Every tile read as A: the group's own, then the first segment's.
+        let a_tiles = [Some(a), first.map(|f| f.0)];
+        let a_tiles = a_tiles.iter().flatten();
         let b_first = first.map_or(&[][..], |f| f.1);
         let ok = b_first.len() == if first.is_some() { parts.len() } else { 0 }
-            && a_tiles.iter().all(|&x| inside(x, m * k))
+            && a_tiles.clone().all(|&x| inside(x, m * k))
             && b_first.iter().all(|&x| inside(x, kn))
             && parts.iter().enumerate().all(|(i, p)| {
                 inside(p.b, kn)
                     && inside(p.c, mn)
                     && inside(p.d, mn)
-                    && a_tiles.iter().all(|&x| apart(p.d, mn, x, m * k))
+                    && a_tiles.clone().all(|&x| apart(p.d, mn, x, m * k))
                     && b_first.iter().all(|&x| apart(p.d, mn, x, kn))
                     && parts.iter().enumerate().all(|(j, q)| {
                         apart(p.d, mn, q.b, kn)
