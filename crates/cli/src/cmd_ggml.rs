@@ -274,6 +274,12 @@ pub fn run(a: Args) -> Result<u8> {
             stats.tiles_reused
         );
     }
+    if stats.chained_muladds > 0 {
+        outln!(
+            "MulAdds chained into the next: {} (per subgroup)",
+            stats.chained_muladds
+        );
+    }
     if max_rel > tol || !max_rel.is_finite() {
         bail!("result outside tolerance: {max_rel:.3e} > {tol:.3e}");
     }

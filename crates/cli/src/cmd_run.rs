@@ -473,8 +473,13 @@ pub fn run(args: Args) -> Result<u8> {
         st.instructions,
         if st.muladd_flops > 0 {
             format!(
-                ", muladd {:.2} GFLOP/s",
-                st.muladd_flops as f64 / secs / 1e9
+                ", muladd {:.2} GFLOP/s{}",
+                st.muladd_flops as f64 / secs / 1e9,
+                if st.chained_muladds > 0 {
+                    format!(" ({} MulAdds chained into the next)", st.chained_muladds)
+                } else {
+                    String::new()
+                }
             )
         } else {
             String::new()

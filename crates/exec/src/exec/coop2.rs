@@ -923,12 +923,19 @@ impl<'p, 'a> Batch<'p, 'a> {
             (byte, len) = (byte + 2, len - 1);
         }
         let nw = len / 2;
-        let r0 = row.len();
-        row.resize(r0 + 2 * nw, 0.0);
-        if byte % 4 == 0 && kernels::f16_rows_to_f32(words, (byte / 4, 0, 1, nw), &mut row[r0..]) {
+        if byte % 4 == 0 && nw > 0 {
+            let mut tmp = std::mem::take(&mut self.src_cache.words);
+            tmp.clear();
+            tmp.extend(
+                words[byte / 4..byte / 4 + nw]
+                    .iter()
+                    .map(|w| w.load(Relaxed)),
+            );
+            let r0 = row.len();
+            row.resize(r0 + 2 * nw, 0.0);
+            kernels::f16_words_to_f32(&tmp, &mut row[r0..]);
+            self.src_cache.words = tmp;
             (byte, len) = (byte + 4 * nw, len - 2 * nw);
-        } else {
-            row.truncate(r0);
         }
         row.extend((0..len).map(|j| lut[memory::read_bytes(words, byte + 2 * j, 2) as usize]));
     }
