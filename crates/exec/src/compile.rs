@@ -718,7 +718,7 @@ impl<'m> Cx<'m> {
                                     // A pointer a staging copy loads through lives until the
                                     // store (`Cx::fuse_staging_copy` loads there), and the
                                     // operands of a MulAdd that feeds the next until that one
-                                    // (`Cx::chain_muladds` computes both there).
+                                    // (`Cx::fuse_muladds` computes the pair there).
                                     let last = uses
                                         .iter()
                                         .map(|&(u, _)| {

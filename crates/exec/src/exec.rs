@@ -14,7 +14,7 @@ use crate::program::*;
 use crate::{BoundResources, BufferView, DispatchStats, ErrorKind, ExecError, Resources, fail};
 use coopmat_spirv::grammar::{built_in, cooperative_matrix_operands as cmo};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 mod coop;
 mod coop2;
@@ -62,10 +62,9 @@ fn fault<T>(kind: ErrorKind, what: impl Into<String>) -> Result<T, Fault> {
 // ---------------------------------------------------------------------------------------------
 // Batches.
 
-/// A worker's counters (lane-instructions, instructions, MulAdd flops, lanes that copied a
-/// uniform result and chained MulAdds, decode and MulAdd time), or the first error with its
+/// A worker's end: done (its counters added to the dispatch's), or the first error with its
 /// workgroup index.
-type ChunkResult = Result<(u64, u64, u64, (u64, u64), Duration, Duration), (u64, ExecError)>;
+type ChunkResult = Result<(), (u64, ExecError)>;
 
 /// Scope instances with an active lane: (instance, first active lane), found lazily (no
 /// per-call array to fill: this runs once per MulAdd and cooperative load/store).
@@ -176,6 +175,19 @@ struct Batch<'p, 'a> {
 }
 
 impl<'p, 'a> Batch<'p, 'a> {
+    /// Adds this batch's counters to `stats` and zeroes them (a worker's share of a
+    /// dispatch's [`DispatchStats`]).
+    fn add_counters(&mut self, stats: &mut DispatchStats) {
+        use std::mem::take;
+        stats.lane_instructions += take(&mut self.lane_instr);
+        stats.instructions += take(&mut self.instr);
+        stats.muladd_flops += take(&mut self.flops);
+        stats.uniform_copies += take(&mut self.uniform_copies);
+        stats.chained_muladds += take(&mut self.chained);
+        stats.decode_time += take(&mut self.t_decode);
+        stats.muladd_time += take(&mut self.t_muladd);
+    }
+
     fn new(p: &'p Program, sh: &Shared<'a>, lanes: usize) -> Batch<'p, 'a> {
         let mut full = [0u64; MW];
         for l in 0..lanes {
@@ -2540,13 +2552,7 @@ impl Pipeline {
             for i in 0..batches {
                 b.run_group(batch_ids(i))?;
             }
-            stats.lane_instructions = b.lane_instr;
-            stats.instructions = b.instr;
-            stats.muladd_flops = b.flops;
-            stats.uniform_copies = b.uniform_copies;
-            stats.chained_muladds = b.chained;
-            stats.decode_time = b.t_decode;
-            stats.muladd_time = b.t_muladd;
+            b.add_counters(&mut stats);
         } else {
             let pool = worker_pool(threads)?;
             let stop = AtomicBool::new(false);
@@ -2563,6 +2569,7 @@ impl Pipeline {
             };
             let per_run = nchunks.div_ceil(runs);
             let next = std::sync::atomic::AtomicU64::new(0);
+            let shared_stats = std::sync::Mutex::new(DispatchStats::default());
             // One batch per worker thread for the whole dispatch, taking chunks of workgroups
             // from a shared counter: its register file, arenas, sub-batch and tile-source cache
             // are built once (a fresh batch costs megabytes of page faults, rebuilds every
@@ -2586,35 +2593,14 @@ impl Pipeline {
                         }
                     }
                 }
-                Ok((
-                    std::mem::take(&mut b.lane_instr),
-                    std::mem::take(&mut b.instr),
-                    std::mem::take(&mut b.flops),
-                    (
-                        std::mem::take(&mut b.uniform_copies),
-                        std::mem::take(&mut b.chained),
-                    ),
-                    std::mem::take(&mut b.t_decode),
-                    std::mem::take(&mut b.t_muladd),
-                ))
+                b.add_counters(&mut shared_stats.lock().unwrap_or_else(|e| e.into_inner()));
+                Ok(())
             });
+            stats = shared_stats.into_inner().unwrap_or_else(|e| e.into_inner());
             let mut first: Option<(u64, ExecError)> = None;
-            for r in res {
-                match r {
-                    Ok((a, b, c, (u, ch), td, tm)) => {
-                        stats.uniform_copies += u;
-                        stats.chained_muladds += ch;
-                        stats.decode_time += td;
-                        stats.muladd_time += tm;
-                        stats.lane_instructions += a;
-                        stats.instructions += b;
-                        stats.muladd_flops += c;
-                    }
-                    Err((i, e)) => {
-                        if first.as_ref().is_none_or(|(j, _)| i < *j) {
-                            first = Some((i, e));
-                        }
-                    }
+            for (i, e) in res.into_iter().filter_map(Result::err) {
+                if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                    first = Some((i, e));
                 }
             }
             if let Some((_, e)) = first {

@@ -641,42 +641,23 @@ pub struct SharedAPart {
 /// AVX-512, the tiles are 16 columns wide, and no D overlaps A, a B, another D or a C other
 /// than its own (so the order cannot matter); returns false otherwise, computing nothing, and
 /// the caller runs the parts one by one.
+///
+/// With `first` = (`a_first`, `b_first`) the group is the second of a chain of two:
+/// `d = a·b + (a_first·b_first[p] + c)` for every part `p`, as the first group then the second
+/// would compute it with its result in D, without storing and loading that result between
+/// them (the same bits); `a_first` and every `b_first` (one per part) join what no D may
+/// overlap.
 pub fn matmul_f32_shared_a(
     (m, n, k): (usize, usize, usize),
     arena: &mut [f32],
-    a: usize,
+    (first, a): (Option<(usize, &[usize])>, usize),
     parts: &[SharedAPart],
     (repeat, step): (usize, usize),
 ) -> bool {
-    shared_a_at(level(), (m, n, k), arena, (None, a), parts, (repeat, step))
+    shared_a_at(level(), (m, n, k), arena, (first, a), parts, (repeat, step))
 }
 
-/// [`matmul_f32_shared_a`] of a chain of two groups: `d = a·b + (a_first·b_first + c)` for
-/// every part (`b_first[p]` is part `p`'s first B), as the first group then the second would
-/// compute it with its result in D, without storing and loading that result between them (the
-/// same bits). The same conditions, with `a_first` and every `b_first` among what no D may
-/// overlap; false, nothing computed, otherwise.
-pub fn matmul_f32_shared_a_chain(
-    (m, n, k): (usize, usize, usize),
-    arena: &mut [f32],
-    (a_first, b_first): (usize, &[usize]),
-    a: usize,
-    parts: &[SharedAPart],
-    (repeat, step): (usize, usize),
-) -> bool {
-    b_first.len() == parts.len()
-        && shared_a_at(
-            level(),
-            (m, n, k),
-            arena,
-            (Some((a_first, b_first)), a),
-            parts,
-            (repeat, step),
-        )
-}
-
-/// [`matmul_f32_shared_a`] and [`matmul_f32_shared_a_chain`] at a chosen level (the tests run
-/// every level the CPU has).
+/// [`matmul_f32_shared_a`] at a chosen level (the tests run every level the CPU has).
 fn shared_a_at(
     level: Level,
     (m, n, k): (usize, usize, usize),
@@ -2199,7 +2180,7 @@ mod tests {
                             d: p.d + at,
                         })
                         .collect();
-                    if !matmul_f32_shared_a((m, n, k), &mut want, at, &moved, (1, 0)) {
+                    if !matmul_f32_shared_a((m, n, k), &mut want, (None, at), &moved, (1, 0)) {
                         return; // no AVX-512 here: nothing to compare
                     }
                 }
@@ -2207,7 +2188,7 @@ mod tests {
                 assert!(matmul_f32_shared_a(
                     (m, n, k),
                     &mut got,
-                    0,
+                    (None, 0),
                     &parts,
                     (reps, tile)
                 ));
@@ -2224,7 +2205,7 @@ mod tests {
                 assert!(!matmul_f32_shared_a(
                     (m, n, k),
                     &mut short,
-                    0,
+                    (None, 0),
                     &parts,
                     (reps, tile)
                 ));

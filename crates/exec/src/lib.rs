@@ -105,8 +105,10 @@ pub struct DispatchStats {
     /// same in every lane of the batch: the first active lane computed it and the others took
     /// a copy (counted in `lane_instructions` too).
     pub uniform_copies: u64,
-    /// Cooperative-matrix MulAdds run as the first half of a chain (their result, read only by
-    /// the next MulAdd as its C, kept in registers instead of stored; per scope instance).
+    /// Cooperative-matrix MulAdds run chained into the next one, which reads their result as
+    /// its C and nothing else does (in one kernel call with it where the CPU has AVX-512 and
+    /// the tiles are 16 wide, the result then kept in registers instead of stored; per scope
+    /// instance).
     pub chained_muladds: u64,
     /// Time spent in DecodeFunc/DecodeVectorFunc calls of tensor loads (summed over threads).
     pub decode_time: Duration,

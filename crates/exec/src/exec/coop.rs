@@ -316,18 +316,9 @@ impl Batch<'_, '_> {
             let parts = &stack[..g.parts.len()];
             let a_off = sa.off + i0 * m * k;
             let run = (count, m * k);
-            let done = match first(&self.mat_off, i0, &mut b_first) {
-                None => kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, parts, run),
-                Some(af) => kernels::matmul_f32_shared_a_chain(
-                    (m, n, k),
-                    &mut self.mf,
-                    (af, &b_first[..parts.len()]),
-                    a_off,
-                    parts,
-                    run,
-                ),
-            };
-            if done {
+            let chain =
+                first(&self.mat_off, i0, &mut b_first).map(|af| (af, &b_first[..parts.len()]));
+            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, (chain, a_off), parts, run) {
                 self.flops += flops * count as u64;
                 if g.first.is_some() {
                     self.chained += (g.parts.len() * count) as u64;
@@ -341,23 +332,12 @@ impl Batch<'_, '_> {
             parts.clear();
             parts.extend(g.parts.iter().map(|p| part(&self.mat_off, i, p)));
             let a_off = sa.off + i * m * k;
-            let done = match first(&self.mat_off, i, &mut b_first) {
-                None => {
-                    kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, a_off, &parts, (1, 0))
-                }
-                Some(af) => kernels::matmul_f32_shared_a_chain(
-                    (m, n, k),
-                    &mut self.mf,
-                    (af, &b_first),
-                    a_off,
-                    &parts,
-                    (1, 0),
-                ),
-            };
             if g.first.is_some() {
                 self.chained += g.parts.len() as u64;
             }
-            if done {
+            let chain = first(&self.mat_off, i, &mut b_first).map(|af| (af, &b_first[..]));
+            if kernels::matmul_f32_shared_a((m, n, k), &mut self.mf, (chain, a_off), &parts, (1, 0))
+            {
                 self.flops += flops;
                 continue;
             }
