@@ -858,6 +858,7 @@ impl<'m> Cx<'m> {
             group_lanes,
             pack,
             options: self.options,
+            spare: Default::default(),
         })
     }
 

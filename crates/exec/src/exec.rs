@@ -25,6 +25,18 @@ mod tiles;
 
 /// How f32 bits `raw` are kept in the f32 arena: as they are, but a NaN through f64 (which
 /// quiets a signaling one, as every other kind's f64 round trip does).
+/// The raw bits of an element of type `num` held as `v` in the f32 arena (what
+/// [`Batch::mat_get`] reads).
+#[inline(always)]
+fn arena_bits(num: Num, v: f32) -> u64 {
+    match num {
+        Num::F32 => v.to_bits() as u64,
+        // f32 -> f64 is exact, so one rounding either way (`floats` tests).
+        Num::F16 if !v.is_nan() => floats::f32_to_f16(v) as u64,
+        _ => floats::from_f64(num, v as f64),
+    }
+}
+
 fn arena_f32(raw: u64) -> f32 {
     let v = f32::from_bits(raw as u32);
     if v.is_nan() {
@@ -136,6 +148,9 @@ struct Batch<'p, 'a> {
     uniform_copies: u64,
     /// MulAdds run as the first half of a chain (`DispatchStats::chained_muladds`).
     chained: u64,
+    /// Batches built on spare storage (`DispatchStats::batches_reused`): this one's and its
+    /// sub-batch's.
+    reused: u64,
     printf: String,
     /// Batch that runs functions the engine calls itself (decode functions), made on first use.
     sub: Option<Box<Batch<'p, 'a>>>,
@@ -174,6 +189,19 @@ struct Batch<'p, 'a> {
     lane_runs: Vec<(usize, usize)>,
 }
 
+impl Drop for Batch<'_, '_> {
+    /// The batch's big buffers go back to its program for the next dispatch.
+    fn drop(&mut self) {
+        self.p.spare.put(crate::program::BatchStorage {
+            lanes: self.lanes,
+            cols: std::mem::take(&mut self.cols),
+            mf: std::mem::take(&mut self.mf),
+            mw: std::mem::take(&mut self.mw),
+            local: std::mem::take(&mut self.mem.local),
+        });
+    }
+}
+
 impl<'p, 'a> Batch<'p, 'a> {
     /// Adds this batch's counters to `stats` and zeroes them (a worker's share of a
     /// dispatch's [`DispatchStats`]).
@@ -184,6 +212,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         stats.muladd_flops += take(&mut self.flops);
         stats.uniform_copies += take(&mut self.uniform_copies);
         stats.chained_muladds += take(&mut self.chained);
+        stats.batches_reused += take(&mut self.reused);
         stats.decode_time += take(&mut self.t_decode);
         stats.muladd_time += take(&mut self.t_muladd);
     }
@@ -193,7 +222,26 @@ impl<'p, 'a> Batch<'p, 'a> {
         for l in 0..lanes {
             full[l / 64] |= 1 << (l % 64);
         }
-        let mut cols = vec![0u64; p.ncols * lanes];
+        // An earlier dispatch's storage as it was left: every register and matrix slot is
+        // written before it is read in a workgroup (a batch runs workgroup after workgroup
+        // on the same storage), except constants and globals' pointers, set below, and
+        // local memory, which `run_group` clears.
+        let spare = p.spare.take(lanes).filter(|s| {
+            s.cols.len() == p.ncols * lanes
+                && s.mf.len() == p.mf_len
+                && s.mw.len() == p.mw_len
+                && s.local.len() == p.locals.len()
+        });
+        let reused = spare.is_some() as u64;
+        let (mut cols, mf, mw, spare_local) = match spare {
+            Some(s) => (s.cols, s.mf, s.mw, Some(s.local)),
+            None => (
+                vec![0u64; p.ncols * lanes],
+                vec![0.0; p.mf_len],
+                vec![0; p.mw_len],
+                None,
+            ),
+        };
         for &(c, v) in &p.const_cols {
             cols[c.ix() * lanes..(c.ix() + 1) * lanes].fill(v);
         }
@@ -205,18 +253,25 @@ impl<'p, 'a> Batch<'p, 'a> {
             };
             cols[c.ix() * lanes..(c.ix() + 1) * lanes].fill(memory::object_base(obj));
         }
-        let local = p
-            .locals
-            .iter()
-            .map(|l| {
-                let per = l.bytes.next_multiple_of(8);
-                memory::zeroed(if l.per_lane {
-                    per as usize * lanes
-                } else {
-                    per as usize
-                })
-            })
-            .collect();
+        let local_bytes = |l: &LocalDef| {
+            let per = l.bytes.next_multiple_of(8) as usize;
+            if l.per_lane { per * lanes } else { per }
+        };
+        let local = match spare_local {
+            Some(local)
+                if local
+                    .iter()
+                    .zip(&p.locals)
+                    .all(|(w, l)| w.len() == local_bytes(l).div_ceil(4)) =>
+            {
+                local
+            }
+            _ => p
+                .locals
+                .iter()
+                .map(|l| memory::zeroed(local_bytes(l)))
+                .collect(),
+        };
         let mut b = Batch {
             p,
             lanes,
@@ -224,8 +279,8 @@ impl<'p, 'a> Batch<'p, 'a> {
             live: full,
             exited: [0; MW],
             cols,
-            mf: vec![0.0; p.mf_len],
-            mw: vec![0; p.mw_len],
+            mf,
+            mw,
             mat_off: p.mats.iter().map(|s| s.off).collect(),
             mem: Mem {
                 objs: sh.objs.clone(),
@@ -246,6 +301,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             flops: 0,
             uniform_copies: 0,
             chained: 0,
+            reused,
             printf: String::new(),
             sub: None,
             t_decode: std::time::Duration::ZERO,
@@ -827,16 +883,54 @@ impl<'p, 'a> Batch<'p, 'a> {
         let s = self.slot(m);
         let k = s.off + i * s.cm.elems() + e;
         if s.cm.is_f32_arena() {
-            let v = self.mf[k];
-            match s.cm.num {
-                Num::F32 => v.to_bits() as u64,
-                // f32 -> f64 is exact, so one rounding either way (`floats` tests).
-                Num::F16 if !v.is_nan() => floats::f32_to_f16(v) as u64,
-                _ => floats::from_f64(s.cm.num, v as f64),
-            }
+            arena_bits(s.cm.num, self.mf[k])
         } else {
             self.mw[k]
         }
+    }
+
+    /// OpCompositeExtract (or a load through an access chain) of component `idx` of every
+    /// lane's part of matrix `m` into column `d`, all lanes active, when the index is the same
+    /// for every lane: each scope instance's lanes then read consecutive elements (lane j,
+    /// component i is element j + i·scope), a slice of the tile instead of a slot lookup, an
+    /// index check and a conversion call per lane (flash attention reads `mvmax[0]` every KV
+    /// block). False, nothing done, when the index differs between lanes or is out of range
+    /// (the per-lane path reports it).
+    fn extract_uniform(&mut self, d: Col, m: Mat, idx: ElemIndex, length: u64) -> bool {
+        let lanes = self.lanes;
+        let i = match idx {
+            ElemIndex::Literal(i) => i as u64,
+            ElemIndex::Dynamic(c) => {
+                let column = &self.cols[c.ix() * lanes..(c.ix() + 1) * lanes];
+                match column.first() {
+                    Some(&i) if kernels::column_is(column, i) => i,
+                    _ => return false,
+                }
+            }
+        };
+        if i >= length {
+            return false;
+        }
+        let s = self.slot(m);
+        let (n, scope) = (s.cm.elems(), (s.scope as usize).max(1));
+        let first = i as usize * scope;
+        let out = &mut self.cols[d.ix() * lanes..(d.ix() + 1) * lanes];
+        for (inst, part) in out.chunks_mut(scope).enumerate() {
+            // Lane j of the instance reads element first + j, zero past the tile's end.
+            let tile = s.off + inst * n;
+            let avail = n.saturating_sub(first).min(part.len());
+            let (inside, past) = part.split_at_mut(avail);
+            if s.cm.is_f32_arena() {
+                let src = &self.mf[tile + first..tile + first + avail];
+                for (x, &v) in inside.iter_mut().zip(src) {
+                    *x = arena_bits(s.cm.num, v);
+                }
+            } else {
+                inside.copy_from_slice(&self.mw[tile + first..tile + first + avail]);
+            }
+            past.fill(0);
+        }
+        true
     }
 
     fn mat_set(&mut self, m: Mat, i: usize, e: usize, raw: u64) {
@@ -1329,6 +1423,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             Op::CmExtract(CmExtractArgs { d, m, idx }) => {
                 let s = self.slot(*m);
                 let (length, at) = (mat_length(s), ScopeLane::of(s));
+                if dense && self.extract_uniform(*d, *m, *idx, length) {
+                    return Ok(());
+                }
                 each_lane!(mask, lanes, dense, |l| {
                     let (inst, j) = at.split(l);
                     let e = j + self.elem_index(*idx, l, length)? * at.scope;

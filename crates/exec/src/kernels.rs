@@ -1384,30 +1384,33 @@ pub fn runs_to_columns(runs: &[f32], len: usize, group: usize, dst: &mut [f32], 
     }
 }
 
+/// Sixteen runs into sixteen columns: blocks of 16 elements of every run transposed in
+/// registers (a gather per destination row read one element a cycle: a flash attention's K
+/// tile spent as long transposing as reading), the last `len % 16` rows by gathers.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn runs_to_columns16_avx512(runs: &[f32], len: usize, dst: &mut [f32], stride: usize) {
     use std::arch::x86_64::*;
+    let mut k0 = 0;
+    while k0 + 16 <= len {
+        // SAFETY: run j's elements k0..k0 + 16 lie below j·len + len <= 16·len <= runs.len();
+        // unaligned loads.
+        let rows: [__m512; 16] =
+            std::array::from_fn(|j| unsafe { _mm512_loadu_ps(runs.as_ptr().add(j * len + k0)) });
+        let cols = transpose16(rows);
+        for (k, c) in cols.iter().enumerate() {
+            // SAFETY: (k0 + k)·stride + 16 <= (len − 1)·stride + 16 <= dst.len() (asserted by
+            // the caller); unaligned store.
+            unsafe { _mm512_storeu_ps(dst.as_mut_ptr().add((k0 + k) * stride), *c) };
+        }
+        k0 += 16;
+    }
     let l = len as i32;
-    let first = _mm512_setr_epi32(
-        0,
-        l,
-        2 * l,
-        3 * l,
-        4 * l,
-        5 * l,
-        6 * l,
-        7 * l,
-        8 * l,
-        9 * l,
-        10 * l,
-        11 * l,
-        12 * l,
-        13 * l,
-        14 * l,
-        15 * l,
+    let first = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(l),
     );
-    for k in 0..len {
+    for k in k0..len {
         // SAFETY: the indices j·len + k (j < 16, k < len) are below 16·len <= runs.len(), and
         // k·stride + 16 <= dst.len() (asserted by the caller); unaligned store.
         unsafe {
@@ -1416,6 +1419,50 @@ fn runs_to_columns16_avx512(runs: &[f32], len: usize, dst: &mut [f32], stride: u
             _mm512_storeu_ps(dst.as_mut_ptr().add(k * stride), v);
         }
     }
+}
+
+/// The 16×16 transpose of `r` (row j, element k → result k, element j): pairs, then quads
+/// interleaved within 128-bit lanes, then the lanes gathered in two rounds of shuffles.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn transpose16(r: [std::arch::x86_64::__m512; 16]) -> [std::arch::x86_64::__m512; 16] {
+    use std::arch::x86_64::*;
+    // t[2i] / t[2i+1]: rows 2i and 2i+1 interleaved, elements 0,1 / 2,3 of each lane.
+    let t: [__m512; 16] = std::array::from_fn(|x| {
+        let (a, b) = (r[x & !1], r[x | 1]);
+        if x % 2 == 0 {
+            _mm512_unpacklo_ps(a, b)
+        } else {
+            _mm512_unpackhi_ps(a, b)
+        }
+    });
+    // u[4q + e]: rows 4q..4q+4, element e of each 128-bit lane (e = 0..4).
+    let u: [__m512; 16] = std::array::from_fn(|x| {
+        let (q, e) = (x / 4, x % 4);
+        let (a, b) = (
+            _mm512_castps_pd(t[4 * q + e / 2]),
+            _mm512_castps_pd(t[4 * q + 2 + e / 2]),
+        );
+        _mm512_castpd_ps(if e % 2 == 0 {
+            _mm512_unpacklo_pd(a, b)
+        } else {
+            _mm512_unpackhi_pd(a, b)
+        })
+    });
+    let mut out = [_mm512_setzero_ps(); 16];
+    for e in 0..4 {
+        // u[e], u[4 + e], u[8 + e], u[12 + e] hold rows 0-3, 4-7, 8-11, 12-15 of columns
+        // e, e + 4, e + 8, e + 12 (one per 128-bit lane).
+        let v0 = _mm512_shuffle_f32x4::<0x88>(u[e], u[4 + e]);
+        let v1 = _mm512_shuffle_f32x4::<0xDD>(u[e], u[4 + e]);
+        let v2 = _mm512_shuffle_f32x4::<0x88>(u[8 + e], u[12 + e]);
+        let v3 = _mm512_shuffle_f32x4::<0xDD>(u[8 + e], u[12 + e]);
+        out[e] = _mm512_shuffle_f32x4::<0x88>(v0, v2);
+        out[e + 8] = _mm512_shuffle_f32x4::<0xDD>(v0, v2);
+        out[e + 4] = _mm512_shuffle_f32x4::<0x88>(v1, v3);
+        out[e + 12] = _mm512_shuffle_f32x4::<0xDD>(v1, v3);
+    }
+    out
 }
 
 /// Hint that `x` will be read soon (a software prefetch into all cache levels; a no-op off
@@ -1705,6 +1752,8 @@ mod tests {
     fn runs_to_columns_places_every_element() {
         for (len, group, stride) in [
             (64, 16, 256),
+            (40, 16, 33),
+            (16, 16, 16),
             (7, 16, 16),
             (1, 16, 20),
             (64, 5, 256),

@@ -120,4 +120,7 @@ pub struct DispatchStats {
     pub tiles_stored: u64,
     /// See `tiles_stored`.
     pub tiles_reused: u64,
+    /// Batches (and sub-batches of engine calls) built on the storage an earlier dispatch of
+    /// the same pipeline left (registers, matrix arenas, local memory), without allocating it.
+    pub batches_reused: u64,
 }

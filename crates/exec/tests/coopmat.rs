@@ -6,12 +6,7 @@ use common::*;
 use coopmat_exec::{EngineOptions, Resources};
 use half::{bf16, f16};
 
-const HDR: &str = r#"#version 450
-#extension GL_KHR_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_EXT_shader_explicit_arithmetic_types : require
-#extension GL_KHR_shader_subgroup_basic : require
-"#;
+const HDR: &str = COOPMAT_HDR;
 
 fn run_bufs(
     m: &coopmat_spirv::Module,

@@ -231,3 +231,101 @@ void main() {
         }
     }
 }
+
+/// A pipeline dispatched again builds its batches on the storage the last dispatch left
+/// (`DispatchStats::batches_reused`) and gives, bit for bit, what a freshly compiled pipeline
+/// gives on the same input: the KHR GEMM (shared memory, matrix phis that trade storage, zero
+/// constant accumulators) with one and two threads, and a PerElementOp whose function runs in a
+/// sub-batch; inputs alternate, so a register or arena word left from the other input would
+/// show.
+#[test]
+fn dispatches_on_reused_batch_storage_equal_fresh_pipelines() {
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/gemm.comp")).unwrap();
+    let Some(gemm) = glsl_opt(&src, true) else {
+        return;
+    };
+    let n = 128usize;
+    let spec: coopmat_exec::SpecConstants = [(0u32, n as u64)].into_iter().collect();
+    let input = |seed: u64| {
+        let mut rng = Rng(seed);
+        let mut half = |len: usize| -> Vec<u8> {
+            (0..len)
+                .flat_map(|_| {
+                    half::f16::from_f32((rng.next() % 2001) as f32 / 1000.0 - 1.0).to_le_bytes()
+                })
+                .collect()
+        };
+        (half(n * n), half(n * n))
+    };
+    let run_gemm = |p: &Pipeline, (a, b): &(Vec<u8>, Vec<u8>)| {
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), a.clone());
+        res.buffers.insert((0, 1), b.clone());
+        res.buffers.insert((0, 2), vec![0xff; 4 * n * n]);
+        let st = p.dispatch(&mut res, [1, 1, 1]).unwrap();
+        (res.buffers.remove(&(0, 2)).unwrap(), st.batches_reused)
+    };
+    let inputs = [input(5), input(6)];
+    for threads in [1, 2] {
+        let opts = EngineOptions {
+            threads,
+            ..Default::default()
+        };
+        let fresh = |i: &(Vec<u8>, Vec<u8>)| {
+            run_gemm(&Pipeline::compile(&gemm, "main", &spec, &opts).unwrap(), i).0
+        };
+        let want = [fresh(&inputs[0]), fresh(&inputs[1])];
+        let p = Pipeline::compile(&gemm, "main", &spec, &opts).unwrap();
+        for round in 0..4 {
+            let (got, reused) = run_gemm(&p, &inputs[round % 2]);
+            assert!(
+                got == want[round % 2],
+                "GEMM, {threads} threads, dispatch {round}"
+            );
+            assert_eq!(
+                reused > 0,
+                round > 0,
+                "GEMM, {threads} threads, dispatch {round}: {reused}"
+            );
+        }
+    }
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/coop2/per_element_matrix_operand.comp"
+    );
+    let Some(spv) = coopmat_testkit::glslang(std::path::Path::new(path), &[]) else {
+        return;
+    };
+    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    let run_pe = |p: &Pipeline, seed: u32| {
+        let x: Vec<u8> = (0..512u32)
+            .flat_map(|i| ((i * seed % 97) as f32 * 0.25 - 3.0).to_le_bytes())
+            .collect();
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), x);
+        res.buffers.insert((0, 1), vec![0xff; 1024]);
+        let st = p.dispatch(&mut res, [1, 1, 1]).unwrap();
+        (res.buffers.remove(&(0, 1)).unwrap(), st.batches_reused)
+    };
+    let opts = EngineOptions::default();
+    let fresh = |seed| {
+        run_pe(
+            &Pipeline::compile(&m, "main", &Default::default(), &opts).unwrap(),
+            seed,
+        )
+        .0
+    };
+    let want = [fresh(3), fresh(7)];
+    let p = Pipeline::compile(&m, "main", &Default::default(), &opts).unwrap();
+    for round in 0..4 {
+        let (got, reused) = run_pe(&p, [3, 7][round % 2]);
+        assert!(got == want[round % 2], "PerElementOp, dispatch {round}");
+        // The batch and the sub-batch of the function calls, from the second dispatch on.
+        assert_eq!(
+            reused,
+            if round > 0 { 2 } else { 0 },
+            "PerElementOp, dispatch {round}"
+        );
+    }
+}

@@ -744,11 +744,7 @@ fn chained_muladds_equal_the_steps_one_by_one() {
     for k in [16u32, 32] {
         let shader = |keep_first: bool| {
             format!(
-                r#"#version 450
-#extension GL_KHR_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_EXT_shader_explicit_arithmetic_types : require
-#extension GL_KHR_shader_subgroup_basic : require
+                r#"{COOPMAT_HDR}
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer A {{ float16_t a[]; }};
 layout(std430, binding = 1) buffer C {{ float c[]; }};
@@ -852,4 +848,128 @@ void main() {{
             "k {k}"
         );
     }
+}
+
+/// Components of a matrix read with an index that is the same in every lane (each scope
+/// instance's lanes then read a slice of its tile) give what the per-lane path gives: f16 and
+/// f32 tiles, two subgroups, every component, values including infinities, subnormals, a
+/// negative zero and NaN payloads, compared with reads whose index differs between lanes, and
+/// an index past the matrix's Length still reported.
+#[test]
+fn uniform_index_extracts_equal_the_per_lane_path() {
+    use half::f16;
+    let src = |hi: &str| {
+        format!(
+            r#"{COOPMAT_HDR}
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B {{
+    uint lo; uint hi; uint shift; uint pad;
+    uint16_t h[512]; float f[512];
+    uint uh[512]; float uf[512]; uint vh[512]; float vf[512];
+}};
+void main() {{
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> mh;
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> mf;
+    coopMatLoad(mh, h, gl_SubgroupID * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mf, f, gl_SubgroupID * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    uint l = gl_LocalInvocationID.x;
+    for (uint i = lo; i < {hi}; ++i) {{
+        uh[i * 64 + l] = uint(float16BitsToUint16(mh[i]));
+        uf[i * 64 + l] = mf[i];
+        uint j = (gl_SubgroupInvocationID + shift + i) % uint(mh.length());
+        vh[i * 64 + l] = uint(float16BitsToUint16(mh[j]));
+        vf[i * 64 + l] = mf[j];
+    }}
+}}"#
+        )
+    };
+    let Some(m) = glsl(&src("hi")) else {
+        return;
+    };
+    let specials = [
+        0x7c00u16, 0xfc00, 0x8000, 0x0001, 0x03ff, 0x7e01, 0xfd55, 0x7bff,
+    ];
+    let h: Vec<u16> = (0..512u16)
+        .map(|e| {
+            specials
+                .get(e as usize % 37)
+                .copied()
+                .unwrap_or(e.wrapping_mul(0x9e3))
+        })
+        .collect();
+    let fv: Vec<f32> = (0..512u32)
+        .map(|e| match e % 41 {
+            0 => f32::from_bits(0x7fc0_1234),
+            1 => f32::INFINITY,
+            2 => -0.0,
+            3 => f32::from_bits(1),
+            _ => e as f32 * -0.75 + 3.0,
+        })
+        .collect();
+    let run_with = |shift: u32| {
+        let mut buf = bytes_u32(&[0, 8, shift, 0]);
+        buf.extend(h.iter().flat_map(|x| x.to_le_bytes()));
+        buf.extend(bytes_f32(&fv));
+        buf.extend(vec![0u8; 4 * 512 * 4]);
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), buf);
+        // One workgroup filling its batch: every lane active (a packed batch would be part
+        // empty, and the per-lane path would run).
+        let opts = EngineOptions {
+            pack_workgroups: false,
+            ..Default::default()
+        };
+        run(&m, &mut res, [1, 1, 1], &opts);
+        let w = u32s(&res.buffers[&(0, 0)]);
+        let at = 4 + 256 + 512;
+        (w[at..at + 1024].to_vec(), w[at + 1024..at + 2048].to_vec())
+    };
+    let (uniform, _) = run_with(0);
+    let (uh, uf) = uniform.split_at(512);
+    // Component i of lane l of subgroup g is element (l % 32) + 32·i of the tile at g·256.
+    for i in 0..8 {
+        for l in 0..64 {
+            let e = (l / 32) * 256 + (l % 32) + 32 * i;
+            // NaNs are compared with the per-lane path below (both quiet signaling ones).
+            if !f16::from_bits(h[e]).is_nan() {
+                assert_eq!(uh[i * 64 + l], h[e] as u32, "f16 component {i} lane {l}");
+            }
+            if !fv[e].is_nan() {
+                assert_eq!(
+                    uf[i * 64 + l],
+                    fv[e].to_bits(),
+                    "f32 component {i} lane {l}"
+                );
+            }
+        }
+    }
+    // The per-lane path reads component (lane + shift + i) % 8: some shift gives each lane
+    // every component; its bits (NaNs included) equal the uniform read's.
+    for shift in 0..8u32 {
+        let (_, varying) = run_with(shift);
+        let (vh, vf) = varying.split_at(512);
+        for i in 0..8usize {
+            for l in 0..64usize {
+                let c = (l % 32 + shift as usize + i) % 8;
+                assert_eq!(vh[i * 64 + l], uh[c * 64 + l], "f16 shift {shift} lane {l}");
+                assert_eq!(vf[i * 64 + l], uf[c * 64 + l], "f32 shift {shift} lane {l}");
+            }
+        }
+    }
+    // A uniform index past the Length (8) is reported, as a varying one is.
+    let Some(m) = glsl(&src("hi + 1")) else {
+        return;
+    };
+    let opts = EngineOptions {
+        pack_workgroups: false,
+        ..Default::default()
+    };
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &opts).unwrap();
+    let mut res = Resources::default();
+    let mut buf = bytes_u32(&[0, 8, 0, 0]);
+    buf.extend(vec![0u8; 2 * 512 + 4 * 512 * 5]);
+    res.buffers.insert((0, 0), buf);
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
+    assert!(e.to_string().contains("Length 8"), "{e}");
 }

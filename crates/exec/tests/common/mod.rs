@@ -6,6 +6,15 @@ use coopmat_spirv::Module;
 use std::path::PathBuf;
 use std::process::Command;
 
+/// The head of a GLSL compute shader using KHR cooperative matrices, 16-bit types and subgroup
+/// built-ins.
+pub const COOPMAT_HDR: &str = r#"#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+#extension GL_KHR_shader_subgroup_basic : require
+"#;
+
 /// The peer tool, or None (with a printed notice) when it is absent.
 pub fn tool(name: &str) -> Option<PathBuf> {
     let p = coopmat_testkit::peer_tool(name);
