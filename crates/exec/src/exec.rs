@@ -23,8 +23,6 @@ mod subgroup;
 mod tensor_values;
 mod tiles;
 
-/// How f32 bits `raw` are kept in the f32 arena: as they are, but a NaN through f64 (which
-/// quiets a signaling one, as every other kind's f64 round trip does).
 /// The raw bits of an element of type `num` held as `v` in the f32 arena (what
 /// [`Batch::mat_get`] reads).
 #[inline(always)]
@@ -37,6 +35,8 @@ fn arena_bits(num: Num, v: f32) -> u64 {
     }
 }
 
+/// How f32 bits `raw` are kept in the f32 arena: as they are, but a NaN through f64 (which
+/// quiets a signaling one, as every other kind's f64 round trip does).
 fn arena_f32(raw: u64) -> f32 {
     let v = f32::from_bits(raw as u32);
     if v.is_nan() {
