@@ -225,23 +225,35 @@ impl<'p, 'a> Batch<'p, 'a> {
         // An earlier dispatch's storage as it was left: every register and matrix slot is
         // written before it is read in a workgroup (a batch runs workgroup after workgroup
         // on the same storage), except constants and globals' pointers, set below, and
-        // local memory, which `run_group` clears.
-        let spare = p.spare.take(lanes).filter(|s| {
-            s.cols.len() == p.ncols * lanes
-                && s.mf.len() == p.mf_len
-                && s.mw.len() == p.mw_len
-                && s.local.len() == p.locals.len()
-        });
+        // local memory, which `run_group` clears. Storage of this program's batches of `lanes`
+        // lanes has the sizes a fresh one would (none is resized).
+        let spare = p.spare.take(lanes);
         let reused = spare.is_some() as u64;
-        let (mut cols, mf, mw, spare_local) = match spare {
-            Some(s) => (s.cols, s.mf, s.mw, Some(s.local)),
+        let local_bytes = |l: &LocalDef| {
+            let per = l.bytes.next_multiple_of(8) as usize;
+            if l.per_lane { per * lanes } else { per }
+        };
+        let (mut cols, mf, mw, local) = match spare {
+            Some(s) => (s.cols, s.mf, s.mw, s.local),
             None => (
                 vec![0u64; p.ncols * lanes],
                 vec![0.0; p.mf_len],
                 vec![0; p.mw_len],
-                None,
+                p.locals
+                    .iter()
+                    .map(|l| memory::zeroed(local_bytes(l)))
+                    .collect(),
             ),
         };
+        debug_assert!(
+            cols.len() == p.ncols * lanes
+                && mf.len() == p.mf_len
+                && mw.len() == p.mw_len
+                && local
+                    .iter()
+                    .zip(&p.locals)
+                    .all(|(w, l)| w.len() == local_bytes(l).div_ceil(4))
+        );
         for &(c, v) in &p.const_cols {
             cols[c.ix() * lanes..(c.ix() + 1) * lanes].fill(v);
         }
@@ -253,25 +265,6 @@ impl<'p, 'a> Batch<'p, 'a> {
             };
             cols[c.ix() * lanes..(c.ix() + 1) * lanes].fill(memory::object_base(obj));
         }
-        let local_bytes = |l: &LocalDef| {
-            let per = l.bytes.next_multiple_of(8) as usize;
-            if l.per_lane { per * lanes } else { per }
-        };
-        let local = match spare_local {
-            Some(local)
-                if local
-                    .iter()
-                    .zip(&p.locals)
-                    .all(|(w, l)| w.len() == local_bytes(l).div_ceil(4)) =>
-            {
-                local
-            }
-            _ => p
-                .locals
-                .iter()
-                .map(|l| memory::zeroed(local_bytes(l)))
-                .collect(),
-        };
         let mut b = Batch {
             p,
             lanes,
@@ -890,13 +883,13 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// OpCompositeExtract (or a load through an access chain) of component `idx` of every
-    /// lane's part of matrix `m` into column `d`, all lanes active, when the index is the same
-    /// for every lane: each scope instance's lanes then read consecutive elements (lane j,
-    /// component i is element j + i·scope), a slice of the tile instead of a slot lookup, an
-    /// index check and a conversion call per lane (flash attention reads `mvmax[0]` every KV
-    /// block). False, nothing done, when the index differs between lanes or is out of range
+    /// lane's part of the matrix in slot `s` into column `d`, all lanes active, when the index
+    /// is the same for every lane: each scope instance's lanes then read consecutive elements
+    /// (lane j, component i is element j + i·scope), a slice of the tile instead of a slot
+    /// lookup, an index check and a conversion call per lane (flash attention reads `mvmax[0]`
+    /// every KV block). False, nothing done, when the index differs between lanes or is out of range
     /// (the per-lane path reports it).
-    fn extract_uniform(&mut self, d: Col, m: Mat, idx: ElemIndex, length: u64) -> bool {
+    fn extract_uniform(&mut self, d: Col, s: MatSlot, idx: ElemIndex, length: u64) -> bool {
         let lanes = self.lanes;
         let i = match idx {
             ElemIndex::Literal(i) => i as u64,
@@ -911,7 +904,6 @@ impl<'p, 'a> Batch<'p, 'a> {
         if i >= length {
             return false;
         }
-        let s = self.slot(m);
         let (n, scope) = (s.cm.elems(), (s.scope as usize).max(1));
         let first = i as usize * scope;
         let out = &mut self.cols[d.ix() * lanes..(d.ix() + 1) * lanes];
@@ -1423,7 +1415,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             Op::CmExtract(CmExtractArgs { d, m, idx }) => {
                 let s = self.slot(*m);
                 let (length, at) = (mat_length(s), ScopeLane::of(s));
-                if dense && self.extract_uniform(*d, *m, *idx, length) {
+                if dense && self.extract_uniform(*d, s, *idx, length) {
                     return Ok(());
                 }
                 each_lane!(mask, lanes, dense, |l| {
