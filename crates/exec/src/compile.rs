@@ -299,6 +299,9 @@ struct Cx<'m> {
     write_only: HashSet<u32>,
     /// OpLoad results whose only use is as the Object of an OpStore (`Cx::fuse_staging_copy`).
     stored_once: HashSet<u32>,
+    /// Values with exactly one use, and the index of the instruction using them
+    /// (`Cx::fuse_int_chain`).
+    single_use: HashMap<u32, usize>,
     /// MulAdd results whose only use is as the C of a later MulAdd of the same block, whose
     /// operands were kept alive until that one (`chained_muladd`).
     chain_heads: HashSet<u32>,
@@ -372,6 +375,7 @@ impl<'m> Cx<'m> {
             promoted_elems: HashMap::new(),
             write_only: HashSet::new(),
             stored_once: HashSet::new(),
+            single_use: HashMap::new(),
             chain_heads: HashSet::new(),
             descriptor_arrays: HashMap::new(),
             forward_pointers: HashSet::new(),
@@ -678,6 +682,9 @@ impl<'m> Cx<'m> {
                     if let (Some(rt), Some(rid)) = (inst.result_type, inst.result_id) {
                         if store_of_copy(m, &du, i).is_some() {
                             self.stored_once.insert(rid);
+                        }
+                        if let [(user, _)] = du.uses(rid)[..] {
+                            self.single_use.insert(rid, user);
                         }
                         if chained_muladd(m, &du, i).is_some_and(|s| b.body.contains(&s)) {
                             self.chain_heads.insert(rid);
@@ -1423,6 +1430,9 @@ impl<'m> Cx<'m> {
             let body: Vec<usize> = b.body.clone().collect();
             let (last, rest) = body.split_last().unwrap();
             let moved_here = hoisted.to.get(&b.id).map(Vec::as_slice).unwrap_or(&[]);
+            // The value the last op of `ops` computes when that op is an integer chain or a
+            // chainable Bin (`Cx::fuse_int_chain`).
+            let mut chain_tail: Option<u32> = None;
             for &i in rest.iter().chain(moved_here) {
                 let inst = &m.instructions[i];
                 if inst.opcode == op::Phi || (hoisted.moved.contains(&i) && b.body.contains(&i)) {
@@ -1463,6 +1473,7 @@ impl<'m> Cx<'m> {
                 if inst.opcode == op::Store {
                     self.fuse_staging_copy(args, &mut ops, &mut out);
                 }
+                chain_tail = self.fuse_int_chain(i, rid, chain_tail, &mut ops, &mut out);
                 ops.extend(out.into_iter().map(|o| (o, d)));
             }
             self.fuse_muladds(&mut ops);
@@ -1515,6 +1526,71 @@ impl<'m> Cx<'m> {
         };
         ops.remove(at);
         *out = vec![Op::LoadStore(Box::new(fused))];
+    }
+
+    /// Fuses instruction `i` (result `rid`), compiled into `out`, into the op before it when
+    /// both are 32-bit integer ops of [`ChainOp`] on single columns, the op before computes
+    /// `tail`, and `i` is the only use of `tail`: one [`Op::IntChain`] (an address computation
+    /// `((x + k) >> 3) + y`, one pass over the lanes instead of three). `tail`'s registers are
+    /// then never written, which nothing can tell: no other instruction reads it. Returns the
+    /// value the last op computes for the next instruction, when it can start or extend a
+    /// chain. Not while observing uniformity (every value is observed there).
+    fn fuse_int_chain(
+        &self,
+        i: usize,
+        rid: u32,
+        tail: Option<u32>,
+        ops: &mut [(Op, u32)],
+        out: &mut Vec<Op>,
+    ) -> Option<u32> {
+        let [Op::Bin(b)] = &out[..] else {
+            return None;
+        };
+        let chain_op = ChainOp::of(b.op).filter(|_| b.n == 1 && b.num == Num::Int(32))?;
+        if self.options.observe_uniformity {
+            return None;
+        }
+        let prev = tail.filter(|t| self.single_use.get(t) == Some(&i));
+        let last = ops.last_mut().map(|(o, _)| o);
+        let (prev_d, last) = match (prev, last) {
+            (Some(_), Some(o @ Op::Bin(_))) => (o.result_cols().map(|(c, _)| c), o),
+            (Some(_), Some(o @ Op::IntChain(_))) => (o.result_cols().map(|(c, _)| c), o),
+            _ => return Some(rid),
+        };
+        let step = match prev_d {
+            Some(p) if b.a == p && b.b != p => ChainStep {
+                op: chain_op,
+                other: b.b,
+                acc_left: true,
+            },
+            Some(p) if b.b == p && b.a != p => ChainStep {
+                op: chain_op,
+                other: b.a,
+                acc_left: false,
+            },
+            _ => return Some(rid),
+        };
+        match last {
+            Op::Bin(first) => {
+                let head = ChainStep {
+                    op: ChainOp::of(first.op)?,
+                    other: first.b,
+                    acc_left: true,
+                };
+                *last = Op::IntChain(Box::new(IntChainArgs {
+                    d: b.d,
+                    first: first.a,
+                    steps: vec![head, step],
+                }));
+            }
+            Op::IntChain(chain) => {
+                chain.d = b.d;
+                chain.steps.push(step);
+            }
+            _ => return Some(rid),
+        }
+        out.clear();
+        Some(rid)
     }
 
     /// The functions only the engine calls, none reading or writing Private variables (whose

@@ -186,7 +186,7 @@ struct Batch<'p, 'a> {
     /// differing values for a parameter the function was compiled to take as one per call.
     once_off: bool,
     /// Scratch runs of lanes of a staging copy (`lane_runs`).
-    lane_runs: Vec<(usize, usize)>,
+    lane_runs: Vec<(usize, usize, usize)>,
 }
 
 impl Drop for Batch<'_, '_> {
@@ -1009,15 +1009,19 @@ impl<'p, 'a> Batch<'p, 'a> {
         if !dsh && let Some((words, dst)) = self.mem.words_and_local(sh, si, didx) {
             // From another object into batch-owned (Workgroup) memory: no overlap, so
             // straight from the source words into the destination's, with plain stores.
-            gather_runs(words, src, (&runs, n), &mut dst[range], sh);
+            let done = gather_runs(words, &runs, &mut dst[range], sh);
             self.lane_runs = runs;
-            return true;
+            return done;
         }
         let mut tmp = std::mem::take(&mut self.src_cache.words);
         tmp.clear();
         tmp.resize(lanes * n, 0);
-        gather_runs(self.mem.words(sh, si), src, (&runs, n), &mut tmp, sh);
+        let done = gather_runs(self.mem.words(sh, si), &runs, &mut tmp, sh);
         self.lane_runs = runs;
+        if !done {
+            self.src_cache.words = tmp;
+            return false;
+        }
         if dsh {
             for (d, &v) in self.mem.words(dsh, didx)[range].iter().zip(&tmp) {
                 d.store(v, Relaxed);
@@ -1249,6 +1253,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             // Column loops compiled for the CPU's widest vectors (`Columns::run`).
             Op::Un(x) => cols.run(ColumnOp::Un(x)),
             Op::Bin(x) => cols.run(ColumnOp::Bin(x)),
+            Op::IntChain(x) => cols.run(ColumnOp::IntChain(x)),
             Op::Tern(x) => cols.run(ColumnOp::Tern(x)),
             Op::BfInsert(x) => cols.run(ColumnOp::BfInsert(x)),
             Op::Cvt(x) => cols.run(ColumnOp::Cvt(x)),
@@ -1764,50 +1769,54 @@ fn load_words_fast(
 }
 
 /// The runs of lanes whose `n` words follow each other in memory (a staged row: 4 or 16 lanes
-/// in the GEMM), as (first lane, lanes), in lane order.
-fn lane_runs(ptrs: &[u64], n: usize, runs: &mut Vec<(usize, usize)>) {
+/// in the GEMM), in lane order, as [`crate::kernels::copy_runs`] takes them: (first word in
+/// the lanes' `n`-word slots, words, first word in the object).
+fn lane_runs(ptrs: &[u64], n: usize, runs: &mut Vec<(usize, usize, usize)>) {
     runs.clear();
-    let step = 4 * n as u64;
+    let mut starts = [0u64; MAX_LANES / 64];
+    crate::kernels::run_starts(ptrs, 4 * n as u64, &mut starts);
+    let word = |l: usize| ((ptrs[l] & memory::OFF_MASK) / 4) as usize;
     let mut start = 0;
-    for (l, pair) in ptrs.windows(2).enumerate() {
-        if pair[1] != pair[0].wrapping_add(step) {
-            runs.push((start, l + 1 - start));
-            start = l + 1;
+    for (i, &bits) in starts.iter().enumerate().take(ptrs.len().div_ceil(64)) {
+        let mut b = bits;
+        while b != 0 {
+            let l = i * 64 + b.trailing_zeros() as usize;
+            b &= b - 1;
+            if l > 0 {
+                runs.push((start * n, (l - start) * n, word(start)));
+                start = l;
+            }
         }
     }
     if start < ptrs.len() {
-        runs.push((start, ptrs.len() - start));
+        runs.push((start * n, (ptrs.len() - start) * n, word(start)));
     }
 }
 
-/// Lane `l`'s `n` words at its address in `words` (in bounds, checked by the caller) into
-/// `dst[n·l..n·l + n]`, each run of [`lane_runs`] one straight copy. With `prefetch`, every
-/// source line of every run is asked for before the first copy (rows of a buffer, often not in
-/// the cache: their misses overlap instead of each stalling the copy in turn).
+/// Each lane's `n` words at its address in `words` into its slot of `dst`, each run of
+/// [`lane_runs`] one straight copy; false when a run is outside either (the caller checked
+/// the addresses, so it never is). With `prefetch`, every source line of every run is asked
+/// for before the first copy (rows of a buffer, often not in the cache: their misses overlap
+/// instead of each stalling the copy in turn).
 fn gather_runs<D>(
     words: &[AtomicU32],
-    ptrs: &[u64],
-    (runs, n): (&[(usize, usize)], usize),
+    runs: &[(usize, usize, usize)],
     dst: &mut [D],
     prefetch: bool,
-) where
+) -> bool
+where
     [D]: crate::kernels::WordSink,
 {
-    let first_word = |l: usize| ((ptrs[l] & memory::OFF_MASK) / 4) as usize;
     if prefetch {
-        for &(l, r) in runs {
-            let w = first_word(l);
-            for line in w / 16..=(w + r * n - 1) / 16 {
+        for &(_, len, w) in runs {
+            for line in w / 16..=(w + len - 1) / 16 {
                 if let Some(x) = words.get(line * 16) {
                     crate::kernels::prefetch(x);
                 }
             }
         }
     }
-    for &(l, r) in runs {
-        let w = first_word(l);
-        crate::kernels::load_words(&words[w..w + r * n], &mut dst[l * n..(l + r) * n]);
-    }
+    crate::kernels::copy_runs(words, runs, dst)
 }
 
 /// The object every lane of a pointer column points into (not a per-lane one), from its first
@@ -2664,18 +2673,45 @@ impl Pipeline {
             // are built once (a fresh batch costs megabytes of page faults, rebuilds every
             // tile's sources and its first engine call builds a sub-batch). Which worker runs a
             // workgroup does not change any result.
+            // In grid order, `next` counts workgroup batches and a worker takes at most a
+            // chunk, fewer as the grid runs out (half an equal share of what is left, at least
+            // one): with 64 workgroups on two workers, whole chunks of four left one worker
+            // idle for up to four workgroups at the end. Far apart, `next` counts chunks.
+            let take = || -> Option<std::ops::Range<u64>> {
+                if runs > 1 {
+                    loop {
+                        let taken = next.fetch_add(1, Relaxed);
+                        if taken >= runs * per_run {
+                            return None;
+                        }
+                        let c = far_apart_order(taken, runs, per_run);
+                        if c < nchunks {
+                            return Some(c * chunk..((c + 1) * chunk).min(batches));
+                        }
+                    }
+                }
+                let mut cur = next.load(Relaxed);
+                loop {
+                    if cur >= batches {
+                        return None;
+                    }
+                    let size = ((batches - cur) / (2 * threads as u64)).clamp(1, chunk);
+                    match next.compare_exchange_weak(cur, cur + size, Relaxed, Relaxed) {
+                        Ok(_) => return Some(cur..cur + size),
+                        Err(now) => cur = now,
+                    }
+                }
+            };
             let res: Vec<ChunkResult> = pool.broadcast(|_| {
                 let mut b = Batch::new(p, &sh, p.lanes as usize);
                 loop {
-                    let taken = next.fetch_add(1, Relaxed);
-                    if taken >= runs * per_run || stop.load(Relaxed) {
+                    if stop.load(Relaxed) {
                         break;
                     }
-                    let c = far_apart_order(taken, runs, per_run);
-                    if c >= nchunks {
-                        continue;
-                    }
-                    for i in c * chunk..((c + 1) * chunk).min(batches) {
+                    let Some(range) = take() else {
+                        break;
+                    };
+                    for i in range {
                         if let Err(e) = b.run_group(batch_ids(i)) {
                             stop.store(true, Relaxed);
                             return Err((i, e));

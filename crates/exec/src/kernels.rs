@@ -535,16 +535,24 @@ unsafe fn shared_a_avx512<const R: usize, const W: usize, const KC: usize, const
 ) {
     for rep in 0..repeat {
         let at = rep * step;
+        // Plain loops, not `array::map`: its closures were calls of their own per repetition.
+        let (mut a, mut b, mut c, mut d) = (a, b, c, d);
         // SAFETY (every offset and call): the caller's contract covers rows below m of every
         // repetition.
-        let (a, b, c, d) = unsafe {
-            (
-                a.map(|p| p.add(at)),
-                b.map(|bs| bs.map(|p| p.add(at))),
-                c.map(|p| p.add(at)),
-                d.map(|p| p.add(at)),
-            )
-        };
+        unsafe {
+            for p in &mut a {
+                *p = p.add(at);
+            }
+            for p in b.iter_mut().flatten() {
+                *p = p.add(at);
+            }
+            for p in &mut c {
+                *p = p.add(at);
+            }
+            for p in &mut d {
+                *p = p.add(at);
+            }
+        }
         let mut i = 0;
         while i + R <= m {
             unsafe { block_shared_a_avx512::<R, W, KC, S>(i, k, a, b, c, d) };
@@ -901,26 +909,104 @@ fn f16_rows_to_f32_at(
     if !fits || rows.checked_mul(2 * nw).is_none_or(|n| n > dst.len()) {
         return false;
     }
+    match level {
+        // SAFETY: the level's features are present; every row and `dst` were checked above.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { f16_rows_avx512(src, (w0, stride, rows, nw), dst) },
+        // SAFETY: as above (F16C ships with every AVX2 CPU; `levels` checks it).
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { f16_rows_avx2(src, (w0, stride, rows, nw), dst) },
+        Level::Base => f16_rows_body(src, (w0, stride, rows, nw), dst, |_, _| 0),
+    }
+    true
+}
+
+/// The row loop of [`f16_rows_to_f32`], `vector` converting each row's whole vectors (it
+/// returns how many words it did) and the words after those here. Inlined into each level's
+/// function, so that a tile costs one call, not one per row.
+#[inline(always)]
+fn f16_rows_body(
+    src: &[std::sync::atomic::AtomicU32],
+    (w0, stride, rows, nw): (usize, usize, usize, usize),
+    dst: &mut [f32],
+    vector: impl Fn(&[std::sync::atomic::AtomicU32], &mut [f32]) -> usize,
+) {
     for r in 0..rows {
         let row = &src[w0 + r * stride..w0 + r * stride + nw];
         let out = &mut dst[2 * nw * r..2 * nw * (r + 1)];
-        let done = match level {
-            // SAFETY: the level's features are present; `row` holds `nw` words and `out`
-            // 2·nw f32s (sliced above).
-            #[cfg(target_arch = "x86_64")]
-            Level::Avx512 => unsafe { f16_row_avx512(row, out) },
-            // SAFETY: as above (F16C ships with every AVX2 CPU; `levels` checks it).
-            #[cfg(target_arch = "x86_64")]
-            Level::Avx2 => unsafe { f16_row_avx2(row, out) },
-            Level::Base => 0,
-        };
+        let done = vector(row, out);
         let mut tail = [0u32; 1];
         for (k, w) in row.iter().enumerate().skip(done) {
             tail[0] = w.load(std::sync::atomic::Ordering::Relaxed);
             h2f_words_body(&tail, &mut out[2 * k..2 * k + 2]);
         }
     }
-    true
+}
+
+/// [`f16_rows_to_f32`] with AVX-512F.
+///
+/// # Safety
+/// AVX-512F; every row is inside `src` and `dst` holds `rows·2·nw` f32s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn f16_rows_avx512(
+    src: &[std::sync::atomic::AtomicU32],
+    shape: (usize, usize, usize, usize),
+    dst: &mut [f32],
+) {
+    use std::arch::x86_64::*;
+    let (w0, stride, rows, nw) = shape;
+    if nw.is_multiple_of(8) {
+        // Rows of whole vectors (a 16-wide f16 tile row is one): pointer steps without a
+        // slice per row, and one NaN test for the whole tile, which goes again through the
+        // row path below when it holds one (vcvtph2ps quiets signaling NaNs).
+        let mut nan = 0u16;
+        for r in 0..rows {
+            // SAFETY: the caller checked that row r's nw words (from w0 + r·stride) are in
+            // `src` and that `dst` holds rows·2·nw f32s.
+            unsafe {
+                let row = src.as_ptr().add(w0 + r * stride);
+                let out = dst.as_mut_ptr().add(2 * nw * r);
+                for k in (0..nw).step_by(8) {
+                    let h: __m256i;
+                    // In assembly for the reason given in `load_words_avx512`.
+                    std::arch::asm!(
+                        "vmovdqu {h}, [{p}]",
+                        h = out(ymm_reg) h,
+                        p = in(reg) row.add(k),
+                        options(readonly, nostack, preserves_flags),
+                    );
+                    let v = _mm512_cvtph_ps(h);
+                    _mm512_storeu_ps(out.add(2 * k), v);
+                    nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+                }
+            }
+        }
+        if nan == 0 {
+            return;
+        }
+    }
+    // SAFETY: AVX-512F is enabled here; `out` is the row's 2·nw f32s.
+    f16_rows_body(src, shape, dst, |row, out| unsafe {
+        f16_row_avx512(row, out)
+    })
+}
+
+/// [`f16_rows_to_f32`] with AVX2 and F16C.
+///
+/// # Safety
+/// AVX2 and F16C; every row is inside `src` and `dst` holds `rows·2·nw` f32s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16_rows_avx2(
+    src: &[std::sync::atomic::AtomicU32],
+    shape: (usize, usize, usize, usize),
+    dst: &mut [f32],
+) {
+    // SAFETY: AVX2 and F16C are enabled here; `out` is the row's 2·nw f32s.
+    f16_rows_body(src, shape, dst, |row, out| unsafe {
+        f16_row_avx2(row, out)
+    })
 }
 
 /// Whole groups of 8 words of one row of [`f16_rows_to_f32`]; returns how many words it
@@ -929,6 +1015,7 @@ fn f16_rows_to_f32_at(
 /// # Safety
 /// AVX-512F; `out` holds at least `2·row.len()` f32s.
 #[cfg(target_arch = "x86_64")]
+#[inline]
 #[target_feature(enable = "avx512f")]
 unsafe fn f16_row_avx512(row: &[std::sync::atomic::AtomicU32], out: &mut [f32]) -> usize {
     use std::arch::x86_64::*;
@@ -965,6 +1052,7 @@ unsafe fn f16_row_avx512(row: &[std::sync::atomic::AtomicU32], out: &mut [f32]) 
 /// # Safety
 /// AVX2 and F16C; `out` holds at least `2·row.len()` f32s.
 #[cfg(target_arch = "x86_64")]
+#[inline]
 #[target_feature(enable = "avx2,f16c")]
 unsafe fn f16_row_avx2(row: &[std::sync::atomic::AtomicU32], out: &mut [f32]) -> usize {
     use std::arch::x86_64::*;
@@ -1481,7 +1569,7 @@ pub(crate) fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
-/// A destination of [`load_words`]: plain words, or atomic words held exclusively.
+/// A destination of [`load_words_at`] and [`copy_runs`]: plain words, or atomic words held exclusively.
 pub(crate) trait WordSink {
     /// The first word's address and the number of words.
     fn sink(&mut self) -> (*mut u32, usize);
@@ -1504,14 +1592,10 @@ impl WordSink for [std::sync::atomic::AtomicU32] {
     }
 }
 
-/// Copies `src` into `dst` (the shorter length) as if by one relaxed atomic load per word:
-/// 16 or 8 words a vector load where the CPU has AVX-512 or AVX2 (the compiler does not
-/// vectorize atomic loads, and a staged row is copied a word a cycle without this).
-pub(crate) fn load_words<D: WordSink + ?Sized>(src: &[std::sync::atomic::AtomicU32], dst: &mut D) {
-    load_words_at(level(), src, dst)
-}
-
-/// [`load_words`] at a chosen level (the tests run every level the CPU has).
+/// Copies `src` into `dst` (the shorter length) as if by one relaxed atomic load per word,
+/// at `level`: 16 or 8 words a vector load with AVX-512 or AVX2 (the compiler does not
+/// vectorize atomic loads, and a staged row is copied a word a cycle without this). The
+/// staging copies reach it through [`copy_runs`]; the tests run every level the CPU has.
 fn load_words_at<D: WordSink + ?Sized>(
     level: Level,
     src: &[std::sync::atomic::AtomicU32],
@@ -1534,11 +1618,233 @@ fn load_words_at<D: WordSink + ?Sized>(
     }
 }
 
-/// Whole vectors of 16 words of [`load_words`]; returns how many words it copied.
+/// Marks in `starts` (bit `l % 64` of word `l / 64`, the words cleared first) every lane `l`
+/// that begins a run: lane 0, and each lane whose pointer is not the one before's plus `step`
+/// (wrapping). Eight lanes a compare with AVX-512. `starts` holds at least `ptrs.len()` bits.
+pub(crate) fn run_starts(ptrs: &[u64], step: u64, starts: &mut [u64]) {
+    run_starts_at(level(), ptrs, step, starts)
+}
+
+/// [`run_starts`] at a chosen level (the tests run every level the CPU has).
+fn run_starts_at(level: Level, ptrs: &[u64], step: u64, starts: &mut [u64]) {
+    let words = ptrs.len().div_ceil(64);
+    starts[..words].fill(0);
+    let done = match level {
+        // SAFETY: the CPU has AVX-512F; `starts` holds `words` words (sliced above).
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { run_starts_avx512(ptrs, step, &mut starts[..words]) },
+        _ => 0,
+    };
+    for l in done.max(1)..ptrs.len() {
+        if ptrs[l] != ptrs[l - 1].wrapping_add(step) {
+            starts[l / 64] |= 1 << (l % 64);
+        }
+    }
+    if !ptrs.is_empty() {
+        starts[0] |= 1;
+    }
+}
+
+/// Whole groups of eight lanes of [`run_starts`]; returns how many lanes it did.
+///
+/// # Safety
+/// AVX-512F; `starts` holds at least `ptrs.len()` bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn run_starts_avx512(ptrs: &[u64], step: u64, starts: &mut [u64]) -> usize {
+    use std::arch::x86_64::*;
+    let vstep = _mm512_set1_epi64(step as i64);
+    let mut prev = _mm512_setzero_si512();
+    let mut l = 0;
+    // Sixty-four lanes' bits gathered in a register, then stored once (an OR into memory
+    // every eight lanes waits for the one before it).
+    let mut bits = 0u64;
+    while l + 8 <= ptrs.len() {
+        // SAFETY: lanes l..l + 8 are in `ptrs`.
+        let cur = unsafe { _mm512_loadu_si512(ptrs.as_ptr().add(l).cast()) };
+        // The lane before each: the last of the previous group, then this group's first seven
+        // (lane 0's is a placeholder; the caller marks lane 0).
+        let before = _mm512_alignr_epi64::<7>(cur, prev);
+        let m = _mm512_cmpneq_epi64_mask(cur, _mm512_add_epi64(before, vstep));
+        bits |= (m as u64) << (l % 64);
+        prev = cur;
+        l += 8;
+        if l % 64 == 0 {
+            starts[l / 64 - 1] = bits;
+            bits = 0;
+        }
+    }
+    if l % 64 != 0 {
+        starts[l / 64] = bits;
+    }
+    l
+}
+
+/// Copies runs of words, `(dst word, words, src word)` each, from `src` into `dst` (a staging
+/// copy's runs of lanes), in one call: whole vectors of sixteen words and a masked tail with
+/// AVX-512, else [`load_words_at`] a run. False, nothing copied, when a run lies outside either.
+pub(crate) fn copy_runs<D: WordSink + ?Sized>(
+    src: &[std::sync::atomic::AtomicU32],
+    runs: &[(usize, usize, usize)],
+    dst: &mut D,
+) -> bool {
+    copy_runs_at(level(), src, runs, dst)
+}
+
+/// [`copy_runs`] at a chosen level (the tests run every level the CPU has).
+fn copy_runs_at<D: WordSink + ?Sized>(
+    level: Level,
+    src: &[std::sync::atomic::AtomicU32],
+    runs: &[(usize, usize, usize)],
+    dst: &mut D,
+) -> bool {
+    let (d, dn) = dst.sink();
+    let inside = |o: usize, n: usize, len: usize| o.checked_add(n).is_some_and(|e| e <= len);
+    if !runs
+        .iter()
+        .all(|&(dw, n, sw)| inside(dw, n, dn) && inside(sw, n, src.len()))
+    {
+        return false;
+    }
+    match level {
+        // SAFETY: the CPU has AVX-512F; every run is inside both (checked above), and `d` is
+        // valid for `dn` word writes nothing else sees (an exclusive borrow).
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { copy_runs_avx512(src.as_ptr(), runs, d) },
+        _ => {
+            for &(dw, n, sw) in runs {
+                // SAFETY: as above: `dw + n <= dn`.
+                let out = unsafe { std::slice::from_raw_parts_mut(d.add(dw), n) };
+                load_words_at(level, &src[sw..sw + n], out);
+            }
+        }
+    }
+    true
+}
+
+/// [`copy_runs`] with AVX-512F.
+///
+/// # Safety
+/// AVX-512F; every run inside `src` and `dst`, `dst` seen by nothing else.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn copy_runs_avx512(
+    src: *const std::sync::atomic::AtomicU32,
+    runs: &[(usize, usize, usize)],
+    dst: *mut u32,
+) {
+    use std::arch::x86_64::*;
+    for &(dw, n, sw) in runs {
+        // SAFETY: the run's n words are inside both (the caller's contract).
+        unsafe {
+            let done = load_words_avx512(src.add(sw), dst.add(dw), n);
+            if done < n {
+                let k: __mmask16 = (1u32 << (n - done)).wrapping_sub(1) as u16;
+                let v: __m512i;
+                // A masked load reads only the words its mask selects (no fault, no access
+                // beyond the run), each in one access, like `load_words_avx512`'s.
+                std::arch::asm!(
+                    "vmovdqu32 {v}{{{k}}}{{z}}, [{p}]",
+                    v = out(zmm_reg) v,
+                    k = in(kreg) k,
+                    p = in(reg) src.add(sw + done),
+                    options(readonly, nostack, preserves_flags),
+                );
+                _mm512_mask_storeu_epi32(dst.add(dw + done).cast(), k, v);
+            }
+        }
+    }
+}
+
+/// `src`'s f32 bits into the words of `dst`, as relaxed atomic stores (a cooperative-matrix
+/// row stored to a buffer or Workgroup memory), sixteen (AVX-512) or eight (AVX2) a vector
+/// store instead of one a store. Copies `min(src.len(), dst.len())` words.
+pub(crate) fn store_f32_words(dst: &[std::sync::atomic::AtomicU32], src: &[f32]) {
+    store_f32_words_at(level(), dst, src)
+}
+
+/// [`store_f32_words`] at a chosen level (the tests run every level the CPU has).
+fn store_f32_words_at(level: Level, dst: &[std::sync::atomic::AtomicU32], src: &[f32]) {
+    let n = src.len().min(dst.len());
+    let done = match level {
+        // SAFETY: the CPU has the level's features; both hold at least `n` words.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { store_words_avx512(dst.as_ptr(), src.as_ptr(), n) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { store_words_avx2(dst.as_ptr(), src.as_ptr(), n) },
+        Level::Base => 0,
+    };
+    for (w, v) in dst[done..n].iter().zip(&src[done..n]) {
+        w.store(v.to_bits(), std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Whole vectors of 16 words of [`store_f32_words`]; returns how many it stored.
+///
+/// # Safety
+/// AVX-512F; `dst` and `src` valid for `n` words.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn store_words_avx512(
+    dst: *const std::sync::atomic::AtomicU32,
+    src: *const f32,
+    n: usize,
+) -> usize {
+    use std::arch::x86_64::*;
+    let mut k = 0;
+    while k + 16 <= n {
+        // SAFETY: `k + 16 <= n` words lie inside both. The store is in assembly for the reason
+        // `load_words_avx512` gives for its load: an x86 vector store writes each aligned
+        // 4-byte element in one access, so it is sixteen relaxed atomic stores.
+        unsafe {
+            let v = _mm512_loadu_ps(src.add(k));
+            std::arch::asm!(
+                "vmovups [{p}], {v}",
+                v = in(zmm_reg) v,
+                p = in(reg) dst.add(k),
+                options(nostack, preserves_flags),
+            );
+        }
+        k += 16;
+    }
+    k
+}
+
+/// Whole vectors of 8 words of [`store_f32_words`]; returns how many it stored.
+///
+/// # Safety
+/// AVX2; `dst` and `src` valid for `n` words.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn store_words_avx2(
+    dst: *const std::sync::atomic::AtomicU32,
+    src: *const f32,
+    n: usize,
+) -> usize {
+    use std::arch::x86_64::*;
+    let mut k = 0;
+    while k + 8 <= n {
+        // SAFETY: as in `store_words_avx512`, eight words.
+        unsafe {
+            let v = _mm256_loadu_ps(src.add(k));
+            std::arch::asm!(
+                "vmovups [{p}], {v}",
+                v = in(ymm_reg) v,
+                p = in(reg) dst.add(k),
+                options(nostack, preserves_flags),
+            );
+        }
+        k += 8;
+    }
+    k
+}
+/// Whole vectors of 16 words of [`load_words_at`]; returns how many words it copied.
 ///
 /// # Safety
 /// AVX-512F; `src` readable and `dst` writable for `n` words, `dst` seen by nothing else.
 #[cfg(target_arch = "x86_64")]
+#[inline]
 #[target_feature(enable = "avx512f")]
 unsafe fn load_words_avx512(
     src: *const std::sync::atomic::AtomicU32,
@@ -1568,7 +1874,7 @@ unsafe fn load_words_avx512(
     k
 }
 
-/// Whole vectors of 8 words of [`load_words`]; returns how many words it copied.
+/// Whole vectors of 8 words of [`load_words_at`]; returns how many words it copied.
 ///
 /// # Safety
 /// AVX2; `src` readable and `dst` writable for `n` words, `dst` seen by nothing else.
@@ -1938,6 +2244,111 @@ mod tests {
         }
     }
 
+    /// Run starts found eight lanes a compare equal the lane-by-lane definition: runs of
+    /// every length from 1 up (across groups of eight and of 64 lanes), a pointer that wraps,
+    /// columns of every length up to past two words of bits.
+    #[test]
+    fn run_starts_equal_the_lane_by_lane_definition() {
+        let step = 16u64;
+        let mut ptrs = Vec::new();
+        let (mut p, mut len, mut left) = (u64::MAX - 40, 1usize, 1usize);
+        for l in 0..300usize {
+            ptrs.push(p);
+            left -= 1;
+            if left == 0 {
+                len = len % 23 + 1;
+                left = len;
+                p = p.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(l as u64);
+            } else {
+                p = p.wrapping_add(step);
+            }
+        }
+        for level in levels() {
+            for n in 0..ptrs.len() {
+                let mut got = [u64::MAX; 6];
+                run_starts_at(level, &ptrs[..n], step, &mut got);
+                let mut want = [u64::MAX; 6];
+                want[..n.div_ceil(64)].fill(0);
+                for l in 0..n {
+                    if l == 0 || ptrs[l] != ptrs[l - 1].wrapping_add(step) {
+                        want[l / 64] |= 1 << (l % 64);
+                    }
+                }
+                assert_eq!(got, want, "{level:?} {n} lanes");
+            }
+        }
+    }
+
+    /// Runs copied in one call equal word-by-word copies: lengths that leave every tail of a
+    /// vector, into plain and atomic words; a run outside either side copies nothing.
+    #[test]
+    fn copy_runs_copies_each_run_at_every_level() {
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        let src: Vec<AtomicU32> = (0..400u32)
+            .map(|i| AtomicU32::new(i.wrapping_mul(0x9e37_79b9)))
+            .collect();
+        let mut runs = Vec::new();
+        let (mut dw, mut sw) = (0usize, 7usize);
+        for len in 0..40 {
+            runs.push((dw, len, sw));
+            dw += len + len % 3;
+            sw = (sw * 13 + len) % (400 - 40);
+        }
+        let mut want = vec![5u32; dw + 1];
+        for &(d, n, s) in &runs {
+            for k in 0..n {
+                want[d + k] = src[s + k].load(Relaxed);
+            }
+        }
+        for level in levels() {
+            let mut plain = vec![5u32; dw + 1];
+            assert!(copy_runs_at(level, &src, &runs, &mut plain[..dw]));
+            assert_eq!(plain, want, "{level:?}");
+            let mut atomic: Vec<AtomicU32> = (0..dw).map(|_| AtomicU32::new(5)).collect();
+            assert!(copy_runs_at(level, &src, &runs, &mut atomic[..]));
+            let got: Vec<u32> = atomic.iter().map(|w| w.load(Relaxed)).collect();
+            assert_eq!(got, want[..dw], "{level:?} (atomic destination)");
+            for bad in [
+                (dw - 3, 4, 0),
+                (0, 4, 397),
+                (usize::MAX, 2, 0),
+                (0, 1, usize::MAX),
+            ] {
+                let mut plain = vec![5u32; dw];
+                let runs = [(0, 8, 0), bad];
+                assert!(!copy_runs_at(level, &src, &runs, &mut plain[..]), "{bad:?}");
+                assert!(plain.iter().all(|&w| w == 5), "{level:?}: {bad:?} copied");
+            }
+        }
+    }
+
+    /// f32 rows stored as words equal their bits, every length to past two vectors, into a
+    /// destination longer or shorter than the row.
+    #[test]
+    fn store_f32_words_stores_every_word_at_every_level() {
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        let src: Vec<f32> = (0..40u32)
+            .map(|i| f32::from_bits(i.wrapping_mul(0x9e37_79b9)))
+            .collect();
+        for level in levels() {
+            for len in 0..src.len() {
+                for extra in [0, 3] {
+                    let dst: Vec<AtomicU32> = (0..len + extra).map(|_| AtomicU32::new(9)).collect();
+                    store_f32_words_at(level, &dst, &src[..len]);
+                    for (k, w) in dst.iter().enumerate() {
+                        let want = if k < len { src[k].to_bits() } else { 9 };
+                        assert_eq!(w.load(Relaxed), want, "{level:?} {len}+{extra} word {k}");
+                    }
+                    let short: Vec<AtomicU32> = (0..len / 2).map(|_| AtomicU32::new(9)).collect();
+                    store_f32_words_at(level, &short, &src[..len]);
+                    for (k, w) in short.iter().enumerate() {
+                        assert_eq!(w.load(Relaxed), src[k].to_bits(), "{level:?} short {k}");
+                    }
+                }
+            }
+        }
+    }
+
     /// Tile rows widened through every level equal `h2f` of each half, signaling NaNs and
     /// subnormals included, at row lengths that leave tails, and out-of-range rows are refused.
     #[test]
@@ -1954,18 +2365,37 @@ mod tests {
                 AtomicU32::new(lo | hi << 16)
             })
             .collect();
+        // Without NaNs too: rows of whole vectors then take the path without a per-row test.
+        let clean: Vec<AtomicU32> = src
+            .iter()
+            .map(|w| {
+                let w = w.load(Relaxed);
+                let fix = |h: u32| {
+                    if h & 0x7c00 == 0x7c00 && h & 0x3ff != 0 {
+                        0x3c00
+                    } else {
+                        h
+                    }
+                };
+                AtomicU32::new(fix(w & 0xffff) | fix(w >> 16) << 16)
+            })
+            .collect();
         for level in levels() {
-            for (w0, stride, rows, nw) in [
+            for ((w0, stride, rows, nw), src) in [
                 (0, 8, 16, 8),
                 (3, 21, 9, 13),
                 (5, 4, 4, 4),
                 (1, 40, 7, 17),
                 (0, 0, 0, 5),
-            ] {
+                (2, 24, 5, 16),
+            ]
+            .into_iter()
+            .flat_map(|shape| [(shape, &src), (shape, &clean)])
+            {
                 let mut out = vec![f32::NAN; rows * 2 * nw + 1];
                 assert!(f16_rows_to_f32_at(
                     level,
-                    &src,
+                    src,
                     (w0, stride, rows, nw),
                     &mut out
                 ));

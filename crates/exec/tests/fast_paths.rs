@@ -91,8 +91,9 @@ void main() {
 /// array (every lane reads before any writes), a loaded value with a second use (not fused),
 /// the store's address computed between the load and the store. The same buffers as the
 /// reference with the fusion on and off (it is off while uniformity is observed), five ops a
-/// lane fewer with it on; a source out of bounds is an error naming the load and the first
-/// lane out of bounds, and reads zeros with robust access.
+/// lane fewer with it on (six with the integer chain it also turns off); a source out of
+/// bounds is an error naming the load and the first lane out of bounds, and reads zeros with
+/// robust access.
 #[test]
 fn staging_copies_are_fused() {
     let Some(m) = glsl(
@@ -162,10 +163,12 @@ void main() {
     let mut unfused = inputs(0);
     let off = run(&m, &mut unfused, [groups as u32, 1, 1], &observe);
     check(&unfused, 0);
+    // Five copies a lane fused, and `base + (t ^ 3)` is one integer chain (`Op::IntChain`,
+    // also off while observing).
     assert_eq!(
         off.lane_instructions - on.lane_instructions,
-        5 * n as u64,
-        "five copies a lane fused"
+        6 * n as u64,
+        "five copies and one chain a lane fused"
     );
     // Lanes 56.. of the last workgroup read past the end of `a`.
     let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &Default::default())
@@ -972,4 +975,82 @@ void main() {{
     let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
     assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
     assert!(e.to_string().contains("Length 8"), "{e}");
+}
+
+/// 32-bit integer ops that each read the one before's result, and nothing else that result,
+/// run as one chain (`Op::IntChain`): every chainable op, the running value on either side,
+/// shift counts of 32 or more (0, as one op alone gives), a signed shift, a value with a second
+/// use (which stays a register), chains under a branch only some lanes take. The same buffers
+/// as a reference computed here and as the engine with the fusion off (it is off while
+/// uniformity is observed), and fewer lane-instructions with it on.
+#[test]
+fn integer_chains_equal_their_ops_one_by_one() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer A { uint a[]; };
+layout(std430, binding = 1) buffer B { uint b[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = a[i], y = a[i + 256u], s = a[i + 512u];
+    b[i] = ((((((x + y) * 2654435761u) ^ (y >> 3u)) - s) >> (s & 63u)) << (y & 7u)) | (x - (y & 65535u));
+    uint t = x * y;
+    b[i + 256u] = t + 1u;
+    b[i + 512u] = uint((int(t ^ s) >> int(s & 31u)) - int(x));
+    if ((x & 3u) != 0u) {
+        b[i + 768u] = (((x << (s & 63u)) + 17u) & y) - (s >> 4u);
+    }
+}"#,
+    ) else {
+        return;
+    };
+    let n = 256usize;
+    let mut r = 0x1234_5678u32;
+    let src: Vec<u32> = (0..3 * n)
+        .map(|k| {
+            r ^= r << 13;
+            r ^= r >> 17;
+            r ^= r << 5;
+            if k % 7 == 0 { k as u32 } else { r }
+        })
+        .collect();
+    let shl = |v: u32, c: u32| if c >= 32 { 0 } else { v << c };
+    let shr = |v: u32, c: u32| if c >= 32 { 0 } else { v >> c };
+    let mut want = vec![0u32; 4 * n];
+    for i in 0..n {
+        let (x, y, s) = (src[i], src[i + n], src[i + 2 * n]);
+        let chain = (x.wrapping_add(y).wrapping_mul(2654435761) ^ (y >> 3)).wrapping_sub(s);
+        want[i] = shl(shr(chain, s & 63), y & 7) | x.wrapping_sub(y & 65535);
+        let t = x.wrapping_mul(y);
+        want[i + n] = t.wrapping_add(1);
+        want[i + 2 * n] = ((((t ^ s) as i32) >> (s & 31)).wrapping_sub(x as i32)) as u32;
+        if x & 3 != 0 {
+            want[i + 3 * n] = (shl(x, s & 63).wrapping_add(17) & y).wrapping_sub(s >> 4);
+        }
+    }
+    let inputs = || {
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), bytes_u32(&src));
+        res.buffers.insert((0, 1), vec![0; 16 * n]);
+        res
+    };
+    let mut fused = inputs();
+    let on = run(&m, &mut fused, [4, 1, 1], &EngineOptions::default());
+    let observe = EngineOptions {
+        observe_uniformity: true,
+        ..Default::default()
+    };
+    let mut unfused = inputs();
+    let off = run(&m, &mut unfused, [4, 1, 1], &observe);
+    let got = u32s(&fused.buffers[&(0, 1)]);
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "b[{k}]");
+    }
+    assert_eq!(got, u32s(&unfused.buffers[&(0, 1)]));
+    assert!(
+        on.lane_instructions < off.lane_instructions,
+        "{} against {} lane-instructions: nothing fused",
+        on.lane_instructions,
+        off.lane_instructions
+    );
 }

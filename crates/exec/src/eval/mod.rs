@@ -423,12 +423,44 @@ pub(crate) fn cvt1(kind: CvtKind, from: Num, to: Num, x: u64) -> u64 {
     }
 }
 
+/// One step of [`Columns::int_chain`]: `acc = acc op other` (`other op acc` unless
+/// `acc_left`) in every lane, as `bin1` computes it on 32-bit integers (operands truncated to
+/// 32 bits, results wrapping; a shift by 32 or more gives 0, or the sign for ShrA).
+#[inline(always)]
+fn chain_step(op: ChainOp, acc_left: bool, acc: &mut [u32], other: &[u64]) {
+    macro_rules! each {
+        (|$x:ident, $y:ident| $e:expr) => {
+            if acc_left {
+                for (a, &o) in acc.iter_mut().zip(other) {
+                    let ($x, $y) = (*a, o as u32);
+                    *a = $e;
+                }
+            } else {
+                for (a, &o) in acc.iter_mut().zip(other) {
+                    let ($x, $y) = (o as u32, *a);
+                    *a = $e;
+                }
+            }
+        };
+    }
+    match op {
+        ChainOp::IAdd => each!(|x, y| x.wrapping_add(y)),
+        ChainOp::ISub => each!(|x, y| x.wrapping_sub(y)),
+        ChainOp::IMul => each!(|x, y| x.wrapping_mul(y)),
+        ChainOp::Shl => each!(|x, y| if y >= 32 { 0 } else { x << y }),
+        ChainOp::ShrL => each!(|x, y| if y >= 32 { 0 } else { x >> y }),
+        ChainOp::ShrA => each!(|x, y| ((x as i32) >> y.min(31)) as u32),
+        ChainOp::And => each!(|x, y| x & y),
+        ChainOp::Or => each!(|x, y| x | y),
+        ChainOp::Xor => each!(|x, y| x ^ y),
+    }
+}
+
 /// Specialized column loops, equal to `bin1` lane for lane: 32-bit integer ops (the address
 /// arithmetic of most shaders), logic on bools and comparisons of f32 columns (an f32 compares
 /// as its exact f64 widening does). The generic per-lane path matches `op` and `num` per lane.
 /// False for other ops and kinds, having written nothing.
 #[allow(clippy::too_many_arguments)]
-#[inline(always)]
 fn bin_loop(
     op: BinOp,
     num: Num,
@@ -954,6 +986,7 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
         match o {
             Op::Un(x) => k.un(x),
             Op::Bin(x) => k.bin(x),
+            Op::IntChain(x) => k.int_chain(x),
             Op::Tern(x) => k.tern(x),
             Op::BfInsert(x) => k.bf_insert(x),
             Op::Cvt(x) => k.cvt(x),
@@ -1017,6 +1050,7 @@ pub(crate) struct Columns<'a> {
 pub(crate) enum ColumnOp<'a> {
     Un(&'a UnArgs),
     Bin(&'a BinArgs),
+    IntChain(&'a IntChainArgs),
     Tern(&'a TernArgs),
     BfInsert(&'a BfInsertArgs),
     Cvt(&'a CvtArgs),
@@ -1060,6 +1094,7 @@ impl Columns<'_> {
         match o {
             ColumnOp::Un(x) => self.un(x),
             ColumnOp::Bin(x) => self.bin(x),
+            ColumnOp::IntChain(x) => self.int_chain(x),
             ColumnOp::Tern(x) => self.tern(x),
             ColumnOp::BfInsert(x) => self.bf_insert(x),
             ColumnOp::Cvt(x) => self.cvt(x),
@@ -1099,6 +1134,43 @@ fn run_avx512(c: &mut Columns, o: ColumnOp) {
 }
 
 impl Columns<'_> {
+    /// [`Op::IntChain`]: 64 lanes at a time, the running value in 32-bit lanes on the stack
+    /// (sixteen a vector), each step one loop over them. Every lane of a chunk is read before
+    /// any is written, so the result may share a column with an operand (a lane's result
+    /// depends on its own operands only). Inactive lanes are computed too (nothing here can
+    /// fault) but not written.
+    #[inline(always)]
+    pub(crate) fn int_chain(&mut self, x: &IntChainArgs) {
+        const CHUNK: usize = 128;
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let mut acc = [0u32; CHUNK];
+        for l0 in (0..lanes).step_by(CHUNK) {
+            let n = (lanes - l0).min(CHUNK);
+            let acc = &mut acc[..n];
+            let col = |k: Col| k.ix() * lanes + l0;
+            for (a, &v) in acc.iter_mut().zip(&c[col(x.first)..col(x.first) + n]) {
+                *a = v as u32;
+            }
+            for s in &x.steps {
+                let other = &c[col(s.other)..col(s.other) + n];
+                chain_step(s.op, s.acc_left, acc, other);
+            }
+            let d = col(x.d);
+            if dense {
+                for (o, &a) in c[d..d + n].iter_mut().zip(acc.iter()) {
+                    *o = a as u64;
+                }
+            } else {
+                for (k, &a) in acc.iter().enumerate() {
+                    let l = l0 + k;
+                    if mask[l / 64] >> (l % 64) & 1 != 0 {
+                        c[d + k] = a as u64;
+                    }
+                }
+            }
+        }
+    }
+
     /// [`Op::Bin`].
     #[inline(always)]
     pub(crate) fn bin(
@@ -1865,6 +1937,92 @@ mod fast_path_tests {
                         c[l],
                         cvt1(kind, from, to, x),
                         "{kind:?} {from:?}->{to:?} of {x:#x}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// [`Op::IntChain`] equals its ops one after the other through `bin1`, for every chain op
+    /// with the running value on either side, in chains of four over inputs where shift
+    /// counts of 32 or more are common; with the result in the column of its first operand
+    /// (the register pool may give it that one), and in a partly active batch (the last
+    /// chunk), whose inactive lanes keep their value.
+    #[test]
+    fn int_chains_equal_their_bins_one_by_one() {
+        let all = inputs();
+        let ops = ChainOp::ALL;
+        let mut cases = Vec::new();
+        for (i, &(op, _)) in ops.iter().enumerate() {
+            for acc_left in [true, false] {
+                // The op under test, then three others, so each op also meets earlier results.
+                let steps: Vec<ChainStep> = (0..4)
+                    .map(|k| ChainStep {
+                        op: ops[(i + 3 * k) % ops.len()].0,
+                        other: Col(9 + k as u32 % 3),
+                        acc_left: if k == 0 { acc_left } else { k % 2 == 1 },
+                    })
+                    .collect();
+                debug_assert_eq!(steps[0].op, op);
+                for d in [Col(0), Col(8)] {
+                    cases.push(IntChainArgs {
+                        d,
+                        first: Col(8),
+                        steps: steps.clone(),
+                    });
+                }
+            }
+        }
+        for args in &cases {
+            for chunk in all.chunks(MAX_LANES) {
+                let (c, n) = run(chunk, 4, |cols, level| {
+                    cols.run_at(level, ColumnOp::IntChain(args))
+                });
+                // The inputs as `run` placed them (the result may have overwritten column 8).
+                let input = |k: usize, l: usize| chunk[(l * 7 + k * 131) % chunk.len()];
+                for l in 0..MAX_LANES {
+                    let got = c[args.d.ix() * MAX_LANES + l];
+                    if l >= n {
+                        assert_eq!(got, 0, "inactive lane {l} written");
+                        continue;
+                    }
+                    let mut acc = input(0, l);
+                    for s in &args.steps {
+                        let other = input(s.other.ix() - 8, l);
+                        let bin = ChainOp::ALL.iter().find(|(c, _)| *c == s.op).unwrap().1;
+                        acc = if s.acc_left {
+                            bin1(bin, Num::Int(32), acc, other)
+                        } else {
+                            bin1(bin, Num::Int(32), other, acc)
+                        };
+                    }
+                    assert_eq!(got, acc, "{args:?} lane {l}");
+                }
+            }
+        }
+        // Every other lane active, every column holding data: the inactive lanes' results
+        // (computed from their operands) must not land.
+        let lanes = 128;
+        let mut mask = [0u64; MW];
+        for l in (0..lanes).step_by(2) {
+            mask[l / 64] |= 1 << (l % 64);
+        }
+        let c0: Vec<u64> = (0..lanes * 16).map(|i| all[(i * 13) % all.len()]).collect();
+        for level in crate::kernels::column_levels() {
+            for args in &cases {
+                let mut c = c0.clone();
+                Columns {
+                    c: &mut c,
+                    lanes,
+                    mask: &mask,
+                    dense: false,
+                }
+                .run_at(level, ColumnOp::IntChain(args));
+                for l in (1..lanes).step_by(2) {
+                    let at = args.d.ix() * lanes + l;
+                    assert_eq!(
+                        c[at], c0[at],
+                        "{level:?} {args:?}: inactive lane {l} written"
                     );
                 }
             }

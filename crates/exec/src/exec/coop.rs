@@ -174,9 +174,7 @@ impl Batch<'_, '_> {
                 if store && cm.num == Num::F32 && !col_major && b % 4 == 0 {
                     // Whole f32 rows: plain word stores (the row is in bounds, resolved above).
                     let src = &self.mf[toff + oi * cols..toff + oi * cols + inner];
-                    for (w, v) in words[b / 4..b / 4 + inner].iter().zip(src) {
-                        w.store(v.to_bits(), Relaxed);
-                    }
+                    kernels::store_f32_words(&words[b / 4..b / 4 + inner], src);
                 } else if store {
                     for ii in 0..inner {
                         let e = if col_major {

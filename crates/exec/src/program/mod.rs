@@ -591,6 +591,11 @@ pub enum Term {
 pub enum Op {
     Un(UnArgs),
     Bin(BinArgs),
+    /// Consecutive 32-bit integer [`Op::Bin`]s, each reading the result of the one before and
+    /// nothing else reading those results (an address computation, fused at compile time by
+    /// `Cx::fuse_int_chain`): one pass over the lanes instead of one per op, the intermediate
+    /// values never written to registers.
+    IntChain(Box<IntChainArgs>),
     Tern(TernArgs),
     BfInsert(BfInsertArgs),
     Cvt(CvtArgs),
@@ -663,6 +668,7 @@ impl Op {
         match self {
             Op::Un(_)
             | Op::Bin(_)
+            | Op::IntChain(_)
             | Op::Tern(_)
             | Op::BfInsert(_)
             | Op::Cvt(_)
@@ -726,6 +732,7 @@ impl Op {
             | Op::CmExtract(CmExtractArgs { d, .. }) => Some((*d, 1)),
             Op::CoopVec(c) => c.result_cols(),
             Op::Descriptor(DescriptorArgs { d, .. }) => Some((*d, 1)),
+            Op::IntChain(x) => Some((x.d, 1)),
             Op::Once(x) => x.result_cols(),
             Op::Store(_)
             | Op::LoadStore(_)
@@ -944,6 +951,65 @@ pub struct BinArgs {
     pub b: Col,
     pub n: u32,
     pub bs: bool,
+}
+
+/// Operands of [`Op::IntChain`]: `acc = first`, then each step `acc = acc op other` (or
+/// `other op acc`), all on 32-bit integers as [`Op::Bin`] computes them, and `d = acc`.
+#[derive(Clone, Debug)]
+pub struct IntChainArgs {
+    /// The result column.
+    pub d: Col,
+    /// The first op's left operand.
+    pub first: Col,
+    /// The ops in order (the first op's right operand is its step's `other`).
+    pub steps: Vec<ChainStep>,
+}
+
+/// One op of an [`IntChainArgs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainStep {
+    /// The op.
+    pub op: ChainOp,
+    /// Its operand besides the running value.
+    pub other: Col,
+    /// Whether the running value is the left operand (it matters for ISub and the shifts).
+    pub acc_left: bool,
+}
+
+/// The 32-bit integer ops an [`Op::IntChain`] may hold: those that never fault and whose
+/// per-lane definition (`eval::bin1`) is wrapping arithmetic, a shift or bit logic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum ChainOp {
+    IAdd,
+    ISub,
+    IMul,
+    Shl,
+    ShrL,
+    ShrA,
+    And,
+    Or,
+    Xor,
+}
+
+impl ChainOp {
+    /// Every chain op with the [`BinOp`] it is.
+    pub const ALL: [(ChainOp, BinOp); 9] = [
+        (ChainOp::IAdd, BinOp::IAdd),
+        (ChainOp::ISub, BinOp::ISub),
+        (ChainOp::IMul, BinOp::IMul),
+        (ChainOp::Shl, BinOp::Shl),
+        (ChainOp::ShrL, BinOp::ShrL),
+        (ChainOp::ShrA, BinOp::ShrA),
+        (ChainOp::And, BinOp::And),
+        (ChainOp::Or, BinOp::Or),
+        (ChainOp::Xor, BinOp::Xor),
+    ];
+
+    /// The chain op that `op` is, if it is one.
+    pub fn of(op: BinOp) -> Option<ChainOp> {
+        Self::ALL.iter().find(|(_, b)| *b == op).map(|(c, _)| *c)
+    }
 }
 
 /// Operands of [`Op::Tern`].
