@@ -1553,8 +1553,9 @@ impl<'m> Cx<'m> {
         let prev = tail.filter(|t| self.single_use.get(t) == Some(&i));
         let last = ops.last_mut().map(|(o, _)| o);
         let (prev_d, last) = match (prev, last) {
-            (Some(_), Some(o @ Op::Bin(_))) => (o.result_cols().map(|(c, _)| c), o),
-            (Some(_), Some(o @ Op::IntChain(_))) => (o.result_cols().map(|(c, _)| c), o),
+            (Some(_), Some(o @ (Op::Bin(_) | Op::IntChain(_)))) => {
+                (o.result_cols().map(|(c, _)| c), o)
+            }
             _ => return Some(rid),
         };
         let step = match prev_d {

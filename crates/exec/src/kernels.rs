@@ -1633,7 +1633,9 @@ fn run_starts_at(level: Level, ptrs: &[u64], step: u64, starts: &mut [u64]) {
         // SAFETY: the CPU has AVX-512F; `starts` holds `words` words (sliced above).
         #[cfg(target_arch = "x86_64")]
         Level::Avx512 => unsafe { run_starts_avx512(ptrs, step, &mut starts[..words]) },
-        _ => 0,
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => 0,
+        Level::Base => 0,
     };
     for l in done.max(1)..ptrs.len() {
         if ptrs[l] != ptrs[l - 1].wrapping_add(step) {

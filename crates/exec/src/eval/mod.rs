@@ -1134,7 +1134,7 @@ fn run_avx512(c: &mut Columns, o: ColumnOp) {
 }
 
 impl Columns<'_> {
-    /// [`Op::IntChain`]: 64 lanes at a time, the running value in 32-bit lanes on the stack
+    /// [`Op::IntChain`]: 128 lanes at a time, the running value in 32-bit lanes on the stack
     /// (sixteen a vector), each step one loop over them. Every lane of a chunk is read before
     /// any is written, so the result may share a column with an operand (a lane's result
     /// depends on its own operands only). Inactive lanes are computed too (nothing here can
