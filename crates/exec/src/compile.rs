@@ -280,6 +280,8 @@ struct Cx<'m> {
     func_index: HashMap<u32, u32>,
     /// Constant columns that belong to no id (lengths, literals of expansions).
     const_len: Vec<(Col, u64)>,
+    /// Staging copies made so far ([`Program::copy_slots`]).
+    copy_slots: u32,
     /// Matrix layouts that pointers carry from the struct member they were reached through.
     ptr_lay: HashMap<u32, glsl::PtrLay>,
     /// The local object all Block-decorated Workgroup variables share (they alias from
@@ -368,6 +370,7 @@ impl<'m> Cx<'m> {
             strings: HashMap::new(),
             func_index: HashMap::new(),
             const_len: Vec::new(),
+            copy_slots: 0,
             ptr_lay: HashMap::new(),
             wg_block: None,
             promoted: HashMap::new(),
@@ -840,6 +843,7 @@ impl<'m> Cx<'m> {
             .any(|(o, _)| matches!(o, Op::Coop2(c) if matches!(**c, C2::Load { .. })));
         Ok(Program {
             tensor_loads,
+            copy_slots: self.copy_slots,
             funcs,
             entry: 0,
             ncols: self.ncols as usize,
@@ -1432,7 +1436,7 @@ impl<'m> Cx<'m> {
             let moved_here = hoisted.to.get(&b.id).map(Vec::as_slice).unwrap_or(&[]);
             // The value the last op of `ops` computes when that op is an integer chain or a
             // chainable Bin (`Cx::fuse_int_chain`).
-            let mut chain_tail: Option<u32> = None;
+            let mut chain_tail: Option<(u32, usize)> = None;
             for &i in rest.iter().chain(moved_here) {
                 let inst = &m.instructions[i];
                 if inst.opcode == op::Phi || (hoisted.moved.contains(&i) && b.body.contains(&i)) {
@@ -1473,7 +1477,10 @@ impl<'m> Cx<'m> {
                 if inst.opcode == op::Store {
                     self.fuse_staging_copy(args, &mut ops, &mut out);
                 }
-                chain_tail = self.fuse_int_chain(i, rid, chain_tail, &mut ops, &mut out);
+                self.fuse_chain_address(fid, i, chain_tail, &mut ops, &mut out);
+                chain_tail = self
+                    .fuse_int_chain(fid, i, chain_tail, &mut ops, &mut out)
+                    .map(|()| (rid, i));
                 ops.extend(out.into_iter().map(|o| (o, d)));
             }
             self.fuse_muladds(&mut ops);
@@ -1495,7 +1502,7 @@ impl<'m> Cx<'m> {
     /// global[j]`, which otherwise moves every word through a register column and back). The
     /// load reads the same memory there, since nothing between writes memory. Not while
     /// observing uniformity (the load's value would go unobserved).
-    fn fuse_staging_copy(&self, args: &[u32], ops: &mut Vec<(Op, u32)>, out: &mut Vec<Op>) {
+    fn fuse_staging_copy(&mut self, args: &[u32], ops: &mut Vec<(Op, u32)>, out: &mut Vec<Op>) {
         if self.options.observe_uniformity
             || !args.get(1).is_some_and(|o| self.stored_once.contains(o))
         {
@@ -1523,26 +1530,29 @@ impl<'m> Cx<'m> {
             load: load.clone(),
             store: store.clone(),
             load_desc: ops[at].1,
+            slot: self.copy_slots,
         };
+        self.copy_slots += 1;
         ops.remove(at);
         *out = vec![Op::LoadStore(Box::new(fused))];
     }
 
-    /// Fuses instruction `i` (result `rid`), compiled into `out`, into the op before it when
-    /// both are 32-bit integer ops of [`ChainOp`] on single columns, the op before computes
-    /// `tail`, and `i` is the only use of `tail`: one [`Op::IntChain`] (an address computation
-    /// `((x + k) >> 3) + y`, one pass over the lanes instead of three). `tail`'s registers are
-    /// then never written, which nothing can tell: no other instruction reads it. Returns the
-    /// value the last op computes for the next instruction, when it can start or extend a
-    /// chain. Not while observing uniformity (every value is observed there).
+    /// Fuses instruction `i` of function `fid`, compiled into `out`, into the op before it
+    /// when both are 32-bit integer ops of [`ChainOp`] on single columns, the op before
+    /// computes `tail` (its result and instruction), and `i` is the only use of `tail`: one
+    /// [`Op::IntChain`] (an address computation `((x + k) >> 3) + y`, one pass over the lanes
+    /// instead of three). `tail`'s registers are then never written, which nothing can tell:
+    /// no other instruction reads it. Operands the divergence analysis proves uniform are read
+    /// once ([`Cx::uniform_operand`]). Some when the last op now computes `i`'s result and can
+    /// start or extend a chain. Not while observing uniformity (every value is observed there).
     fn fuse_int_chain(
         &self,
+        fid: u32,
         i: usize,
-        rid: u32,
-        tail: Option<u32>,
+        tail: Option<(u32, usize)>,
         ops: &mut [(Op, u32)],
         out: &mut Vec<Op>,
-    ) -> Option<u32> {
+    ) -> Option<()> {
         let [Op::Bin(b)] = &out[..] else {
             return None;
         };
@@ -1550,26 +1560,24 @@ impl<'m> Cx<'m> {
         if self.options.observe_uniformity {
             return None;
         }
-        let prev = tail.filter(|t| self.single_use.get(t) == Some(&i));
+        let prev = tail.filter(|(t, _)| self.single_use.get(t) == Some(&i));
         let last = ops.last_mut().map(|(o, _)| o);
-        let (prev_d, last) = match (prev, last) {
-            (Some(_), Some(o @ (Op::Bin(_) | Op::IntChain(_)))) => {
-                (o.result_cols().map(|(c, _)| c), o)
+        let (prev_d, prev_i, last) = match (prev, last) {
+            (Some((_, pi)), Some(o @ (Op::Bin(_) | Op::IntChain(_)))) => {
+                (o.result_cols().map(|(c, _)| c), pi, o)
             }
-            _ => return Some(rid),
+            _ => return Some(()),
         };
-        let step = match prev_d {
-            Some(p) if b.a == p && b.b != p => ChainStep {
-                op: chain_op,
-                other: b.b,
-                acc_left: true,
-            },
-            Some(p) if b.b == p && b.a != p => ChainStep {
-                op: chain_op,
-                other: b.a,
-                acc_left: false,
-            },
-            _ => return Some(rid),
+        let (other, acc_left) = match prev_d {
+            Some(p) if b.a == p && b.b != p => (b.b, true),
+            Some(p) if b.b == p && b.a != p => (b.a, false),
+            _ => return Some(()),
+        };
+        let step = ChainStep {
+            op: chain_op,
+            other,
+            acc_left,
+            uniform: self.uniform_operand(fid, i, other),
         };
         match last {
             Op::Bin(first) => {
@@ -1577,21 +1585,120 @@ impl<'m> Cx<'m> {
                     op: ChainOp::of(first.op)?,
                     other: first.b,
                     acc_left: true,
+                    uniform: self.uniform_operand(fid, prev_i, first.b),
                 };
                 *last = Op::IntChain(Box::new(IntChainArgs {
                     d: b.d,
                     first: first.a,
+                    first_uniform: self.uniform_operand(fid, prev_i, first.a),
                     steps: vec![head, step],
+                    address: None,
                 }));
             }
-            Op::IntChain(chain) => {
+            Op::IntChain(chain) if chain.address.is_none() && chain.steps.len() < MAX_CHAIN => {
                 chain.d = b.d;
                 chain.steps.push(step);
             }
-            _ => return Some(rid),
+            _ => return Some(()),
         }
         out.clear();
-        Some(rid)
+        Some(())
+    }
+
+    /// Whether column `c`, an operand of instruction `i` of function `fid`, holds one value in
+    /// every active lane of a batch: a constant column of no id, or a value the divergence
+    /// analysis proves the same in every lane (as for [`Op::Once`]) in the entry point (an
+    /// engine call may pass differing values for a parameter compiled as one per call,
+    /// `Batch::once_off`).
+    fn uniform_operand(&self, fid: u32, i: usize, c: Col) -> bool {
+        // A constant of the compiler's own (a shift for a division, say) fills every lane.
+        if self.const_len.iter().any(|&(k, _)| k == c) {
+            return true;
+        }
+        let Some((analysis, limit)) = &self.uniform else {
+            return false;
+        };
+        fid == self.entry_fn
+            && self.m.instructions[i]
+                .id_refs()
+                .any(|id| self.col(id).is_ok_and(|x| x == c) && analysis.value(id) <= *limit)
+    }
+
+    /// Fuses the access chain compiled into `out` (instruction `i`) into the integer op before
+    /// it when that op computes `tail`, `i` is the only use of `tail`, and `tail` is the
+    /// chain's one index, 32 bits wide: the op becomes an [`Op::IntChain`] ending in a
+    /// [`ChainAddress`] (a staging copy's `a[(row * N + k) / 8 + col]`, one pass over the lanes
+    /// instead of two, the index never written). Only where the access chain's wrapping sum is
+    /// exact (see [`ChainAddress`]); not while observing uniformity.
+    fn fuse_chain_address(
+        &self,
+        fid: u32,
+        i: usize,
+        tail: Option<(u32, usize)>,
+        ops: &mut [(Op, u32)],
+        out: &mut Vec<Op>,
+    ) {
+        let [Op::AccessChain(ac)] = &out[..] else {
+            return;
+        };
+        if self.options.observe_uniformity
+            || tail.is_none_or(|(t, _)| self.single_use.get(&t) != Some(&i))
+            || ac.steps.len() > 64
+        {
+            return;
+        }
+        let mut offset = 0i64;
+        let mut index = None;
+        for s in ac.steps.iter() {
+            match *s {
+                Step::Const(x) if x.unsigned_abs() < 1 << 40 => offset += x,
+                Step::Dyn {
+                    idx,
+                    bits: 32,
+                    stride,
+                } if index.is_none() && stride.unsigned_abs() < 1 << 24 => {
+                    index = Some((idx, stride));
+                }
+                Step::Const(_) | Step::Dyn { .. } => return,
+            }
+        }
+        let Some((idx, stride)) = index.filter(|_| offset.unsigned_abs() < 1 << 40) else {
+            return;
+        };
+        let address = Some(ChainAddress {
+            base: ac.base,
+            base_uniform: self.uniform_operand(fid, i, ac.base),
+            offset,
+            stride,
+        });
+        let (Some((last, _)), Some((_, prev_i))) = (ops.last_mut(), tail) else {
+            return;
+        };
+        match last {
+            Op::IntChain(chain) if chain.d == idx && chain.address.is_none() => {
+                chain.d = ac.d;
+                chain.address = address;
+            }
+            Op::Bin(b) if b.d == idx && b.n == 1 && b.num == Num::Int(32) => {
+                let Some(op) = ChainOp::of(b.op) else {
+                    return;
+                };
+                *last = Op::IntChain(Box::new(IntChainArgs {
+                    d: ac.d,
+                    first: b.a,
+                    first_uniform: self.uniform_operand(fid, prev_i, b.a),
+                    steps: vec![ChainStep {
+                        op,
+                        other: b.b,
+                        acc_left: true,
+                        uniform: self.uniform_operand(fid, prev_i, b.b),
+                    }],
+                    address,
+                }));
+            }
+            _ => return,
+        }
+        out.clear();
     }
 
     /// The functions only the engine calls, none reading or writing Private variables (whose

@@ -187,6 +187,9 @@ struct Batch<'p, 'a> {
     once_off: bool,
     /// Scratch runs of lanes of a staging copy (`lane_runs`).
     lane_runs: Vec<(usize, usize, usize)>,
+    /// Per staging copy ([`LoadStoreArgs::slot`]): the lane shape it found the last time it
+    /// ran (`copy_words`).
+    copy_shapes: Vec<CopyShape>,
 }
 
 impl Drop for Batch<'_, '_> {
@@ -313,6 +316,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             values_lent: false,
             once_off: false,
             lane_runs: Vec::new(),
+            copy_shapes: (0..p.copy_slots).map(|_| CopyShape::default()).collect(),
         };
         for &(m, v) in &p.const_mats {
             b.fill_mat(m, v);
@@ -990,49 +994,69 @@ impl<'p, 'a> Batch<'p, 'a> {
             return false;
         }
         let (pc, dc) = (x.load.ptr.ix() * lanes, x.store.ptr.ix() * lanes);
-        let step = 4 * n as u64;
+        // The last run's shape when these columns have it (the read log, kept for a decode
+        // whose results may be reused, takes the full path).
+        let Some(shape) = self.copy_shapes.get_mut(x.slot as usize) else {
+            return false;
+        };
+        let mut shape = std::mem::take(shape);
         let (src, dst) = (&self.cols[pc..pc + lanes], &self.cols[dc..dc + lanes]);
-        let sum = crate::kernels::address_summary(src, memory::OBJ_SHIFT, step);
-        let Some(o) = one_object_words(&self.mem, src[0], &sum, n) else {
-            return false;
+        let reuse = if self.reads.is_none() {
+            shape.matches(&self.mem, src, dst)
+        } else {
+            None
         };
-        let (sh, si) = (o.shared, o.idx);
-        let dsum = crate::kernels::address_summary(dst, memory::OBJ_SHIFT, step);
-        let Some((dsh, didx, range)) = contiguous(&self.mem, dst, &dsum, n, true) else {
-            return false;
+        let (sh, si, from) = match reuse {
+            Some(at) => at,
+            None => {
+                let step = 4 * n as u64;
+                let sum = crate::kernels::address_summary(src, memory::OBJ_SHIFT, step);
+                let Some(o) = one_object_words(&self.mem, src[0], &sum, n) else {
+                    return false;
+                };
+                let dsum = crate::kernels::address_summary(dst, memory::OBJ_SHIFT, step);
+                let Some(dst_words) = contiguous(&self.mem, dst, &dsum, n, true) else {
+                    return false;
+                };
+                if let Some(reads) = &mut self.reads {
+                    note_objects(reads, src, mask, Some(&sum));
+                }
+                let at = (o.shared, o.idx);
+                shape.learn(src, dst, n, dst_words, &mut self.lane_runs);
+                (at.0, at.1, shape.first_word(src[0]))
+            }
         };
-        if let Some(reads) = &mut self.reads {
-            note_objects(reads, src, mask, Some(&sum));
-        }
-        let mut runs = std::mem::take(&mut self.lane_runs);
-        lane_runs(src, n, &mut runs);
-        if !dsh && let Some((words, dst)) = self.mem.words_and_local(sh, si, didx) {
+        let (dsh, didx, range) = shape.dst_words.clone();
+        let runs = &shape.runs;
+        let done = if !dsh && let Some((words, dst)) = self.mem.words_and_local(sh, si, didx) {
             // From another object into batch-owned (Workgroup) memory: no overlap, so
             // straight from the source words into the destination's, with plain stores.
-            let done = gather_runs(words, &runs, &mut dst[range], sh);
-            self.lane_runs = runs;
-            return done;
-        }
-        let mut tmp = std::mem::take(&mut self.src_cache.words);
-        tmp.clear();
-        tmp.resize(lanes * n, 0);
-        let done = gather_runs(self.mem.words(sh, si), &runs, &mut tmp, sh);
-        self.lane_runs = runs;
-        if !done {
-            self.src_cache.words = tmp;
-            return false;
-        }
-        if dsh {
-            for (d, &v) in self.mem.words(dsh, didx)[range].iter().zip(&tmp) {
-                d.store(v, Relaxed);
-            }
+            words
+                .get(from..)
+                .is_some_and(|w| gather_runs(w, runs, &mut dst[range], sh))
         } else {
-            for (d, &v) in self.mem.local[didx as usize][range].iter_mut().zip(&tmp) {
-                *d.get_mut() = v;
+            let mut tmp = std::mem::take(&mut self.src_cache.words);
+            tmp.clear();
+            tmp.resize(lanes * n, 0);
+            let done = self
+                .mem
+                .words(sh, si)
+                .get(from..)
+                .is_some_and(|w| gather_runs(w, runs, &mut tmp, sh));
+            if done && dsh {
+                for (d, &v) in self.mem.words(dsh, didx)[range].iter().zip(&tmp) {
+                    d.store(v, Relaxed);
+                }
+            } else if done {
+                for (d, &v) in self.mem.local[didx as usize][range].iter_mut().zip(&tmp) {
+                    *d.get_mut() = v;
+                }
             }
-        }
-        self.src_cache.words = tmp;
-        true
+            self.src_cache.words = tmp;
+            done
+        };
+        self.copy_shapes[x.slot as usize] = shape;
+        done
     }
 
     /// OpLoad of a value into its registers.
@@ -1790,6 +1814,100 @@ fn lane_runs(ptrs: &[u64], n: usize, runs: &mut Vec<(usize, usize, usize)>) {
     }
     if start < ptrs.len() {
         runs.push((start * n, (ptrs.len() - start) * n, word(start)));
+    }
+}
+
+/// What a staging copy ([`Batch::copy_words`]) found of its lanes the last time it ran: the
+/// source lanes' offsets from the first lane's address, the destination column, and the runs
+/// and destination words they gave. A later run whose columns have the same offsets and the
+/// same destination gets the same runs, moved with the first lane's address: only that
+/// address's object and bounds are checked again (a GEMM's staging copies move by a K step
+/// a time, with the same shape).
+#[derive(Default)]
+struct CopyShape {
+    /// Source lane `l`'s address minus lane 0's (wrapping).
+    deltas: Vec<u64>,
+    /// The destination column.
+    dst: Vec<u64>,
+    /// The source object's index.
+    obj: u64,
+    /// The bytes the lanes read, from lane 0's address: the smallest offset and the end of
+    /// the furthest lane's words.
+    lo: i64,
+    hi: i64,
+    /// [`lane_runs`]'s runs, their source words counted from the lowest lane's first word.
+    runs: Vec<(usize, usize, usize)>,
+    /// The destination's (shared?, index) and words (`contiguous`).
+    dst_words: (bool, u32, std::ops::Range<usize>),
+    /// Runs since the shape last matched: past a few, the columns change from run to run and
+    /// the shape is no longer kept (its comparison and copies would cost every time).
+    misses: u32,
+}
+
+impl CopyShape {
+    /// Runs whose shape differed in a row before the op stops keeping one.
+    const GIVE_UP: u32 = 4;
+
+    /// When `src` and `dst` have this shape and every source lane's words lie in the object
+    /// the first lane's address names: that object's (shared?, index) and the word the runs
+    /// count from.
+    fn matches(&mut self, mem: &Mem, src: &[u64], dst: &[u64]) -> Option<(bool, u32, usize)> {
+        let a0 = *src.first()?;
+        if self.deltas.len() != src.len()
+            || a0 >> memory::OBJ_SHIFT != self.obj
+            || !crate::kernels::same_shape(src, &self.deltas, dst, &self.dst)
+        {
+            self.misses = self.misses.saturating_add(1);
+            return None;
+        }
+        self.misses = 0;
+        let o = mem.obj(self.obj).filter(|o| o.per_lane == 0)?;
+        let off = (a0 & memory::OFF_MASK) as i64;
+        let (lo, hi) = (off + self.lo, off + self.hi);
+        (off % 4 == 0 && lo >= 0 && hi as u64 <= o.size).then_some((
+            o.shared,
+            o.idx,
+            lo as usize / 4,
+        ))
+    }
+
+    /// Takes the shape of `src` and `dst` (`n` words a lane, every lane's checked in one
+    /// aligned object, `dst_words` the destination's) and its runs, built in `scratch`.
+    fn learn(
+        &mut self,
+        src: &[u64],
+        dst: &[u64],
+        n: usize,
+        dst_words: (bool, u32, std::ops::Range<usize>),
+        scratch: &mut Vec<(usize, usize, usize)>,
+    ) {
+        let a0 = src[0];
+        let keep = self.misses <= Self::GIVE_UP;
+        self.deltas.clear();
+        self.dst.clear();
+        if keep {
+            self.deltas.extend(src.iter().map(|&a| a.wrapping_sub(a0)));
+            self.dst.extend_from_slice(dst);
+        }
+        // Offsets inside one object (checked by the caller): below 2^40 apart.
+        let (lo, hi) = src.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &a| {
+            let d = a.wrapping_sub(a0) as i64;
+            (lo.min(d), hi.max(d))
+        });
+        self.obj = a0 >> memory::OBJ_SHIFT;
+        self.lo = lo;
+        self.hi = hi + 4 * n as i64;
+        lane_runs(src, n, scratch);
+        let from = self.first_word(a0);
+        self.runs.clear();
+        self.runs
+            .extend(scratch.iter().map(|&(d, len, w)| (d, len, w - from)));
+        self.dst_words = dst_words;
+    }
+
+    /// The word the runs count from, for a first lane at `a0`.
+    fn first_word(&self, a0: u64) -> usize {
+        (((a0 & memory::OFF_MASK) as i64 + self.lo) / 4) as usize
     }
 }
 

@@ -1151,6 +1151,56 @@ fn address_summary_avx512(addrs: &[u64], obj_shift: u32, step: u64) -> AddressSu
     address_summary_body(addrs, obj_shift, step)
 }
 
+/// Whether `src` is `deltas` moved by its first word (`src[l] - src[0] == deltas[l]`,
+/// wrapping) and `dst` equals `dst_was`, at the CPU's vector width (a staging copy's columns
+/// against the shape it last had).
+pub fn same_shape(src: &[u64], deltas: &[u64], dst: &[u64], dst_was: &[u64]) -> bool {
+    same_shape_at(level(), src, deltas, dst, dst_was)
+}
+
+/// [`same_shape`] at a chosen level (the tests run every level the CPU has).
+fn same_shape_at(level: Level, src: &[u64], deltas: &[u64], dst: &[u64], dst_was: &[u64]) -> bool {
+    match level {
+        Level::Base => same_shape_body(src, deltas, dst, dst_was),
+        // SAFETY: level() is Avx2 only when AVX2 is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { same_shape_avx2(src, deltas, dst, dst_was) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { same_shape_avx512(src, deltas, dst, dst_was) },
+    }
+}
+
+#[inline(always)]
+fn same_shape_body(src: &[u64], deltas: &[u64], dst: &[u64], dst_was: &[u64]) -> bool {
+    let Some(&a0) = src.first() else {
+        return deltas.is_empty() && dst.len() == dst_was.len();
+    };
+    src.len() == deltas.len()
+        && dst.len() == dst_was.len()
+        && src
+            .iter()
+            .zip(deltas)
+            .fold(0, |acc, (&a, &d)| acc | (a.wrapping_sub(a0) ^ d))
+            | dst
+                .iter()
+                .zip(dst_was)
+                .fold(0, |acc, (&a, &b)| acc | (a ^ b))
+            == 0
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn same_shape_avx2(src: &[u64], deltas: &[u64], dst: &[u64], dst_was: &[u64]) -> bool {
+    same_shape_body(src, deltas, dst, dst_was)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn same_shape_avx512(src: &[u64], deltas: &[u64], dst: &[u64], dst_was: &[u64]) -> bool {
+    same_shape_body(src, deltas, dst, dst_was)
+}
+
 /// Whether every word of `col` is `v` (a layout or view input column: uniform nearly always,
 /// so the whole column is compared without an early exit, at the CPU's vector width).
 pub fn column_is(col: &[u64], v: u64) -> bool {
@@ -2277,6 +2327,54 @@ mod tests {
                     }
                 }
                 assert_eq!(got, want, "{level:?} {n} lanes");
+            }
+        }
+    }
+
+    /// A staging copy's columns match the shape they had where each source lane is the
+    /// recorded offset from the first lane's address (wherever that is) and the destination is
+    /// the one recorded, at every level and length: a change in any one lane of either is
+    /// seen, also in a vector's tail.
+    #[test]
+    fn same_shape_sees_a_change_in_any_lane_at_every_level() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let deltas: Vec<u64> = (0..70)
+            .map(|l| if l == 0 { 0 } else { next() % 4096 })
+            .collect();
+        let dst: Vec<u64> = (0..70).map(|_| next()).collect();
+        for level in levels() {
+            for n in 1..deltas.len() {
+                for a0 in [0u64, 0x1234_5678_9abc, u64::MAX - 100] {
+                    let mut src: Vec<u64> =
+                        deltas[..n].iter().map(|&d| a0.wrapping_add(d)).collect();
+                    let mut dst_now = dst[..n].to_vec();
+                    let same = |src: &[u64], d: &[u64]| {
+                        same_shape_at(level, src, &deltas[..n], d, &dst[..n])
+                    };
+                    assert!(same(&src, &dst_now), "{level:?} {n} lanes from {a0:#x}");
+                    for l in 0..n {
+                        // The first lane alone moving is the same shape moved.
+                        src[l] ^= 4 << (l % 40);
+                        assert_eq!(
+                            same(&src, &dst_now),
+                            n == 1,
+                            "{level:?} {n} lanes: source lane {l}"
+                        );
+                        src[l] ^= 4 << (l % 40);
+                        dst_now[l] ^= 1 << (l % 64);
+                        assert!(
+                            !same(&src, &dst_now),
+                            "{level:?} {n} lanes: destination lane {l}"
+                        );
+                        dst_now[l] ^= 1 << (l % 64);
+                    }
+                }
             }
         }
     }

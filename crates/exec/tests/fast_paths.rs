@@ -91,7 +91,7 @@ void main() {
 /// array (every lane reads before any writes), a loaded value with a second use (not fused),
 /// the store's address computed between the load and the store. The same buffers as the
 /// reference with the fusion on and off (it is off while uniformity is observed), five ops a
-/// lane fewer with it on (six with the integer chain it also turns off); a source out of
+/// lane fewer with it on (eleven with the integer chains it also turns off); a source out of
 /// bounds is an error naming the load and the first lane out of bounds, and reads zeros with
 /// robust access.
 #[test]
@@ -163,12 +163,13 @@ void main() {
     let mut unfused = inputs(0);
     let off = run(&m, &mut unfused, [groups as u32, 1, 1], &observe);
     check(&unfused, 0);
-    // Five copies a lane fused, and `base + (t ^ 3)` is one integer chain (`Op::IntChain`,
-    // also off while observing).
+    // Five copies a lane fused; `base + (t ^ 3)` is one integer chain (`Op::IntChain`, also
+    // off while observing), and the five access chains indexed by an integer op's result
+    // end those ops (`ChainAddress`).
     assert_eq!(
         off.lane_instructions - on.lane_instructions,
-        6 * n as u64,
-        "five copies and one chain a lane fused"
+        11 * n as u64,
+        "five copies, one chain and five access chains a lane fused"
     );
     // Lanes 56.. of the last workgroup read past the end of `a`.
     let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &Default::default())
@@ -975,6 +976,109 @@ void main() {{
     let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
     assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
     assert!(e.to_string().contains("Length 8"), "{e}");
+}
+
+/// A staging copy in a K loop keeps the lane shape it found (`CopyShape`) only while its
+/// columns have it: the rows move by a push-constant stride every step; the source lanes are
+/// permuted differently from step 3 on; the destination is not one run at step 1 (the full
+/// path, then the load and the store); and at step 5 a uniform offset moves the last
+/// workgroup's last lanes past the end of the buffer while the shape still matches, so only
+/// the bounds check of the reused shape can catch it. The same buffers as a reference and as
+/// the engine with the fusion off (off while uniformity is observed), the error names the
+/// load and the first lane out of bounds, and robust access reads zeros there as unfused.
+#[test]
+fn staging_shapes_are_reused_only_while_they_hold() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer A { uvec4 a[]; };
+layout(std430, binding = 1) buffer B { uvec4 b[]; };
+layout(push_constant) uniform P { uint rows; uint extra; };
+shared uvec4 s[64];
+void main() {
+    uint t = gl_LocalInvocationID.x, g = gl_WorkGroupID.x;
+    for (uint k = 0u; k < 6u; k++) {
+        uint col = k < 3u ? t : (t ^ 5u);
+        uint at = k == 1u ? (t ^ 1u) : t;
+        s[at] = a[(g * 6u + k) * rows + col + (k == 5u ? extra : 0u)];
+        barrier();
+        b[(g * 6u + k) * 64u + t] = s[63u - t];
+        barrier();
+    }
+}"#,
+    ) else {
+        return;
+    };
+    let (groups, rows) = (3usize, 80usize);
+    let src: Vec<u32> = (0..(4 * 6 * groups * rows) as u32)
+        .map(|i| i.wrapping_mul(2654435761) | 1)
+        .collect();
+    let inputs = |extra: u32| {
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), bytes_u32(&src));
+        res.buffers.insert((0, 1), vec![0; 16 * 6 * 64 * groups]);
+        res.push_constants = [rows as u32, extra]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        res
+    };
+    let check = |res: &Resources, extra: usize| {
+        let b = u32s(&res.buffers[&(0, 1)]);
+        for g in 0..groups {
+            for k in 0..6 {
+                for t in 0..64 {
+                    // The lane whose store landed in s[63 - t].
+                    let u = if k == 1 { (63 - t) ^ 1 } else { 63 - t };
+                    let col = if k < 3 { u } else { u ^ 5 };
+                    let i = (g * 6 + k) * rows + col + if k == 5 { extra } else { 0 };
+                    let want = src.get(4 * i..4 * i + 4).unwrap_or(&[0; 4]);
+                    let o = 4 * ((g * 6 + k) * 64 + t);
+                    assert_eq!(b[o..o + 4], want[..], "group {g} step {k} lane {t}");
+                }
+            }
+        }
+    };
+    let observe = EngineOptions {
+        observe_uniformity: true,
+        ..Default::default()
+    };
+    let robust = EngineOptions {
+        robust: true,
+        ..Default::default()
+    };
+    let robust_observe = EngineOptions {
+        robust: true,
+        observe_uniformity: true,
+        ..Default::default()
+    };
+    let g3 = [groups as u32, 1, 1];
+    for extra in [0, 7] {
+        let mut fused = inputs(extra);
+        let on = run(&m, &mut fused, g3, &EngineOptions::default());
+        check(&fused, extra as usize);
+        let mut unfused = inputs(extra);
+        let off = run(&m, &mut unfused, g3, &observe);
+        assert_eq!(fused.buffers, unfused.buffers, "extra {extra}");
+        assert!(
+            on.lane_instructions < off.lane_instructions,
+            "nothing fused"
+        );
+    }
+    // With 20 more, lanes 56..=59 (t ^ 5 >= 60) of the last workgroup's step 5 read past the
+    // end of `a`.
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &Default::default())
+        .unwrap();
+    let e = p.dispatch(&mut inputs(20), g3).unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
+    assert!(e.place.contains("OpLoad"), "{e}");
+    assert!(e.place.contains("local invocation (56, 0, 0)"), "{e}");
+    let mut fused = inputs(20);
+    run(&m, &mut fused, g3, &robust);
+    check(&fused, 20);
+    let mut unfused = inputs(20);
+    run(&m, &mut unfused, g3, &robust_observe);
+    assert_eq!(fused.buffers, unfused.buffers);
 }
 
 /// 32-bit integer ops that each read the one before's result, and nothing else that result,

@@ -423,22 +423,46 @@ pub(crate) fn cvt1(kind: CvtKind, from: Num, to: Num, x: u64) -> u64 {
     }
 }
 
+/// The operand of a [`chain_step`] besides the running value.
+#[derive(Clone, Copy)]
+enum ChainIn<'a> {
+    /// One a lane (the low 32 bits of a column's words).
+    Lanes(&'a [u64]),
+    /// The same in every lane.
+    One(u32),
+}
+
 /// One step of [`Columns::int_chain`]: `acc = acc op other` (`other op acc` unless
 /// `acc_left`) in every lane, as `bin1` computes it on 32-bit integers (operands truncated to
 /// 32 bits, results wrapping; a shift by 32 or more gives 0, or the sign for ShrA).
 #[inline(always)]
-fn chain_step(op: ChainOp, acc_left: bool, acc: &mut [u32], other: &[u64]) {
+fn chain_step(op: ChainOp, acc_left: bool, acc: &mut [u32], other: ChainIn) {
     macro_rules! each {
         (|$x:ident, $y:ident| $e:expr) => {
-            if acc_left {
-                for (a, &o) in acc.iter_mut().zip(other) {
-                    let ($x, $y) = (*a, o as u32);
-                    *a = $e;
+            match (other, acc_left) {
+                (ChainIn::Lanes(other), true) => {
+                    for (a, &o) in acc.iter_mut().zip(other) {
+                        let ($x, $y) = (*a, o as u32);
+                        *a = $e;
+                    }
                 }
-            } else {
-                for (a, &o) in acc.iter_mut().zip(other) {
-                    let ($x, $y) = (o as u32, *a);
-                    *a = $e;
+                (ChainIn::Lanes(other), false) => {
+                    for (a, &o) in acc.iter_mut().zip(other) {
+                        let ($x, $y) = (o as u32, *a);
+                        *a = $e;
+                    }
+                }
+                (ChainIn::One(o), true) => {
+                    for a in acc.iter_mut() {
+                        let ($x, $y) = (*a, o);
+                        *a = $e;
+                    }
+                }
+                (ChainIn::One(o), false) => {
+                    for a in acc.iter_mut() {
+                        let ($x, $y) = (o, *a);
+                        *a = $e;
+                    }
                 }
             }
         };
@@ -1135,37 +1159,105 @@ fn run_avx512(c: &mut Columns, o: ColumnOp) {
 
 impl Columns<'_> {
     /// [`Op::IntChain`]: 128 lanes at a time, the running value in 32-bit lanes on the stack
-    /// (sixteen a vector), each step one loop over them. Every lane of a chunk is read before
-    /// any is written, so the result may share a column with an operand (a lane's result
-    /// depends on its own operands only). Inactive lanes are computed too (nothing here can
-    /// fault) but not written.
+    /// (sixteen a vector), each step one loop over them, then the result (or the address of
+    /// its [`ChainAddress`]) written. A uniform operand is read once, from the first active
+    /// lane. Every lane of a chunk is read before any is written, so the result may share a
+    /// column with an operand (a lane's result depends on its own operands only). Inactive
+    /// lanes are computed too (nothing here can fault) but not written.
     #[inline(always)]
     pub(crate) fn int_chain(&mut self, x: &IntChainArgs) {
         const CHUNK: usize = 128;
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let lead = if dense {
+            0
+        } else {
+            let w = mask.iter().position(|&w| w != 0).unwrap_or(0);
+            w * 64 + mask[w].trailing_zeros().min(63) as usize
+        };
+        // A uniform operand's value (the first active lane's; `lead` < `lanes`), read before
+        // any chunk is written: the result may share its column.
+        let one = |k: Col| c[k.ix() * lanes + lead.min(lanes.saturating_sub(1))];
+        let first_one = one(x.first) as u32;
+        let base_one = x.address.map_or(0, |a| one(a.base));
+        let mut others = [0u32; MAX_CHAIN];
+        for (o, s) in others.iter_mut().zip(&x.steps) {
+            *o = one(s.other) as u32;
+        }
         let mut acc = [0u32; CHUNK];
+        let mut addr = [0u64; CHUNK];
         for l0 in (0..lanes).step_by(CHUNK) {
             let n = (lanes - l0).min(CHUNK);
             let acc = &mut acc[..n];
             let col = |k: Col| k.ix() * lanes + l0;
-            for (a, &v) in acc.iter_mut().zip(&c[col(x.first)..col(x.first) + n]) {
-                *a = v as u32;
+            if x.first_uniform {
+                acc.fill(first_one);
+            } else {
+                for (a, &v) in acc.iter_mut().zip(&c[col(x.first)..col(x.first) + n]) {
+                    *a = v as u32;
+                }
             }
-            for s in &x.steps {
-                let other = &c[col(s.other)..col(s.other) + n];
+            for (k, s) in x.steps.iter().enumerate() {
+                // Past MAX_CHAIN steps (not compiled) a uniform operand is read lane by lane,
+                // which gives the same values.
+                let other = match others.get(k) {
+                    Some(&v) if s.uniform => ChainIn::One(v),
+                    _ => ChainIn::Lanes(&c[col(s.other)..col(s.other) + n]),
+                };
                 chain_step(s.op, s.acc_left, acc, other);
             }
             let d = col(x.d);
-            if dense {
-                for (o, &a) in c[d..d + n].iter_mut().zip(acc.iter()) {
-                    *o = a as u64;
-                }
-            } else {
-                for (k, &a) in acc.iter().enumerate() {
-                    let l = l0 + k;
-                    if mask[l / 64] >> (l % 64) & 1 != 0 {
-                        c[d + k] = a as u64;
+            let put = |c: &mut [u64], v: &[u64]| {
+                if dense {
+                    c[d..d + n].copy_from_slice(v);
+                } else {
+                    for (k, &a) in v.iter().enumerate() {
+                        let l = l0 + k;
+                        if mask[l / 64] >> (l % 64) & 1 != 0 {
+                            c[d + k] = a;
+                        }
                     }
+                }
+            };
+            match x.address {
+                None if dense => {
+                    for (o, &a) in c[d..d + n].iter_mut().zip(acc.iter()) {
+                        *o = a as u64;
+                    }
+                }
+                None => {
+                    for (o, &a) in addr.iter_mut().zip(acc.iter()) {
+                        *o = a as u64;
+                    }
+                    put(c, &addr[..n]);
+                }
+                Some(ChainAddress {
+                    base,
+                    base_uniform,
+                    offset,
+                    stride,
+                }) => {
+                    // `access_chain_dense`'s sum and object test, per lane as a select.
+                    let at = |p: u64, b: u64| {
+                        if outside(p, b) != 0 {
+                            memory::POISON
+                        } else {
+                            p
+                        }
+                    };
+                    let moved = |a: u32| (a as i32 as i64).wrapping_mul(stride) as u64;
+                    if base_uniform {
+                        let b = base_one;
+                        let b0 = b.wrapping_add(offset as u64);
+                        for (o, &a) in addr.iter_mut().zip(acc.iter()) {
+                            *o = at(b0.wrapping_add(moved(a)), b);
+                        }
+                    } else {
+                        let bases = &c[col(base)..col(base) + n];
+                        for ((o, &a), &b) in addr.iter_mut().zip(acc.iter()).zip(bases) {
+                            *o = at(b.wrapping_add(offset as u64).wrapping_add(moved(a)), b);
+                        }
+                    }
+                    put(c, &addr[..n]);
                 }
             }
         }
@@ -1943,6 +2035,111 @@ mod fast_path_tests {
         }
     }
 
+    /// An [`Op::IntChain`] ending in a [`ChainAddress`] gives what the access chain gives for
+    /// the chain's value as its one index, a 32-bit signed index (the exact per-lane
+    /// definition, [`memory::offset_address_i64`], with [`memory::POISON`] outside the base's
+    /// object): positive and negative strides and offsets, indices leaving the object on
+    /// either side, per-lane and uniform operands and bases. A uniform operand is its first
+    /// active lane's value: the test batch is partly active, its first lanes inactive and
+    /// holding other values there, its inactive lanes left as they were; and it is read before
+    /// any lane is written, also where the result shares its column (or the base's), over
+    /// several 128-lane chunks.
+    #[test]
+    fn chain_addresses_equal_their_access_chains() {
+        let lanes = 512;
+        let active = |l: usize| l >= 5 && l % 7 != 3;
+        let mut mask = [0u64; MW];
+        for l in (0..lanes).filter(|&l| active(l)) {
+            mask[l / 64] |= 1 << (l % 64);
+        }
+        let (uni, uni_base) = (0x8000_0003u64, (2u64 << memory::OBJ_SHIFT) | 0x10_0000);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut c0 = vec![0u64; lanes * 8];
+        for l in 0..lanes {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            c0[l] = x >> (x & 31); // first: small and large (negative as i32) values
+            c0[lanes + l] = x % 9; // other, one a lane
+            // Uniform columns: one value in the active lanes only.
+            c0[2 * lanes + l] = if active(l) { uni } else { x };
+            c0[3 * lanes + l] = ((1 + l as u64 % 3) << memory::OBJ_SHIFT) | ((x >> 27) % (1 << 34));
+            c0[4 * lanes + l] = if active(l) { uni_base } else { x };
+        }
+        let (first, other, uniform, base, ubase) = (Col(0), Col(1), Col(2), Col(3), Col(4));
+        let (mut inside, mut poisoned) = (0, 0);
+        for (stride, offset) in [
+            (16i64, 0i64),
+            (-4, 48),
+            (1 << 20, -4096),
+            (1 << 23, 1 << 38),
+        ] {
+            for (base, base_uniform) in [(base, false), (ubase, true)] {
+                for first_uniform in [false, true] {
+                    for d in [Col(5), uniform, base] {
+                        let args = IntChainArgs {
+                            d,
+                            first: if first_uniform { uniform } else { first },
+                            first_uniform,
+                            steps: vec![
+                                ChainStep {
+                                    op: ChainOp::IMul,
+                                    other,
+                                    acc_left: true,
+                                    uniform: false,
+                                },
+                                ChainStep {
+                                    op: ChainOp::ISub,
+                                    other: uniform,
+                                    acc_left: false,
+                                    uniform: true,
+                                },
+                            ],
+                            address: Some(ChainAddress {
+                                base,
+                                base_uniform,
+                                offset,
+                                stride,
+                            }),
+                        };
+                        for level in crate::kernels::column_levels() {
+                            let mut c = c0.clone();
+                            Columns {
+                                c: &mut c,
+                                lanes,
+                                mask: &mask,
+                                dense: false,
+                            }
+                            .run_at(level, ColumnOp::IntChain(&args));
+                            for l in 0..lanes {
+                                let at = d.ix() * lanes + l;
+                                if !active(l) {
+                                    assert_eq!(c[at], c0[at], "inactive lane {l} written");
+                                    continue;
+                                }
+                                let v = |k: Col| c0[k.ix() * lanes + l];
+                                let acc = bin1(BinOp::IMul, Num::Int(32), v(args.first), v(other));
+                                let acc = bin1(BinOp::ISub, Num::Int(32), uni, acc);
+                                let delta = offset + (acc as u32 as i32 as i64) * stride;
+                                let want = memory::offset_address_i64(v(base), delta);
+                                assert_eq!(c[at], want, "{level:?} {args:?} lane {l}");
+                                if want == memory::POISON {
+                                    poisoned += 1;
+                                } else {
+                                    inside += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            inside > 1000 && poisoned > 1000,
+            "{inside} inside, {poisoned} outside"
+        );
+    }
+
     /// [`Op::IntChain`] equals its ops one after the other through `bin1`, for every chain op
     /// with the running value on either side, in chains of four over inputs where shift
     /// counts of 32 or more are common; with the result in the column of its first operand
@@ -1961,6 +2158,7 @@ mod fast_path_tests {
                         op: ops[(i + 3 * k) % ops.len()].0,
                         other: Col(9 + k as u32 % 3),
                         acc_left: if k == 0 { acc_left } else { k % 2 == 1 },
+                        uniform: false,
                     })
                     .collect();
                 debug_assert_eq!(steps[0].op, op);
@@ -1968,7 +2166,9 @@ mod fast_path_tests {
                     cases.push(IntChainArgs {
                         d,
                         first: Col(8),
+                        first_uniform: false,
                         steps: steps.clone(),
+                        address: None,
                     });
                 }
             }

@@ -288,6 +288,9 @@ pub(crate) struct Program {
     /// dispatch may keep for other workgroups: workers then run chunks of workgroups far apart
     /// in the grid (`far_apart_order`), so that two of them seldom produce the same tile at once.
     pub tensor_loads: bool,
+    /// Staging copies ([`Op::LoadStore`]) in the program: each has a slot below this for the
+    /// lane shape it last found (`LoadStoreArgs::slot`).
+    pub copy_slots: u32,
     pub options: EngineOptions,
     /// Storage of the batches of finished dispatches, for the next dispatch's batches.
     pub spare: BatchPool,
@@ -954,16 +957,41 @@ pub struct BinArgs {
 }
 
 /// Operands of [`Op::IntChain`]: `acc = first`, then each step `acc = acc op other` (or
-/// `other op acc`), all on 32-bit integers as [`Op::Bin`] computes them, and `d = acc`.
+/// `other op acc`), all on 32-bit integers as [`Op::Bin`] computes them, and `d = acc`, or
+/// with `address` the pointer an access chain indexed by `acc` gives.
 #[derive(Clone, Debug)]
 pub struct IntChainArgs {
     /// The result column.
     pub d: Col,
     /// The first op's left operand.
     pub first: Col,
-    /// The ops in order (the first op's right operand is its step's `other`).
+    /// Whether `first` holds one value in every active lane (read once, from the first).
+    pub first_uniform: bool,
+    /// The ops in order (the first op's right operand is its step's `other`); at most
+    /// [`MAX_CHAIN`].
     pub steps: Vec<ChainStep>,
+    /// The access chain whose one index is the chain's value, fused into it.
+    pub address: Option<ChainAddress>,
 }
+
+/// The [`Op::AccessChain`] that ends an [`Op::IntChain`] (`Cx::fuse_chain_address`): `d =
+/// base + offset + sext32(acc) · stride`, or [`crate::memory::POISON`] where that leaves the
+/// base's object, as the access chain computes it. Only where that wrapping sum is exact:
+/// `|stride| < 2^24`, `|offset| < 2^40` (an index below 2^31 then cannot overflow it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainAddress {
+    /// The access chain's base pointer.
+    pub base: Col,
+    /// Whether `base` holds one value in every active lane (read once, from the first).
+    pub base_uniform: bool,
+    /// Its constant steps' sum in bytes.
+    pub offset: i64,
+    /// Bytes per unit of the index.
+    pub stride: i64,
+}
+
+/// The most steps an [`IntChainArgs`] holds (a longer run of ops is several chains).
+pub const MAX_CHAIN: usize = 32;
 
 /// One op of an [`IntChainArgs`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -974,6 +1002,9 @@ pub struct ChainStep {
     pub other: Col,
     /// Whether the running value is the left operand (it matters for ISub and the shifts).
     pub acc_left: bool,
+    /// Whether `other` holds one value in every active lane (a constant, a value the
+    /// divergence analysis proves uniform): read once, from the first active lane.
+    pub uniform: bool,
 }
 
 /// The 32-bit integer ops an [`Op::IntChain`] may hold: those that never fault and whose
@@ -1140,6 +1171,8 @@ pub struct LoadStoreArgs {
     pub store: StoreArgs,
     /// The load's description (its instruction, for a fault of the load).
     pub load_desc: u32,
+    /// Its own slot of a batch's staging shapes (below [`Program::copy_slots`]).
+    pub slot: u32,
 }
 
 /// Operands of [`Op::CopyMem`].
