@@ -1011,11 +1011,13 @@ impl<'p, 'a> Batch<'p, 'a> {
             None => {
                 let step = 4 * n as u64;
                 let sum = crate::kernels::address_summary(src, memory::OBJ_SHIFT, step);
-                let Some(o) = one_object_words(&self.mem, src[0], &sum, n) else {
-                    return false;
-                };
                 let dsum = crate::kernels::address_summary(dst, memory::OBJ_SHIFT, step);
-                let Some(dst_words) = contiguous(&self.mem, dst, &dsum, n, true) else {
+                let (Some(o), Some(dst_words)) = (
+                    one_object_words(&self.mem, src[0], &sum, n),
+                    contiguous(&self.mem, dst, &dsum, n, true),
+                ) else {
+                    // Not this fast path: the shape (and its count of misses) stays.
+                    self.copy_shapes[x.slot as usize] = shape;
                     return false;
                 };
                 if let Some(reads) = &mut self.reads {
