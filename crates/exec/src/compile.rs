@@ -1581,19 +1581,10 @@ impl<'m> Cx<'m> {
         };
         match last {
             Op::Bin(first) => {
-                let head = ChainStep {
-                    op: ChainOp::of(first.op)?,
-                    other: first.b,
-                    acc_left: true,
-                    uniform: self.uniform_operand(fid, prev_i, first.b),
-                };
-                *last = Op::IntChain(Box::new(IntChainArgs {
-                    d: b.d,
-                    first: first.a,
-                    first_uniform: self.uniform_operand(fid, prev_i, first.a),
-                    steps: vec![head, step],
-                    address: None,
-                }));
+                let mut chain = self.chain_of_bin(fid, prev_i, first)?;
+                chain.d = b.d;
+                chain.steps.push(step);
+                *last = Op::IntChain(Box::new(chain));
             }
             Op::IntChain(chain) if chain.address.is_none() && chain.steps.len() < MAX_CHAIN => {
                 chain.d = b.d;
@@ -1603,6 +1594,24 @@ impl<'m> Cx<'m> {
         }
         out.clear();
         Some(())
+    }
+
+    /// The one-step chain that Bin `b` (instruction `i` of function `fid`) is, when it is a
+    /// 32-bit [`ChainOp`] on single columns: a chain's head.
+    fn chain_of_bin(&self, fid: u32, i: usize, b: &BinArgs) -> Option<IntChainArgs> {
+        let op = ChainOp::of(b.op).filter(|_| b.n == 1 && b.num == Num::Int(32))?;
+        Some(IntChainArgs {
+            d: b.d,
+            first: b.a,
+            first_uniform: self.uniform_operand(fid, i, b.a),
+            steps: vec![ChainStep {
+                op,
+                other: b.b,
+                acc_left: true,
+                uniform: self.uniform_operand(fid, i, b.b),
+            }],
+            address: None,
+        })
     }
 
     /// Whether column `c`, an operand of instruction `i` of function `fid`, holds one value in
@@ -1665,36 +1674,27 @@ impl<'m> Cx<'m> {
         let Some((idx, stride)) = index.filter(|_| offset.unsigned_abs() < 1 << 40) else {
             return;
         };
-        let address = Some(ChainAddress {
+        let (Some((last, _)), Some((_, prev_i))) = (ops.last_mut(), tail) else {
+            return;
+        };
+        let address = ChainAddress {
             base: ac.base,
             base_uniform: self.uniform_operand(fid, i, ac.base),
             offset,
             stride,
-        });
-        let (Some((last, _)), Some((_, prev_i))) = (ops.last_mut(), tail) else {
-            return;
         };
         match last {
             Op::IntChain(chain) if chain.d == idx && chain.address.is_none() => {
                 chain.d = ac.d;
-                chain.address = address;
+                chain.address = Some(address);
             }
-            Op::Bin(b) if b.d == idx && b.n == 1 && b.num == Num::Int(32) => {
-                let Some(op) = ChainOp::of(b.op) else {
+            Op::Bin(b) if b.d == idx => {
+                let Some(mut chain) = self.chain_of_bin(fid, prev_i, b) else {
                     return;
                 };
-                *last = Op::IntChain(Box::new(IntChainArgs {
-                    d: ac.d,
-                    first: b.a,
-                    first_uniform: self.uniform_operand(fid, prev_i, b.a),
-                    steps: vec![ChainStep {
-                        op,
-                        other: b.b,
-                        acc_left: true,
-                        uniform: self.uniform_operand(fid, prev_i, b.b),
-                    }],
-                    address,
-                }));
+                chain.d = ac.d;
+                chain.address = Some(address);
+                *last = Op::IntChain(Box::new(chain));
             }
             _ => return,
         }

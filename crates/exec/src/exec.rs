@@ -185,8 +185,6 @@ struct Batch<'p, 'a> {
     /// [`Op::Once`] runs its op in every lane: a caller of [`Pipeline::call_function`] passed
     /// differing values for a parameter the function was compiled to take as one per call.
     once_off: bool,
-    /// Scratch runs of lanes of a staging copy (`lane_runs`).
-    lane_runs: Vec<(usize, usize, usize)>,
     /// Per staging copy ([`LoadStoreArgs::slot`]): the lane shape it found the last time it
     /// ran (`copy_words`).
     copy_shapes: Vec<CopyShape>,
@@ -315,7 +313,6 @@ impl<'p, 'a> Batch<'p, 'a> {
             views: tensor_values::Interned::new(tensor_values::Tensor::View.words()),
             values_lent: false,
             once_off: false,
-            lane_runs: Vec::new(),
             copy_shapes: (0..p.copy_slots).map(|_| CopyShape::default()).collect(),
         };
         for &(m, v) in &p.const_mats {
@@ -682,12 +679,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         if self.once_off {
             return self.op(inner, mask, dense);
         }
-        let Some(l0) = mask
-            .iter()
-            .enumerate()
-            .find(|(_, w)| **w != 0)
-            .map(|(k, w)| k * 64 + w.trailing_zeros() as usize)
-        else {
+        let Some(l0) = crate::eval::first_active(mask) else {
             return Ok(());
         };
         let mut one = [0u64; MW];
@@ -1023,9 +1015,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                 if let Some(reads) = &mut self.reads {
                     note_objects(reads, src, mask, Some(&sum));
                 }
-                let at = (o.shared, o.idx);
-                shape.learn(src, dst, n, dst_words, &mut self.lane_runs);
-                (at.0, at.1, shape.first_word(src[0]))
+                shape.learn(src, dst, n, dst_words);
+                (o.shared, o.idx, shape.first_word(src[0]))
             }
         };
         let (dsh, didx, range) = shape.dst_words.clone();
@@ -1874,14 +1865,13 @@ impl CopyShape {
     }
 
     /// Takes the shape of `src` and `dst` (`n` words a lane, every lane's checked in one
-    /// aligned object, `dst_words` the destination's) and its runs, built in `scratch`.
+    /// aligned object, `dst_words` the destination's) and its runs.
     fn learn(
         &mut self,
         src: &[u64],
         dst: &[u64],
         n: usize,
         dst_words: (bool, u32, std::ops::Range<usize>),
-        scratch: &mut Vec<(usize, usize, usize)>,
     ) {
         let a0 = src[0];
         let keep = self.misses <= Self::GIVE_UP;
@@ -1899,11 +1889,11 @@ impl CopyShape {
         self.obj = a0 >> memory::OBJ_SHIFT;
         self.lo = lo;
         self.hi = hi + 4 * n as i64;
-        lane_runs(src, n, scratch);
+        lane_runs(src, n, &mut self.runs);
         let from = self.first_word(a0);
-        self.runs.clear();
-        self.runs
-            .extend(scratch.iter().map(|&(d, len, w)| (d, len, w - from)));
+        for run in &mut self.runs {
+            run.2 -= from;
+        }
         self.dst_words = dst_words;
     }
 

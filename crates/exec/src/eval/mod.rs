@@ -15,6 +15,12 @@ pub(crate) const MW: usize = MAX_LANES / 64;
 /// One bit per lane of a batch.
 pub(crate) type Mask = [u64; MW];
 
+/// The first active lane of `mask`, if any.
+pub(crate) fn first_active(mask: &Mask) -> Option<usize> {
+    let w = mask.iter().position(|&w| w != 0)?;
+    Some(w * 64 + mask[w].trailing_zeros() as usize)
+}
+
 macro_rules! each_lane {
     ($mask:expr, $lanes:expr, $dense:expr, |$l:ident| $body:block) => {
         if $dense {
@@ -1168,11 +1174,11 @@ impl Columns<'_> {
     pub(crate) fn int_chain(&mut self, x: &IntChainArgs) {
         const CHUNK: usize = 128;
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        // With no lane active nothing is written: any lane will do.
         let lead = if dense {
             0
         } else {
-            let w = mask.iter().position(|&w| w != 0).unwrap_or(0);
-            w * 64 + mask[w].trailing_zeros().min(63) as usize
+            first_active(mask).unwrap_or(0)
         };
         // A uniform operand's value (the first active lane's; `lead` < `lanes`), read before
         // any chunk is written: the result may share its column.
