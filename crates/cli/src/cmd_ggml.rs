@@ -38,6 +38,12 @@ pub struct Args {
     /// of `coopmat run` / `gpu run` / `diff` that repeat it (buffer paths relative to DIR).
     #[arg(long, value_name = "DIR")]
     emit_dispatch: Option<PathBuf>,
+    /// Dispatches to run (at least 1). The first is reported as before; with more, the others
+    /// (warm: the pipeline and the engine's pooled storage already set up, as in a long-running
+    /// application and in `test-backend-ops perf`, which times repeats after a warm-up run) are
+    /// summarized by min/median/max, and each must give the first one's output bit for bit.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    repeat: u32,
     /// Engine options.
     #[command(flatten)]
     engine: crate::engine_args::EngineArgs,
@@ -184,6 +190,25 @@ pub fn run(a: Args) -> Result<u8> {
         .dispatch(&mut res, d.groups)
         .map_err(|e| anyhow!("{e}"))?;
     let cpu = process_cpu_seconds() - cpu0;
+    // Warm dispatches: (wall seconds, CPU seconds) each.
+    let mut warm: Vec<(f64, f64)> = Vec::new();
+    if a.repeat > 1 {
+        let first = res.buffers[&d_key].clone();
+        for r in 1..a.repeat {
+            let cpu0 = process_cpu_seconds();
+            let s = pipe
+                .dispatch(&mut res, d.groups)
+                .map_err(|e| anyhow!("{e}"))?;
+            warm.push((s.elapsed.as_secs_f64(), process_cpu_seconds() - cpu0));
+            if res.buffers[&d_key] != first {
+                bail!(
+                    "dispatch {} of {} gave another output than the first",
+                    r + 1,
+                    a.repeat
+                );
+            }
+        }
+    }
     if let Some(dir) = &a.emit_dispatch {
         emit_dispatch(dir, &d, &inputs, &res.buffers[&d_key], d_key)?;
     }
@@ -267,6 +292,20 @@ pub fn run(a: Args) -> Result<u8> {
         100.0 * tm / busy,
         100.0 * (busy - td - tm).max(0.0) / busy
     );
+    if !warm.is_empty() {
+        let mut walls: Vec<f64> = warm.iter().map(|w| w.0).collect();
+        let mut cpus: Vec<f64> = warm.iter().map(|w| w.1).collect();
+        walls.sort_by(f64::total_cmp);
+        cpus.sort_by(f64::total_cmp);
+        let (wmin, wmed, wmax) = (walls[0], walls[walls.len() / 2], walls[walls.len() - 1]);
+        let cmed = cpus[cpus.len() / 2];
+        outln!(
+            "warm dispatches ({}, outputs identical to the first): time min {wmin:.3} / median {wmed:.3} / max {wmax:.3} s, {:.3} GFLOP/s at the median; CPU median {cmed:.2} s ({:.3} GFLOP per CPU-second)",
+            warm.len(),
+            flops / wmed / 1e9,
+            flops / cmed.max(1e-9) / 1e9,
+        );
+    }
     if stats.tiles_stored > 0 {
         outln!(
             "decoded tiles: {} kept, {} reused (--tile-cache-mib)",

@@ -631,6 +631,13 @@ impl<'p, 'a> Batch<'p, 'a> {
                     default,
                     cases,
                 } => {
+                    if cases.is_empty() {
+                        // OpSwitch with only a default (glslang emits them for `do {} while
+                        // (false)` blocks): every active lane takes it.
+                        go(self, default, active);
+                        cur = next;
+                        continue;
+                    }
                     let base = sel.ix() * self.lanes;
                     let mut masks = vec![[0u64; MW]; cases.len() + 1];
                     each_lane!(active, self.lanes, false, |l| {
@@ -2970,12 +2977,7 @@ fn nonzero_lanes(col: &[u64], active: &Mask) -> Mask {
             return 0;
         }
         let chunk = col.get(k * 64..).unwrap_or(&[]);
-        let chunk = &chunk[..chunk.len().min(64)];
-        let mut bits = 0u64;
-        for (i, &v) in chunk.iter().enumerate() {
-            bits |= ((v != 0) as u64) << i;
-        }
-        bits & active[k]
+        kernels::nonzero_bits(&chunk[..chunk.len().min(64)]) & active[k]
     })
 }
 

@@ -1232,6 +1232,217 @@ fn column_is_avx512(col: &[u64], v: u64) -> bool {
     column_is_body(col, v)
 }
 
+/// An f32 arithmetic op of element-wise tile work ([`f32_arith`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum F32Arith {
+    /// `x + y`.
+    Add,
+    /// `x − y`.
+    Sub,
+    /// `x · y`.
+    Mul,
+    /// `x / y`.
+    Div,
+}
+
+/// `out[i] = xs[i] op ys[i]` in f32 (IEEE, round to nearest even) over the common length, at
+/// the CPU's vector width; true when some result is a NaN (whose bits the caller decides: the
+/// vector op's are not the engine's).
+pub fn f32_arith(op: F32Arith, xs: &[f32], ys: &[f32], out: &mut [f32]) -> bool {
+    f32_arith_with(level(), op, xs, ys, out)
+}
+
+fn f32_arith_with(level: Level, op: F32Arith, xs: &[f32], ys: &[f32], out: &mut [f32]) -> bool {
+    match level {
+        Level::Base => f32_arith_body(op, xs, ys, out),
+        // SAFETY: level() is Avx2 only when AVX2 is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { f32_arith_avx2(op, xs, ys, out) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { f32_arith_avx512(op, xs, ys, out) },
+    }
+}
+
+#[inline(always)]
+fn f32_arith_body(op: F32Arith, xs: &[f32], ys: &[f32], out: &mut [f32]) -> bool {
+    // One loop per op, so that each vectorizes with its NaN test.
+    #[inline(always)]
+    fn each(xs: &[f32], ys: &[f32], out: &mut [f32], f: impl Fn(f32, f32) -> f32) -> bool {
+        let mut nan = false;
+        for ((o, &x), &y) in out.iter_mut().zip(xs).zip(ys) {
+            let r = f(x, y);
+            nan |= r.is_nan();
+            *o = r;
+        }
+        nan
+    }
+    match op {
+        F32Arith::Add => each(xs, ys, out, |x, y| x + y),
+        F32Arith::Sub => each(xs, ys, out, |x, y| x - y),
+        F32Arith::Mul => each(xs, ys, out, |x, y| x * y),
+        F32Arith::Div => each(xs, ys, out, |x, y| x / y),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn f32_arith_avx2(op: F32Arith, xs: &[f32], ys: &[f32], out: &mut [f32]) -> bool {
+    f32_arith_body(op, xs, ys, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn f32_arith_avx512(op: F32Arith, xs: &[f32], ys: &[f32], out: &mut [f32]) -> bool {
+    f32_arith_body(op, xs, ys, out)
+}
+
+/// `out[i] = xs[i] · s` in f32 over the common length; true when some result is a NaN.
+pub fn f32_scale(xs: &[f32], s: f32, out: &mut [f32]) -> bool {
+    f32_scale_with(level(), xs, s, out)
+}
+
+fn f32_scale_with(level: Level, xs: &[f32], s: f32, out: &mut [f32]) -> bool {
+    match level {
+        Level::Base => f32_scale_body(xs, s, out),
+        // SAFETY: level() is Avx2 only when AVX2 is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { f32_scale_avx2(xs, s, out) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { f32_scale_avx512(xs, s, out) },
+    }
+}
+
+#[inline(always)]
+fn f32_scale_body(xs: &[f32], s: f32, out: &mut [f32]) -> bool {
+    let mut nan = false;
+    for (o, &x) in out.iter_mut().zip(xs) {
+        let r = x * s;
+        nan |= r.is_nan();
+        *o = r;
+    }
+    nan
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn f32_scale_avx2(xs: &[f32], s: f32, out: &mut [f32]) -> bool {
+    f32_scale_body(xs, s, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn f32_scale_avx512(xs: &[f32], s: f32, out: &mut [f32]) -> bool {
+    f32_scale_body(xs, s, out)
+}
+
+/// Whether some value of `xs` is a NaN, at the CPU's vector width.
+pub fn any_nan(xs: &[f32]) -> bool {
+    any_nan_with(level(), xs)
+}
+
+fn any_nan_with(level: Level, xs: &[f32]) -> bool {
+    match level {
+        Level::Base => any_nan_body(xs),
+        // SAFETY: level() is Avx2 only when AVX2 is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { any_nan_avx2(xs) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { any_nan_avx512(xs) },
+    }
+}
+
+#[inline(always)]
+fn any_nan_body(xs: &[f32]) -> bool {
+    xs.iter().fold(false, |nan, x| nan | x.is_nan())
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn any_nan_avx2(xs: &[f32]) -> bool {
+    any_nan_body(xs)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn any_nan_avx512(xs: &[f32]) -> bool {
+    any_nan_body(xs)
+}
+
+/// Bit `i` set where `chunk[i]` is not zero (`chunk.len() <= 64`): a branch condition's lanes,
+/// one vector compare per 8 words instead of a shift and an or per word.
+pub fn nonzero_bits(chunk: &[u64]) -> u64 {
+    nonzero_bits_with(level(), chunk)
+}
+
+fn nonzero_bits_with(level: Level, chunk: &[u64]) -> u64 {
+    assert!(chunk.len() <= 64);
+    match level {
+        Level::Base => nonzero_bits_body(chunk),
+        // SAFETY: level() is Avx2 only when AVX2 is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { nonzero_bits_avx2(chunk) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { nonzero_bits_avx512(chunk) },
+    }
+}
+
+#[inline(always)]
+fn nonzero_bits_body(chunk: &[u64]) -> u64 {
+    chunk
+        .iter()
+        .enumerate()
+        .fold(0, |bits, (i, &v)| bits | ((v != 0) as u64) << i)
+}
+
+/// Four words a compare (`vpcmpeqq`, sign bits gathered by `vmovmskpd`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn nonzero_bits_avx2(chunk: &[u64]) -> u64 {
+    use std::arch::x86_64::*;
+    let full = chunk.len() / 4;
+    let mut zero = 0u64;
+    for i in 0..full {
+        // SAFETY: 4·i + 4 <= chunk.len(); unaligned load.
+        let m = unsafe {
+            let v = _mm256_loadu_si256(chunk.as_ptr().add(4 * i) as *const __m256i);
+            _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(
+                v,
+                _mm256_setzero_si256(),
+            )))
+        };
+        zero |= (m as u64) << (4 * i);
+    }
+    if full == 16 {
+        return !zero;
+    }
+    (!zero & ((1u64 << (4 * full)) - 1)) | nonzero_bits_body(&chunk[4 * full..]) << (4 * full)
+}
+
+/// Eight words a test (`vptestmq`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn nonzero_bits_avx512(chunk: &[u64]) -> u64 {
+    use std::arch::x86_64::*;
+    let full = chunk.len() / 8;
+    let mut bits = 0u64;
+    for i in 0..full {
+        // SAFETY: 8·i + 8 <= chunk.len(); unaligned load.
+        let m = unsafe {
+            let v = _mm512_loadu_si512(chunk.as_ptr().add(8 * i) as *const __m512i);
+            _mm512_test_epi64_mask(v, v)
+        };
+        bits |= (m as u64) << (8 * i);
+    }
+    if 8 * full < chunk.len() {
+        bits |= nonzero_bits_body(&chunk[8 * full..]) << (8 * full);
+    }
+    bits
+}
+
 /// Sets every word of `col` to `v`, at the CPU's vector width.
 pub fn fill_column(col: &mut [u64], v: u64) {
     match level() {
@@ -2327,6 +2538,84 @@ mod tests {
                     }
                 }
                 assert_eq!(got, want, "{level:?} {n} lanes");
+            }
+        }
+    }
+
+    /// The element-wise f32 kernels give IEEE f32 results at every level and length (each
+    /// vector tail), and report a NaN result wherever it is: 0·∞, ∞−∞, 0/0, a NaN operand.
+    #[test]
+    fn f32_tile_arithmetic_matches_scalar_f32_at_every_level() {
+        let ops = [F32Arith::Add, F32Arith::Sub, F32Arith::Mul, F32Arith::Div];
+        let scalar = |op: F32Arith, x: f32, y: f32| match op {
+            F32Arith::Add => x + y,
+            F32Arith::Sub => x - y,
+            F32Arith::Mul => x * y,
+            F32Arith::Div => x / y,
+        };
+        for level in levels() {
+            for len in [0usize, 1, 7, 8, 15, 16, 17, 33, 100] {
+                let xs: Vec<f32> = (0..len).map(|i| (i as f32 - 7.5) * 1.37e-3).collect();
+                let ys: Vec<f32> = (0..len).map(|i| 3.0 - (i as f32) * 0.71).collect();
+                for op in ops {
+                    let mut out = vec![0f32; len];
+                    assert!(!f32_arith_with(level, op, &xs, &ys, &mut out));
+                    for i in 0..len {
+                        let want = scalar(op, xs[i], ys[i]);
+                        assert_eq!(out[i].to_bits(), want.to_bits(), "{level:?} {op:?} {i}");
+                    }
+                }
+                let mut out = vec![0f32; len];
+                assert!(!f32_scale_with(level, &xs, -0.3, &mut out));
+                assert!((0..len).all(|i| out[i].to_bits() == (xs[i] * -0.3).to_bits()));
+                assert!(!any_nan_with(level, &xs));
+                // A NaN result anywhere, from operands that are not NaN.
+                for at in 0..len {
+                    let (mut x2, mut y2) = (xs.clone(), ys.clone());
+                    (x2[at], y2[at]) = (0.0, f32::INFINITY);
+                    let mut out = vec![0f32; len];
+                    assert!(f32_arith_with(level, F32Arith::Mul, &x2, &y2, &mut out));
+                    (x2[at], y2[at]) = (f32::INFINITY, f32::INFINITY);
+                    assert!(f32_arith_with(level, F32Arith::Sub, &x2, &y2, &mut out));
+                    (x2[at], y2[at]) = (0.0, 0.0);
+                    assert!(f32_arith_with(level, F32Arith::Div, &x2, &y2, &mut out));
+                    x2[at] = f32::NAN;
+                    assert!(any_nan_with(level, &x2));
+                    assert!(f32_arith_with(level, F32Arith::Add, &x2, &ys, &mut out));
+                    assert!(f32_scale_with(level, &x2, 2.0, &mut out));
+                    x2[at] = f32::INFINITY;
+                    assert!(f32_scale_with(level, &x2, 0.0, &mut out));
+                }
+            }
+        }
+    }
+
+    /// A branch condition's lanes at every level and length (0..=64 words, so every vector
+    /// tail): each non-zero word sets its bit and nothing else does, whatever its upper bits.
+    #[test]
+    fn nonzero_bits_marks_exactly_the_nonzero_words_at_every_level() {
+        for level in levels() {
+            for len in 0..=64usize {
+                for seed in 0..8u64 {
+                    let chunk: Vec<u64> = (0..len as u64)
+                        .map(|i| match (i * 7 + seed * 13) % 5 {
+                            0 | 1 => 0,
+                            2 => 1,
+                            3 => 1 << 63,
+                            _ => 0x1234_5678_0000_0000 | i,
+                        })
+                        .collect();
+                    let want = chunk
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, v)| **v != 0)
+                        .fold(0u64, |b, (i, _)| b | 1 << i);
+                    assert_eq!(
+                        nonzero_bits_with(level, &chunk),
+                        want,
+                        "{level:?}, {len} words, seed {seed}"
+                    );
+                }
             }
         }
     }

@@ -598,6 +598,125 @@ void main() {
     }
 }
 
+/// A matrix times a scalar and conversions between f32 and f16 matrices (one vector pass per
+/// tile) against scalar arithmetic: f32 × s with the engine's NaN rule, f16 × s rounded once
+/// (the f32 product of two f16 values is exact), f32 → f16 rounded to nearest even (overflow,
+/// subnormals), f16 → f32 exact, in place as well; a tile holding a NaN takes the element path
+/// and its other elements are unchanged.
+#[test]
+fn matrix_scale_and_float_conversions_match_scalar_arithmetic() {
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) readonly buffer A { float a[]; };
+layout(std430, binding = 1) buffer O { float o[]; };
+layout(std430, binding = 2) buffer H { float16_t h[]; };
+void main() {
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> x, r;
+    coopMatLoad(x, a, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    float s = a[256];
+    r = x * s;
+    coopMatStore(r, o, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> hx =
+        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(x);
+    coopMatStore(hx, h, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    hx = hx * float16_t(s);
+    coopMatStore(hx, h, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    r = coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(hx);
+    coopMatStore(r, o, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    x = x * s;
+    coopMatStore(x, o, 512, 16, gl_CooperativeMatrixLayoutRowMajor);
+}"#,
+    ) else {
+        return;
+    };
+    let f = f32::from_bits;
+    let h16 = half::f16::from_f32;
+    let nan_rule = |x: u32, y: u32, r: f32| -> u32 {
+        let is_nan = |v: u32| v & 0x7fff_ffff > 0x7f80_0000;
+        if !r.is_nan() {
+            r.to_bits()
+        } else if is_nan(x) {
+            x | 0x0040_0000
+        } else if is_nan(y) {
+            y | 0x0040_0000
+        } else {
+            0xffc0_0000
+        }
+    };
+    let special = [
+        0u32,
+        0x8000_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        1,
+        0x3380_0001,
+        0x477f_f000,
+    ];
+    for (scale, with_nan) in [
+        (0.75f32, false),
+        (-3.0e-3, false),
+        (1.5, true),
+        (0.0, false),
+    ] {
+        let mut words: Vec<u32> = (0..257u32)
+            .map(|i| {
+                if i % 7 == 0 {
+                    special[(i as usize / 7) % special.len()]
+                } else {
+                    // Values across the f16 range, subnormals and overflow included.
+                    let e = 0x2f00_0000 + (i.wrapping_mul(2_654_435_761) % 0x1a00_0000);
+                    e ^ ((i & 1) << 31)
+                }
+            })
+            .collect();
+        words[256] = scale.to_bits();
+        if with_nan {
+            words[19] = 0x7fa0_0031;
+        }
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), bytes_u32(&words));
+        res.buffers.insert((0, 1), vec![0; 4 * 768]);
+        res.buffers.insert((0, 2), vec![0; 2 * 512]);
+        run(&m, &mut res, [1, 1, 1], &EngineOptions::default());
+        let o = u32s(&res.buffers[&(0, 1)]);
+        let hb = &res.buffers[&(0, 2)];
+        let h = |i: usize| half::f16::from_bits(u16::from_le_bytes([hb[2 * i], hb[2 * i + 1]]));
+        let hs = h16(scale);
+        for e in 0..256 {
+            let x = words[e];
+            let what = format!("element {e}, scale {scale}, nan {with_nan}");
+            let scaled = nan_rule(x, scale.to_bits(), f(x) * scale);
+            assert_eq!(o[e], scaled, "f32 x*s, {what}");
+            assert_eq!(o[512 + e], scaled, "in place, {what}");
+            if f(x).is_nan() {
+                assert!(h(e).is_nan() && h(256 + e).is_nan(), "{what}");
+                assert!(f(o[256 + e]).is_nan(), "{what}");
+                continue;
+            }
+            assert_eq!(h(e).to_bits(), h16(f(x)).to_bits(), "f32 -> f16, {what}");
+            let want = h16(h16(f(x)).to_f32() * hs.to_f32());
+            if want.is_nan() {
+                // 0 · ∞ (an f16 overflow times a zero scale): the element path's NaN.
+                assert!(
+                    h(256 + e).is_nan() && f(o[256 + e]).is_nan(),
+                    "f16 x*s, {what}"
+                );
+                continue;
+            }
+            assert_eq!(h(256 + e).to_bits(), want.to_bits(), "f16 x*s, {what}");
+            assert_eq!(
+                o[256 + e],
+                h(256 + e).to_f32().to_bits(),
+                "f16 -> f32, {what}"
+            );
+        }
+    }
+}
+
 /// Values the divergence analysis proves the same in every lane of a batch run once
 /// (`Op::Once`): per workgroup when a batch is one workgroup, only dispatch-uniform ones when a
 /// batch packs several (there `gl_WorkGroupID` differs between the lanes of one batch). Results

@@ -1419,13 +1419,19 @@ impl Columns<'_> {
             {
                 // Softmax's exponentials: a loop without branches that vectorizes, then the
                 // lanes outside `exp_in_range`'s range (and NaNs) redone by `un1`.
+                // The range test rides along (an or of vector compares), so that the scalar
+                // pass runs only for a column that has such a lane.
                 let wide = |x: u64| f32::from_bits(x as u32) as f64;
+                let mut outside = false;
                 for (d, &x) in dd.iter_mut().zip(aa) {
+                    outside |= !floats::in_exp_range(wide(x));
                     *d = (floats::exp_in_range(wide(x)) as f32).to_bits() as u64;
                 }
-                for (d, &x) in dd.iter_mut().zip(aa) {
-                    if !floats::in_exp_range(wide(x)) {
-                        *d = un1(op, num, x);
+                if outside {
+                    for (d, &x) in dd.iter_mut().zip(aa) {
+                        if !floats::in_exp_range(wide(x)) {
+                            *d = un1(op, num, x);
+                        }
                     }
                 }
                 continue;

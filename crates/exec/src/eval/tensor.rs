@@ -29,21 +29,22 @@ pub(crate) fn layout_from(c: &[u64]) -> Result<TensorLayout, ExecError> {
             "tensor layout value has dimension count {dims} (uninitialized layout?)"
         )));
     }
-    let f = |base: usize| -> Vec<u32> { (0..dims).map(|i| w(base + i)).collect() };
-    let mut slice = Vec::with_capacity(2 * dims);
+    // Fields on the stack: a layout is rebuilt for every tensor op that reads one.
+    let f = |base: usize| -> [u32; MAX_DIM] { std::array::from_fn(|i| w(base + i)) };
+    let mut slice = [0u32; 2 * MAX_DIM];
     for i in 0..dims {
-        slice.push(w(17 + i));
-        slice.push(w(22 + i));
+        slice[2 * i] = w(17 + i);
+        slice[2 * i + 1] = w(22 + i);
     }
     let l = TensorLayout::create(dims as u32, ClampMode::from_raw(w(1)).map_err(te)?)
         .map_err(te)?
-        .set_dimension(&f(7))
+        .set_dimension(&f(7)[..dims])
         .map_err(te)?
-        .set_stride(&f(12))
+        .set_stride(&f(12)[..dims])
         .map_err(te)?
-        .set_block_size(&f(2))
+        .set_block_size(&f(2)[..dims])
         .map_err(te)?
-        .slice(&slice)
+        .slice(&slice[..2 * dims])
         .map_err(te)?
         .set_clamp_value(w(27));
     Ok(l)
@@ -74,13 +75,13 @@ pub(crate) fn view_from(c: &[u64]) -> Result<TensorView, ExecError> {
             "tensor view value has dimension count {dims} (uninitialized view?)"
         )));
     }
-    let f = |base: usize| -> Vec<u32> { (0..dims).map(|i| w(base + i)).collect() };
+    let f = |base: usize| -> [u32; MAX_DIM] { std::array::from_fn(|i| w(base + i)) };
     // set_dimension also recomputes the strides; set_stride then restores the stored ones.
-    Ok(TensorView::create(dims as u32, w(1) != 0, &f(2))
+    Ok(TensorView::create(dims as u32, w(1) != 0, &f(2)[..dims])
         .map_err(te)?
-        .set_dimension(&f(7))
+        .set_dimension(&f(7)[..dims])
         .map_err(te)?
-        .set_stride(&f(12))
+        .set_stride(&f(12)[..dims])
         .map_err(te)?
         .set_clip(w(17), w(18), w(19), w(20)))
 }

@@ -513,21 +513,22 @@ impl Batch<'_, '_> {
                     &self.mf[sa.off + i * n..][..n],
                     &self.mf[sb.off + i * n..][..n],
                 );
-                wide.clear();
-                let pairs = xs.iter().zip(ys);
-                match op {
-                    BinOp::FAdd => wide.extend(pairs.map(|(&x, &y)| x + y)),
-                    BinOp::FSub => wide.extend(pairs.map(|(&x, &y)| x - y)),
-                    BinOp::FMul => wide.extend(pairs.map(|(&x, &y)| x * y)),
-                    _ => wide.extend(pairs.map(|(&x, &y)| x / y)),
+                if wide.len() < n {
+                    wide.resize(n, 0.0);
                 }
-                if !wide.iter().fold(false, |nan, x| nan | x.is_nan()) {
+                let kop = match op {
+                    BinOp::FAdd => kernels::F32Arith::Add,
+                    BinOp::FSub => kernels::F32Arith::Sub,
+                    BinOp::FMul => kernels::F32Arith::Mul,
+                    _ => kernels::F32Arith::Div,
+                };
+                if !kernels::f32_arith(kop, xs, ys, &mut wide[..n]) {
                     let tile = &mut self.mf[sd.off + i * n..][..n];
                     if all_f16 {
-                        let rounded = kernels::round_through_f16(&wide, tile);
+                        let rounded = kernels::round_through_f16(&wide[..n], tile);
                         debug_assert!(rounded, "no NaN, so every value rounds");
                     } else {
-                        tile.copy_from_slice(&wide);
+                        tile.copy_from_slice(&wide[..n]);
                     }
                     continue;
                 }
@@ -547,10 +548,37 @@ impl Batch<'_, '_> {
         &CmScaleArgs { d, a, s }: &CmScaleArgs,
         mask: &Mask,
     ) -> Result<(), Fault> {
-        let sd = self.slot(d);
+        let (sd, sa) = (self.slot(d), self.slot(a));
         let n = sd.cm.elems();
+        let num = sd.cm.num;
+        // f32 and f16 tiles in one vector pass, as `cm_bin`'s arithmetic (the same reasoning:
+        // f16 products are exact in f32, the f32 product rounded to f16 is the correctly
+        // rounded one); a NaN result takes the element loop, which fixes its bits.
+        let floats = matches!(num, Num::F32 | Num::F16) && sa.cm.num == num;
+        let mut wide = std::mem::take(&mut self.scratch_f32);
         for (i, l) in self.instances(d, mask) {
             let sv = self.cols[s.ix() * self.lanes + l];
+            if floats {
+                let factor = if num == Num::F32 {
+                    f32::from_bits(sv as u32)
+                } else {
+                    half::f16::from_bits(sv as u16).to_f32()
+                };
+                if wide.len() < n {
+                    wide.resize(n, 0.0);
+                }
+                let xs = &self.mf[sa.off + i * n..][..n];
+                if !kernels::f32_scale(xs, factor, &mut wide[..n]) {
+                    let tile = &mut self.mf[sd.off + i * n..][..n];
+                    if num == Num::F16 {
+                        let rounded = kernels::round_through_f16(&wide[..n], tile);
+                        debug_assert!(rounded, "no NaN, so every value rounds");
+                    } else {
+                        tile.copy_from_slice(&wide[..n]);
+                    }
+                    continue;
+                }
+            }
             let op = if sd.cm.num.is_float() {
                 BinOp::FMul
             } else {
@@ -561,6 +589,7 @@ impl Batch<'_, '_> {
                 self.mat_set(d, i, e, bin1(op, sd.cm.num, x, sv));
             }
         }
+        self.scratch_f32 = wide;
         Ok(())
     }
 
@@ -578,7 +607,7 @@ impl Batch<'_, '_> {
                 // change) takes the element loop below. Nothing is written before the check, so
                 // a result aliasing its operand is no problem.
                 let src = &self.mf[sa.off + i * n..][..n];
-                if !src.iter().fold(false, |nan, x| nan | x.is_nan()) {
+                if !kernels::any_nan(src) {
                     let mut wide = std::mem::take(&mut self.scratch_f32);
                     wide.clear();
                     wide.extend_from_slice(src);
@@ -588,6 +617,13 @@ impl Batch<'_, '_> {
                     self.scratch_f32 = wide;
                     continue;
                 }
+            }
+            if kind == CvtKind::FConv && sd.cm.num == Num::F32 && sa.cm.is_f32_arena() {
+                // The arena holds the narrower values widened exactly: the f32 result is the
+                // same bits.
+                self.mf
+                    .copy_within(sa.off + i * n..sa.off + (i + 1) * n, sd.off + i * n);
+                continue;
             }
             if kind == CvtKind::FConv && sd.cm.is_f32_arena() && sa.cm.is_f32_arena() {
                 let to = sd.cm.num;

@@ -600,6 +600,28 @@ fn source_key(
     Some((key, shift))
 }
 
+/// Words of the longer of a layout's and a view's encodings.
+const MAX_VALUE_WORDS: usize = if LAYOUT_WORDS > VIEW_WORDS {
+    LAYOUT_WORDS
+} else {
+    VIEW_WORDS
+};
+
+/// Operands of a layout or view set at most (OpTensorLayoutSliceNV: two per dimension).
+const MAX_SET_ARGS: usize = 2 * coopmat_tensor::MAX_DIM;
+
+/// A set op's operands as the u32s the `coopmat_tensor` setters take (which check the count
+/// against the value's dimensions); more than any set takes is an error.
+fn a32_of(a: &[u64]) -> Result<[u32; MAX_SET_ARGS], Fault> {
+    if a.len() > MAX_SET_ARGS {
+        return Err(tfault(format!(
+            "tensor layout or view set with {} operands (at most {MAX_SET_ARGS})",
+            a.len()
+        )));
+    }
+    Ok(std::array::from_fn(|i| a.get(i).map_or(0, |&x| x as u32)))
+}
+
 fn tfault(e: impl std::fmt::Display) -> Fault {
     Fault {
         kind: ErrorKind::InvalidOperand,
@@ -640,12 +662,13 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let kind = *kind;
                 self.per_lane_value(Tensor::Layout, *d, *src, args, mask, |inp, a, out| {
                     let l = layout_from(inp).map_err(tfault)?;
-                    let a32: Vec<u32> = a.iter().map(|&x| x as u32).collect();
+                    let a32 = a32_of(a)?;
+                    let a32 = &a32[..a.len()];
                     let r = match kind {
-                        LayoutSet::Dimension => l.set_dimension(&a32),
-                        LayoutSet::Stride => l.set_stride(&a32),
-                        LayoutSet::BlockSize => l.set_block_size(&a32),
-                        LayoutSet::Slice => l.slice(&a32),
+                        LayoutSet::Dimension => l.set_dimension(a32),
+                        LayoutSet::Stride => l.set_stride(a32),
+                        LayoutSet::BlockSize => l.set_block_size(a32),
+                        LayoutSet::Slice => l.slice(a32),
                         LayoutSet::ClampValue => {
                             Ok(l.set_clamp_value(a32.first().copied().unwrap_or(0)))
                         }
@@ -659,10 +682,11 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let kind = *kind;
                 self.per_lane_value(Tensor::View, *d, *src, args, mask, |inp, a, out| {
                     let v = view_from(inp).map_err(tfault)?;
-                    let a32: Vec<u32> = a.iter().map(|&x| x as u32).collect();
+                    let a32 = a32_of(a)?;
+                    let a32 = &a32[..a.len()];
                     let r = match kind {
-                        ViewSet::Dimension => v.set_dimension(&a32).map_err(tfault)?,
-                        ViewSet::Stride => v.set_stride(&a32).map_err(tfault)?,
+                        ViewSet::Dimension => v.set_dimension(a32).map_err(tfault)?,
+                        ViewSet::Stride => v.set_stride(a32).map_err(tfault)?,
                         ViewSet::Clip => {
                             if a32.len() != 4 {
                                 return Err(tfault("OpTensorViewSetClipNV: expected 4 operands"));
@@ -765,15 +789,20 @@ impl<'p, 'a> Batch<'p, 'a> {
         let Some(first) = mask_lanes(mask).next() else {
             return Ok(());
         };
-        let mut out = vec![0u64; kind.words()];
+        // Encodings on the stack (this runs for every layout and view op).
+        let mut out = [0u64; MAX_VALUE_WORDS];
+        let out = &mut out[..kind.words()];
         let mut run = |b: &mut Self, h: u64, av: &[u64], l: usize| -> Result<u64, Fault> {
-            let inp = b.values(kind).get(h).to_vec();
-            f(&inp, av, &mut out).map_err(|e| Fault {
+            let mut inp = [0u64; MAX_VALUE_WORDS];
+            let value = b.values(kind).get(h);
+            let inp = &mut inp[..value.len().min(MAX_VALUE_WORDS)];
+            inp.copy_from_slice(&value[..inp.len()]);
+            f(inp, av, out).map_err(|e| Fault {
                 kind: ErrorKind::InvalidOperand,
                 what: e.what,
                 lane: Some(l),
             })?;
-            Ok(b.intern_value(kind, &out))
+            Ok(b.intern_value(kind, out))
         };
         // Uniform inputs (the usual case: layouts and views are built from constants, push
         // constants and workgroup ids): one evaluation, found by comparing whole columns
@@ -789,9 +818,12 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
         };
         let at = |b: &Self, c: Col, l: usize| b.cols[c.ix() * lanes + l];
-        if uniform(src) && args.iter().all(|&c| uniform(c)) {
-            let av: Vec<u64> = args.iter().map(|&c| at(self, c, first)).collect();
-            let h = run(self, at(self, src, first), &av, first)?;
+        if uniform(src) && args.iter().all(|&c| uniform(c)) && args.len() <= MAX_SET_ARGS {
+            let mut av = [0u64; MAX_SET_ARGS];
+            for (x, &c) in av.iter_mut().zip(args) {
+                *x = at(self, c, first);
+            }
+            let h = run(self, at(self, src, first), &av[..args.len()], first)?;
             self.fill_cols(d, &[h], mask);
             return Ok(());
         }
