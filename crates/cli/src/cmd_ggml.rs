@@ -77,6 +77,15 @@ fn process_cpu_seconds() -> f64 {
     (t(11) + t(12)) / 100.0
 }
 
+/// GFLOP per CPU-second, or a note when the CPU time is below what `/proc` resolves (10 ms).
+fn per_cpu_second(flops: f64, cpu: f64) -> String {
+    if cpu < 0.02 {
+        "CPU time too short to resolve".to_string()
+    } else {
+        format!("{:.3} GFLOP per CPU-second", flops / cpu / 1e9)
+    }
+}
+
 /// Runs the command.
 /// Refuses a shape whose matrices (the random inputs, their f64 copies, the buffers, the f64
 /// reference and the output) would not fit the memory limit, before anything is allocated: about
@@ -285,9 +294,9 @@ pub fn run(a: Args) -> Result<u8> {
     };
     let busy = secs * threads_used as f64;
     outln!(
-        "time {secs:.3} s, {:.3} GFLOP/s; CPU {cpu:.2} s ({:.3} GFLOP per CPU-second); thread time: decode {:.1}%, MulAdd {:.1}%, rest {:.1}% ({threads_used} threads)",
+        "time {secs:.3} s, {:.3} GFLOP/s; CPU {cpu:.2} s ({}); thread time: decode {:.1}%, MulAdd {:.1}%, rest {:.1}% ({threads_used} threads)",
         flops / secs / 1e9,
-        flops / cpu.max(1e-9) / 1e9,
+        per_cpu_second(flops, cpu),
         100.0 * td / busy,
         100.0 * tm / busy,
         100.0 * (busy - td - tm).max(0.0) / busy
@@ -300,10 +309,10 @@ pub fn run(a: Args) -> Result<u8> {
         let (wmin, wmed, wmax) = (walls[0], walls[walls.len() / 2], walls[walls.len() - 1]);
         let cmed = cpus[cpus.len() / 2];
         outln!(
-            "warm dispatches ({}, outputs identical to the first): time min {wmin:.3} / median {wmed:.3} / max {wmax:.3} s, {:.3} GFLOP/s at the median; CPU median {cmed:.2} s ({:.3} GFLOP per CPU-second)",
+            "warm dispatches ({}, outputs identical to the first): time min {wmin:.3} / median {wmed:.3} / max {wmax:.3} s, {:.3} GFLOP/s at the median; CPU median {cmed:.2} s ({})",
             warm.len(),
             flops / wmed / 1e9,
-            flops / cmed.max(1e-9) / 1e9,
+            per_cpu_second(flops, cmed),
         );
     }
     if stats.tiles_stored > 0 {

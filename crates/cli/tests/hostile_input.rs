@@ -282,6 +282,20 @@ fn sizes_from_input_are_checked_before_allocation() {
             2,
             "--m 1000000000 --n 16 --k 16: the matrices need 768000006144 bytes, more than the memory limit",
         );
+        // Warm dispatches: each must repeat the first's output; 0 dispatches is refused.
+        let shape = ["--m", "64", "--n", "64", "--k", "64"];
+        let with = |extra: &[&'static str]| {
+            let mut a = vec!["ggml-matmul", "--shader", corpus.to_str().unwrap()];
+            a.extend(shape);
+            a.extend(extra);
+            a
+        };
+        s.expect(
+            &with(&["--repeat", "3"]),
+            0,
+            "warm dispatches (2, outputs identical to the first): time min",
+        );
+        s.expect(&with(&["--repeat", "0"]), 2, "--repeat");
     } else {
         eprintln!("notice: no corpus (cargo xtask corpus): ggml-matmul's shape limit not checked");
     }
