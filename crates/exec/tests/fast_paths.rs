@@ -508,6 +508,21 @@ void main() {
     assert!(e.place.contains("local invocation (48, 0, 0)"), "{e}");
 }
 
+/// The bits of an f32 binary op's result `r` of operands `x` and `y` under the engine's NaN
+/// rule: `r` when it is not a NaN, else the first NaN operand quieted, else 0xffc00000.
+fn nan_rule(x: u32, y: u32, r: f32) -> u32 {
+    let is_nan = |v: u32| v & 0x7fff_ffff > 0x7f80_0000;
+    if !r.is_nan() {
+        r.to_bits()
+    } else if is_nan(x) {
+        x | 0x0040_0000
+    } else if is_nan(y) {
+        y | 0x0040_0000
+    } else {
+        0xffc0_0000
+    }
+}
+
 /// Element-wise +, −, ×, ÷ of f32 cooperative matrices (one vector loop per op) against IEEE
 /// f32 arithmetic, in place as well (the result tile is an operand's), over ordinary values,
 /// zeros, infinities and subnormals; a tile holding NaNs (payloads in either operand) gives
@@ -544,18 +559,6 @@ void main() {
         0x3f80_0000,
         0x7f7f_ffff,
     ];
-    let nan_rule = |x: u32, y: u32, r: f32| -> u32 {
-        let is_nan = |v: u32| v & 0x7fff_ffff > 0x7f80_0000;
-        if !r.is_nan() {
-            r.to_bits()
-        } else if is_nan(x) {
-            x | 0x0040_0000
-        } else if is_nan(y) {
-            y | 0x0040_0000
-        } else {
-            0xffc0_0000
-        }
-    };
     for with_nans in [false, true] {
         let mut words: Vec<u32> = (0..512u32)
             .map(|i| {
@@ -635,18 +638,6 @@ void main() {
     };
     let f = f32::from_bits;
     let h16 = half::f16::from_f32;
-    let nan_rule = |x: u32, y: u32, r: f32| -> u32 {
-        let is_nan = |v: u32| v & 0x7fff_ffff > 0x7f80_0000;
-        if !r.is_nan() {
-            r.to_bits()
-        } else if is_nan(x) {
-            x | 0x0040_0000
-        } else if is_nan(y) {
-            y | 0x0040_0000
-        } else {
-            0xffc0_0000
-        }
-    };
     let special = [
         0u32,
         0x8000_0000,

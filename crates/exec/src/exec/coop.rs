@@ -523,13 +523,7 @@ impl Batch<'_, '_> {
                     _ => kernels::F32Arith::Div,
                 };
                 if !kernels::f32_arith(kop, xs, ys, &mut wide[..n]) {
-                    let tile = &mut self.mf[sd.off + i * n..][..n];
-                    if all_f16 {
-                        let rounded = kernels::round_through_f16(&wide[..n], tile);
-                        debug_assert!(rounded, "no NaN, so every value rounds");
-                    } else {
-                        tile.copy_from_slice(&wide[..n]);
-                    }
+                    self.put_f32_results(sd.off + i * n, &wide[..n], all_f16);
                     continue;
                 }
             }
@@ -540,6 +534,18 @@ impl Batch<'_, '_> {
         }
         self.scratch_f32 = wide;
         Ok(())
+    }
+
+    /// Writes NaN-free f32 results into the f32-arena tile at `at`: as they are for an f32
+    /// matrix, rounded to f16 (and held widened) for an f16 one (`f16`).
+    fn put_f32_results(&mut self, at: usize, wide: &[f32], f16: bool) {
+        let tile = &mut self.mf[at..at + wide.len()];
+        if f16 {
+            let rounded = kernels::round_through_f16(wide, tile);
+            debug_assert!(rounded, "no NaN, so every value rounds");
+        } else {
+            tile.copy_from_slice(wide);
+        }
     }
 
     /// Element-wise [`Op::CmScale`] over whole tiles.
@@ -569,13 +575,7 @@ impl Batch<'_, '_> {
                 }
                 let xs = &self.mf[sa.off + i * n..][..n];
                 if !kernels::f32_scale(xs, factor, &mut wide[..n]) {
-                    let tile = &mut self.mf[sd.off + i * n..][..n];
-                    if num == Num::F16 {
-                        let rounded = kernels::round_through_f16(&wide[..n], tile);
-                        debug_assert!(rounded, "no NaN, so every value rounds");
-                    } else {
-                        tile.copy_from_slice(&wide[..n]);
-                    }
+                    self.put_f32_results(sd.off + i * n, &wide[..n], num == Num::F16);
                     continue;
                 }
             }
@@ -611,9 +611,7 @@ impl Batch<'_, '_> {
                     let mut wide = std::mem::take(&mut self.scratch_f32);
                     wide.clear();
                     wide.extend_from_slice(src);
-                    let rounded =
-                        kernels::round_through_f16(&wide, &mut self.mf[sd.off + i * n..][..n]);
-                    debug_assert!(rounded, "no NaN, so every value rounds");
+                    self.put_f32_results(sd.off + i * n, &wide, true);
                     self.scratch_f32 = wide;
                     continue;
                 }
