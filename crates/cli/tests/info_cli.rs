@@ -55,19 +55,14 @@ fn assembled(dir: &std::path::Path) -> Option<PathBuf> {
     Some(out)
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("coopmat-info-cli-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 #[test]
 fn human_output_resolves_spec_constants() {
-    let dir = tempdir("human");
-    let Some(spv) = assembled(&dir) else { return };
+    let scratch = coopmat_testkit::scratch_dir("info-cli-human");
+    let dir = scratch.path();
+    let Some(spv) = assembled(dir) else { return };
     let out = Command::new(env!("CARGO_BIN_EXE_coopmat"))
         .arg("info")
-        .arg(&dir)
+        .arg(dir)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -93,8 +88,9 @@ fn human_output_resolves_spec_constants() {
 
 #[test]
 fn json_output_and_exit_status() {
-    let dir = tempdir("json");
-    let Some(spv) = assembled(&dir) else { return };
+    let scratch = coopmat_testkit::scratch_dir("info-cli-json");
+    let dir = scratch.path();
+    let Some(spv) = assembled(dir) else { return };
     let bad = dir.join("bad.spv");
     std::fs::write(&bad, b"not spirv").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_coopmat"))

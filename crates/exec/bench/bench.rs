@@ -21,7 +21,8 @@ fn compile(name: &str) -> coopmat_spirv::Module {
 
 fn compile_file(name: &str, path: &str) -> coopmat_spirv::Module {
     let opt = coopmat_testkit::peer_tool("spirv-opt").expect("spirv-opt not found");
-    let out = std::env::temp_dir().join(format!("coopmat-bench-{name}-{}.spv", std::process::id()));
+    let dir = coopmat_testkit::scratch_dir("bench");
+    let out = dir.path().join(format!("{name}.spv"));
     let spv = coopmat_testkit::glslang(std::path::Path::new(path), &[])
         .expect("glslangValidator not found");
     std::fs::write(&out, spv).unwrap();
@@ -237,7 +238,8 @@ fn mlp(groups: u32, opts: &EngineOptions) {
         .split_whitespace()
         .map(|d| format!("#define {}\n", d.trim_start_matches("-D").replace('=', " ")))
         .collect();
-    let path = std::env::temp_dir().join(format!("coopmat-bench-mlp-{}.comp", std::process::id()));
+    let dir = coopmat_testkit::scratch_dir("bench-mlp");
+    let path = dir.path().join("mlp.comp");
     std::fs::write(
         &path,
         src.replacen("#version 460\n", &format!("#version 460\n{head}"), 1),

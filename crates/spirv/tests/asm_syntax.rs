@@ -82,16 +82,9 @@ const CASES: &[&str] = &[
 
 fn spirv_as(text: impl AsRef<[u8]>, flags: &[&str]) -> Option<Option<Vec<u32>>> {
     let tool = coopmat_testkit::peer_tool("spirv-as")?;
-    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir();
-    let src = dir.join(format!(
-        "coopmat-asm-syntax-{}-{n}.spvasm",
-        std::process::id()
-    ));
-    let dst = dir.join(format!("coopmat-asm-syntax-{}-{n}.spv", std::process::id()));
+    let dir = coopmat_testkit::scratch_dir("asm-syntax");
+    let (src, dst) = (dir.path().join("t.spvasm"), dir.path().join("t.spv"));
     std::fs::write(&src, text.as_ref()).unwrap();
-    let _ = std::fs::remove_file(&dst);
     let out = Command::new(tool)
         .args(flags)
         .arg(&src)
@@ -103,8 +96,6 @@ fn spirv_as(text: impl AsRef<[u8]>, flags: &[&str]) -> Option<Option<Vec<u32>>> 
         return Some(None);
     }
     let bytes = std::fs::read(&dst).unwrap();
-    let _ = std::fs::remove_file(&src);
-    let _ = std::fs::remove_file(&dst);
     Some(Some(
         bytes
             .chunks_exact(4)

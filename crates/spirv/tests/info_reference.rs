@@ -4,7 +4,6 @@
 use coopmat_spirv::info::{self, MatrixFlavor, ModuleInfo, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What the test reads out of `spirv-dis --raw-id` text.
 #[derive(Default)]
@@ -229,11 +228,9 @@ fn compare(name: &str, m: &ModuleInfo, d: &Dis) {
 }
 
 fn spirv_dis(tool: &std::path::Path, bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("coopmat-info-ref-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    // Tests run in parallel threads of one process: one file per call.
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let path = dir.join(format!("m{}.spv", N.fetch_add(1, Ordering::Relaxed)));
+    // Tests run in parallel threads of one process: one directory per call.
+    let dir = coopmat_testkit::scratch_dir("info-ref");
+    let path = dir.path().join("m.spv");
     std::fs::write(&path, bytes).unwrap();
     let out = Command::new(tool)
         .arg("--raw-id")
@@ -245,7 +242,6 @@ fn spirv_dis(tool: &std::path::Path, bytes: &[u8]) -> String {
         "spirv-dis failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let _ = std::fs::remove_file(&path);
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -358,9 +354,8 @@ fn synthetic_module_matches_spirv_dis() {
         eprintln!("synthetic_module_matches_spirv_dis: skipping, spirv-as/spirv-dis not found");
         return;
     };
-    let dir = std::env::temp_dir().join(format!("coopmat-info-synth-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (src, out) = (dir.join("s.spvasm"), dir.join("s.spv"));
+    let dir = coopmat_testkit::scratch_dir("info-synth");
+    let (src, out) = (dir.path().join("s.spvasm"), dir.path().join("s.spv"));
     std::fs::write(&src, SYNTHETIC).unwrap();
     let st = Command::new(asm)
         .args(["--target-env", "spv1.6", "-o"])

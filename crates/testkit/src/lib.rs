@@ -170,6 +170,16 @@ pub fn spirv_val(module: &[u8], target_env: &str) -> Option<Result<(), String>> 
     })
 }
 
+/// A fresh directory under the system's temporary directory, named after `tag`, removed with
+/// everything in it when the returned guard drops (at the end of the test or helper that
+/// holds it, whether it passes, fails or returns early).
+pub fn scratch_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("coopmat-{tag}-"))
+        .tempdir()
+        .expect("creating a scratch directory")
+}
+
 /// Finds a peer tool (e.g. `spirv-dis`): in `COOPMAT_PEERS_BIN` if set, else in
 /// `/opt/coopmat-peers/bin`, else on `PATH`.
 pub fn peer_tool(name: &str) -> Option<PathBuf> {

@@ -24,18 +24,6 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     p
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("coopmat-exec-tests-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn unique(tag: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("{tag}-{}", N.fetch_add(1, Ordering::Relaxed))
-}
-
 /// Compiles a GLSL compute shader (`-V --target-env vulkan1.3`); None if glslang is absent.
 pub fn glsl(src: &str) -> Option<Module> {
     glsl_opt(src, false)
@@ -44,9 +32,11 @@ pub fn glsl(src: &str) -> Option<Module> {
 /// Like [`glsl`], optionally running `spirv-opt -O` afterwards.
 pub fn glsl_opt(src: &str, optimize: bool) -> Option<Module> {
     let glslang = tool("glslangValidator")?;
-    let u = unique("shader");
-    let input = tmp(&format!("{u}.comp"));
-    let out = tmp(&format!("{u}.spv"));
+    let dir = coopmat_testkit::scratch_dir("exec-tests");
+    let (input, out) = (
+        dir.path().join("shader.comp"),
+        dir.path().join("shader.spv"),
+    );
     std::fs::write(&input, src).unwrap();
     let o = Command::new(glslang)
         .args(["-V", "--target-env", "vulkan1.3", "-o"])

@@ -6,11 +6,8 @@ use coopmat_spirv::Module;
 /// Compiles GLSL with glslang for Vulkan 1.3; `None` (the test skips) when glslang is absent.
 pub fn glsl(src: &str) -> Option<Module> {
     let glslang = coopmat_testkit::peer_tool("glslangValidator")?;
-    let dir = std::env::temp_dir().join(format!("coopmat-lower-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (comp, spv) = (dir.join(format!("{n}.comp")), dir.join(format!("{n}.spv")));
+    let dir = coopmat_testkit::scratch_dir("lower");
+    let (comp, spv) = (dir.path().join("s.comp"), dir.path().join("s.spv"));
     std::fs::write(&comp, src).unwrap();
     let out = std::process::Command::new(glslang)
         .args(["-V", "--target-env", "vulkan1.3", "-o"])
