@@ -307,6 +307,13 @@ struct Cx<'m> {
     /// MulAdd results whose only use is as the C of a later MulAdd of the same block, whose
     /// operands were kept alive until that one (`chained_muladd`).
     chain_heads: HashSet<u32>,
+    /// Copies whose value is their source's registers (`Cx::copy_view`): they compile to
+    /// nothing.
+    aliased: HashSet<u32>,
+    /// Splats of a scalar whose every use is an operand of a per-component op
+    /// (`Cx::splat_operand`): splat id -> scalar id. They compile to nothing; the ops read
+    /// the scalar for every component.
+    splats: HashMap<u32, u32>,
     /// Variables that are arrays of buffer descriptors: id -> (set, binding).
     descriptor_arrays: HashMap<u32, (u32, u32)>,
     /// Pointer types declared ahead by OpTypeForwardPointer.
@@ -380,6 +387,8 @@ impl<'m> Cx<'m> {
             stored_once: HashSet::new(),
             single_use: HashMap::new(),
             chain_heads: HashSet::new(),
+            aliased: HashSet::new(),
+            splats: HashMap::new(),
             descriptor_arrays: HashMap::new(),
             forward_pointers: HashSet::new(),
             hoisted: HashMap::new(),
@@ -678,6 +687,12 @@ impl<'m> Cx<'m> {
             // that dies at its own instruction, so no op's result aliases its operands.
             let mut pool: HashMap<PoolKey, Vec<Val>> = HashMap::new();
             let hoisted = self.loop_invariants(f, &du);
+            // Values of this function with registers of their own: never reused (`fresh`),
+            // or taken from the pool while they live (`pooled`).
+            // Loads that take a promoted variable's registers, which no store changes after
+            // them (`final_loads`).
+            let (mut fresh, mut pooled, mut final_loads) =
+                (HashSet::new(), HashSet::new(), HashSet::new());
             for (bi, b) in f.blocks.iter().enumerate() {
                 let mut dying: Vec<(usize, PoolKey, Val)> = Vec::new();
                 for i in b.body.clone() {
@@ -695,13 +710,14 @@ impl<'m> Cx<'m> {
                         let final_value = (inst.opcode == op::Load)
                             .then(|| inst.word(2))
                             .flatten()
-                            .and_then(|var| Some((var, *self.promoted.get(&var)?)))
+                            .and_then(|ptr| self.promoted_registers(ptr))
                             .filter(|&(var, v)| {
                                 v.nmats == 0 && self.load_reads_final_value(&du, f, bi, i, var)
                             });
                         if let Some((_, v)) = final_value {
                             // The load's value is the variable's registers (never pooled).
                             self.vals.insert(rid, v);
+                            final_loads.insert(rid);
                         } else if inst.opcode == op::Variable && self.never_read(&du, inst) {
                             self.drop_variable(&du, rid);
                         } else if inst.opcode == op::Variable && self.promotable(&du, inst) {
@@ -718,33 +734,76 @@ impl<'m> Cx<'m> {
                                         && b.body.contains(&u)
                                         && m.instructions[u].opcode != op::Phi
                                 });
-                            let key = self.pool_key(rt)?;
-                            let v = match (local, key) {
-                                (true, Some(k)) => {
-                                    let v = match pool.get_mut(&k).and_then(Vec::pop) {
-                                        Some(v) => v,
-                                        None => self.alloc(rt)?,
-                                    };
-                                    // A pointer a staging copy loads through lives until the
-                                    // store (`Cx::fuse_staging_copy` loads there), and the
-                                    // operands of a MulAdd that feeds the next until that one
-                                    // (`Cx::fuse_muladds` computes the pair there).
-                                    let last = uses
-                                        .iter()
-                                        .map(|&(u, _)| {
-                                            store_of_copy(m, &du, u)
-                                                .or_else(|| chained_muladd(m, &du, u))
-                                                .filter(|&s| s > u && b.body.contains(&s))
-                                                .unwrap_or(u)
-                                        })
-                                        .max()
-                                        .unwrap_or(i);
-                                    dying.push((last, k, v));
-                                    v
-                                }
-                                _ => self.alloc(rt)?,
+                            // A pointer a staging copy loads through lives until the store
+                            // (`Cx::fuse_staging_copy` loads there), and the operands of a
+                            // MulAdd that feeds the next until that one (`Cx::fuse_muladds`
+                            // computes the pair there).
+                            let last = uses
+                                .iter()
+                                .map(|&(u, _)| {
+                                    store_of_copy(m, &du, u)
+                                        .or_else(|| chained_muladd(m, &du, u))
+                                        .filter(|&s| s > u && b.body.contains(&s))
+                                        .unwrap_or(u)
+                                })
+                                .max()
+                                .unwrap_or(i);
+                            // A value whose registers hold `src`'s for as long as this one
+                            // lives (see `Cx::copy_view`): a pooled `src` is kept that long.
+                            let settled = |src: u32| {
+                                f.params
+                                    .iter()
+                                    .any(|&pi| m.instructions[pi].result_id == Some(src))
+                                    || self.const_ids.contains(&src)
+                                    || fresh.contains(&src)
+                                    || final_loads.contains(&src)
+                                    || local && pooled.contains(&src)
                             };
-                            self.vals.insert(rid, v);
+                            let no_phi_use = !uses
+                                .iter()
+                                .any(|&(u, _)| m.instructions[u].opcode == op::Phi);
+                            // A copy that reads its source's registers instead, or a splat only
+                            // ever an operand of per-component ops, which read the scalar's
+                            // register for every component (`Cx::splat_operand`).
+                            let view = self
+                                .copy_view(inst)
+                                .filter(|&(src, _)| no_phi_use && settled(src));
+                            let splat = self
+                                .splat_operand(inst, uses)
+                                .filter(|&src| local && settled(src));
+                            if let Some(src) = view.map(|v| v.0).or(splat)
+                                && pooled.contains(&src)
+                                && let Some(&sv) = self.vals.get(&src)
+                            {
+                                for e in dying.iter_mut().filter(|e| e.2.col == sv.col) {
+                                    e.0 = e.0.max(last);
+                                }
+                            }
+                            if let Some(src) = splat {
+                                self.splats.insert(rid, src);
+                            }
+                            if let Some((_, v)) = view {
+                                self.aliased.insert(rid);
+                                self.vals.insert(rid, v);
+                            } else {
+                                let key = self.pool_key(rt)?;
+                                let v = match (local, key) {
+                                    (true, Some(k)) => {
+                                        let v = match pool.get_mut(&k).and_then(Vec::pop) {
+                                            Some(v) => v,
+                                            None => self.alloc(rt)?,
+                                        };
+                                        dying.push((last, k, v));
+                                        pooled.insert(rid);
+                                        v
+                                    }
+                                    _ => {
+                                        fresh.insert(rid);
+                                        self.alloc(rt)?
+                                    }
+                                };
+                                self.vals.insert(rid, v);
+                            }
                         }
                     }
                     // Values whose last use is this instruction are free from the next one on.
@@ -2178,6 +2237,151 @@ impl<'m> Cx<'m> {
 
     /// The registers behind pointer `id` when it is a promoted variable or a constant-index
     /// chain into one.
+    /// When `inst` only copies lane columns of one operand, bit for bit: that operand and the
+    /// registers the result may share with it. OpCopyObject, an OpCompositeExtract that stops
+    /// short of a cooperative matrix, and an OpBitcast between equal 64-bit types (a buffer
+    /// reference from a decode function's pointer parameter, or back) qualify, with no matrix
+    /// slot in the result and no pointer to memory the engine keeps in registers.
+    ///
+    /// Why sharing is sound (the caller checks the source's kind): a source register is
+    /// written only by its defining instruction (or the edges into its phi's block); that
+    /// definition dominates the copy, which dominates every use of the copy, so on any path
+    /// the last write of the source before a use of the copy comes before the copy itself
+    /// (one after it that reached the use without passing the copy again would make the use
+    /// reachable from the entry without the copy). Parameters and constants are never written
+    /// during the call; a pooled source is kept from the pool until the copy's last use. A
+    /// copy read by a phi keeps its own registers (phi coalescing gives an incoming value the
+    /// phi's). Lanes that did not run the copy may see the source's value there instead of a
+    /// stale one: only a cross-lane read of such a lane sees it, and its value is undefined.
+    fn copy_view(&self, inst: &coopmat_spirv::Instruction) -> Option<(u32, Val)> {
+        if self.options.observe_uniformity {
+            // Observations are made per instruction where the module runs it.
+            return None;
+        }
+        let rt = inst.result_type?;
+        let src = inst.word(2)?;
+        let sv = *self.vals.get(&src)?;
+        let view = match inst.opcode {
+            op::CopyObject => sv,
+            op::CompositeExtract => {
+                let mut cur = self.ty_of(src).ok()?;
+                let (mut c, mut mm) = (sv.col, sv.mat);
+                for k in 3..inst.operands.len() {
+                    let i = inst.word(k)?;
+                    if self.t.coopmat(cur).is_some() {
+                        return None;
+                    }
+                    let (co, mo, t) = self.t.member(cur, i).ok()?;
+                    c += co;
+                    mm += mo;
+                    cur = t;
+                }
+                let (ncols, nmats) = self.t.shape(cur).ok()?;
+                Val {
+                    col: c,
+                    mat: mm,
+                    ncols,
+                    nmats,
+                }
+            }
+            op::Bitcast => {
+                let num64 = |ty: u32| match self.t.get(ty) {
+                    Ok(Ty::Pointer { sc, .. }) => {
+                        (*sc == storage_class::PhysicalStorageBuffer).then_some((Num::Int(64), 1))
+                    }
+                    _ => self.t.comps(ty).ok(),
+                };
+                let from = num64(self.ty_of(src).ok()?)?;
+                if from != num64(rt)? || from.0.bits() != 64 {
+                    return None;
+                }
+                sv
+            }
+            _ => return None,
+        };
+        let pointer_kept = match self.t.get(rt) {
+            Ok(Ty::Pointer { sc, .. }) => *sc != storage_class::PhysicalStorageBuffer,
+            _ => false,
+        };
+        let same_shape = self.t.shape(rt).ok() == Some((view.ncols, view.nmats));
+        (view.nmats == 0 && view.ncols > 0 && same_shape && !pointer_kept).then_some((src, view))
+    }
+
+    /// The promoted variable pointer `ptr` reaches and the registers of what it selects:
+    /// the variable itself, or a part through one constant-index access chain (the
+    /// registers `promoted_parts` will give the chain).
+    /// When `inst` builds a vector of one scalar repeated and every use of it is an operand
+    /// of an op of the scalar-op table with two operands (a per-component [`Op::Bin`]): that
+    /// scalar, which those ops read for every component (`a_scalar`, `bs`) instead.
+    /// The ops compute the same values from the same bits; the splat is never built.
+    fn splat_operand(
+        &self,
+        inst: &coopmat_spirv::Instruction,
+        uses: &[(usize, u16)],
+    ) -> Option<u32> {
+        if self.options.observe_uniformity
+            || !matches!(
+                inst.opcode,
+                op::CompositeConstruct | op::CompositeConstructReplicateEXT
+            )
+        {
+            return None;
+        }
+        let Ok(Ty::Vector { n, .. }) = self.t.get(inst.result_type?) else {
+            return None;
+        };
+        let src = inst.word(2)?;
+        let parts = inst.operands.len() - 2;
+        let repeated = if inst.opcode == op::CompositeConstructReplicateEXT {
+            parts == 1
+        } else {
+            parts == *n as usize && (2..inst.operands.len()).all(|k| inst.word(k) == Some(src))
+        };
+        let scalar = self
+            .vals
+            .get(&src)
+            .is_some_and(|v| v.ncols == 1 && v.nmats == 0);
+        let operand = |&(u, k): &(usize, u16)| {
+            let user = &self.m.instructions[u];
+            (k == 2 || k == 3)
+                && matches!(
+                    ScalarOpRow::for_opcode(user.opcode).map(|r| r.op),
+                    Some(ScalarOp::Bin(_))
+                )
+                && !matches!(user.opcode, op::PtrEqual | op::PtrNotEqual)
+        };
+        (repeated && scalar && !uses.is_empty() && uses.iter().all(operand)).then_some(src)
+    }
+
+    fn promoted_registers(&self, ptr: u32) -> Option<(u32, Val)> {
+        if let Some(&v) = self.promoted.get(&ptr) {
+            return Some((ptr, v));
+        }
+        let chain = self.m.def(ptr)?;
+        if !matches!(chain.opcode, op::AccessChain | op::InBoundsAccessChain) {
+            return None;
+        }
+        let var = chain.word(2)?;
+        let base = *self.promoted.get(&var)?;
+        let Ok(Ty::Pointer { pointee, .. }) = self.t.get(self.ty_of(var).ok()?) else {
+            return None;
+        };
+        let idx: Vec<u32> = (3..chain.operands.len())
+            .map(|k| chain.word(k))
+            .collect::<Option<_>>()?;
+        let (off, t) = self.constant_path(*pointee, &idx)?;
+        let (ncols, nmats) = self.t.shape(t).ok()?;
+        Some((
+            var,
+            Val {
+                col: base.col + off,
+                mat: base.mat,
+                ncols,
+                nmats,
+            },
+        ))
+    }
+
     fn promoted_ptr(&self, id: u32) -> Option<Val> {
         self.promoted
             .get(&id)
@@ -2393,6 +2597,9 @@ impl<'m> Cx<'m> {
         out: &mut Vec<Op>,
     ) -> Result<(), ExecError> {
         let name = || grammar::instruction(opcode).map(|d| d.name).unwrap_or("?");
+        if rid != 0 && (self.aliased.contains(&rid) || self.splats.contains_key(&rid)) {
+            return Ok(());
+        }
         let d = if rid != 0 {
             self.vals.get(&rid).copied().unwrap_or_default()
         } else {

@@ -52,6 +52,7 @@ impl<'m> Cx<'m> {
                     b: kc,
                     n,
                     bs: false,
+                    a_scalar: false,
                 }));
                 return Ok(true);
             }
@@ -60,14 +61,21 @@ impl<'m> Cx<'m> {
             } else {
                 num
             };
+            // A splat never built (`Cx::splat_operand`): its scalar for every component.
+            let operand = |k: usize| match self.splats.get(&arg(k)?) {
+                Some(&s) => Ok((self.col(s)?, true)),
+                None => Ok((self.col(arg(k)?)?, false)),
+            };
+            let ((left, a_scalar), (right, bs)) = (operand(0)?, operand(1)?);
             out.push(Op::Bin(BinArgs {
                 op: b,
                 num,
                 d: d.col,
-                a: self.col(arg(0)?)?,
-                b: self.col(arg(1)?)?,
+                a: left,
+                b: right,
                 n,
-                bs: false,
+                bs,
+                a_scalar,
             }));
             return Ok(true);
         }
@@ -234,6 +242,7 @@ impl<'m> Cx<'m> {
                         b: v.col + k,
                         n: 1,
                         bs: false,
+                        a_scalar: false,
                     }));
                 }
             }
@@ -247,6 +256,7 @@ impl<'m> Cx<'m> {
                     b: self.col(arg(1)?)?,
                     n: d.ncols,
                     bs: true,
+                    a_scalar: false,
                 }));
             }
             op::Dot => {
@@ -327,6 +337,7 @@ impl<'m> Cx<'m> {
                         b: vb.col + j,
                         n: va.ncols,
                         bs: true,
+                        a_scalar: false,
                     }));
                 }
             }
@@ -380,6 +391,7 @@ impl<'m> Cx<'m> {
                     b: y,
                     n,
                     bs: false,
+                    a_scalar: false,
                 }));
                 out.push(Op::Bin(BinArgs {
                     op: hi,
@@ -389,6 +401,7 @@ impl<'m> Cx<'m> {
                     b: y,
                     n,
                     bs: false,
+                    a_scalar: false,
                 }));
             }
             op::BitFieldInsert => {
@@ -449,6 +462,7 @@ impl<'m> Cx<'m> {
                 b,
                 n: 1,
                 bs: false,
+                a_scalar: false,
             })
         };
         let tern = |op, num, d, a, b, c| {
@@ -561,6 +575,7 @@ impl<'m> Cx<'m> {
             b,
             n: 1,
             bs: false,
+            a_scalar: false,
         }));
         for k in 1..n {
             out.push(Op::Bin(BinArgs {
@@ -571,6 +586,7 @@ impl<'m> Cx<'m> {
                 b: b + k * sb,
                 n: 1,
                 bs: false,
+                a_scalar: false,
             }));
             out.push(Op::Bin(BinArgs {
                 op: BinOp::FAdd,
@@ -580,6 +596,7 @@ impl<'m> Cx<'m> {
                 b: tmp,
                 n: 1,
                 bs: false,
+                a_scalar: false,
             }));
         }
     }

@@ -60,6 +60,7 @@ impl Cx<'_> {
             b,
             n,
             bs,
+            a_scalar: false,
         })
     }
 
@@ -613,6 +614,7 @@ impl<'m> Cx<'m> {
                 b: c(1)?,
                 n,
                 bs: false,
+                a_scalar: false,
             }));
             return Ok(());
         }
@@ -642,6 +644,7 @@ impl<'m> Cx<'m> {
                         b: c(1)?,
                         n,
                         bs: false,
+                        a_scalar: false,
                     }));
                     t
                 } else {
@@ -668,6 +671,7 @@ impl<'m> Cx<'m> {
                         b: len,
                         n: 1,
                         bs: false,
+                        a_scalar: false,
                     }));
                     out.push(Op::Bin(BinArgs {
                         op: BinOp::FMul,
@@ -677,6 +681,7 @@ impl<'m> Cx<'m> {
                         b: len,
                         n,
                         bs: true,
+                        a_scalar: false,
                     }));
                 } else {
                     out.push(Op::Copy(CopyArgs {
@@ -703,6 +708,7 @@ impl<'m> Cx<'m> {
                         b: y + k,
                         n: 1,
                         bs: false,
+                        a_scalar: false,
                     }));
                     out.push(Op::Bin(BinArgs {
                         op: BinOp::FMul,
@@ -712,6 +718,7 @@ impl<'m> Cx<'m> {
                         b: y + j,
                         n: 1,
                         bs: false,
+                        a_scalar: false,
                     }));
                     out.push(Op::Bin(BinArgs {
                         op: BinOp::FSub,
@@ -721,6 +728,7 @@ impl<'m> Cx<'m> {
                         b: t,
                         n: 1,
                         bs: false,
+                        a_scalar: false,
                     }));
                 }
             }

@@ -139,6 +139,7 @@ impl<'m> Cx<'m> {
                     b: self.col(arg(1)?)?,
                     n: 1,
                     bs: false,
+                    a_scalar: false,
                 }));
                 let elems = self.alloc_cols(1);
                 let k = self.konst(stride);
@@ -150,6 +151,7 @@ impl<'m> Cx<'m> {
                     b: k,
                     n: 1,
                     bs: false,
+                    a_scalar: false,
                 }));
                 out.push(Op::Cvt(CvtArgs {
                     kind: CvtKind::SConv,

@@ -1281,13 +1281,15 @@ impl Columns<'_> {
             b,
             n,
             bs,
+            a_scalar,
         }: &BinArgs,
     ) {
         let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
         let col = |x: Col| x.ix() * lanes;
 
         for k in 0..n {
-            let (dc, ac, bc) = (col(d + k), col(a + k), col(if bs { b } else { b + k }));
+            let ac = col(if a_scalar { a } else { a + k });
+            let (dc, bc) = (col(d + k), col(if bs { b } else { b + k }));
             // Min/max of floats decoded to f32 by `$f`: the larger (smaller) operand's own bits;
             // ties (±0) and NaNs take the general path, which fixes their bits.
             macro_rules! pick {
@@ -1905,6 +1907,7 @@ mod tests {
                             b: Col(2),
                             n: 1,
                             bs: false,
+                            a_scalar: false,
                         };
                         cols.run_at(level, ColumnOp::Bin(&args));
                         for l in 0..chunk.len() {
@@ -2269,6 +2272,7 @@ mod fast_path_tests {
                 b: Col(9),
                 n: 1,
                 bs: false,
+                a_scalar: false,
             };
             let (c, n) = run(chunk, 2, |cols, level| {
                 cols.run_at(level, ColumnOp::Bin(&args))
@@ -2388,6 +2392,7 @@ mod fast_path_tests {
                         b: Col(9),
                         n: 1,
                         bs: false,
+                        a_scalar: false,
                     };
                     let (c, n) = run(chunk, 1, |cols, level| {
                         let lanes = cols.lanes;

@@ -245,6 +245,7 @@ fn scratch_bin(op: BinOp, num: Num) -> BinArgs {
         b: Col(2),
         n: 1,
         bs: false,
+        a_scalar: false,
     }
 }
 
@@ -660,7 +661,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             C2::SetLayout { kind, d, src, args } => {
                 let kind = *kind;
-                self.per_lane_value(Tensor::Layout, *d, *src, args, mask, |inp, a, out| {
+                // The op's key in the memo of set results (`tensor_values::SetKey`).
+                let op = kind as u8;
+                self.per_lane_value(Tensor::Layout, op, *d, *src, args, mask, |inp, a, out| {
                     let l = layout_from(inp).map_err(tfault)?;
                     let a32 = a32_of(a)?;
                     let a32 = &a32[..a.len()];
@@ -680,7 +683,8 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             C2::SetView { kind, d, src, args } => {
                 let kind = *kind;
-                self.per_lane_value(Tensor::View, *d, *src, args, mask, |inp, a, out| {
+                let op = kind as u8;
+                self.per_lane_value(Tensor::View, op, *d, *src, args, mask, |inp, a, out| {
                     let v = view_from(inp).map_err(tfault)?;
                     let a32 = a32_of(a)?;
                     let a32 = &a32[..a.len()];
@@ -775,10 +779,13 @@ impl<'p, 'a> Batch<'p, 'a> {
 
     /// Computes a layout/view value (handles in column `d`) per active lane from the value
     /// `src` and argument columns; lanes whose inputs equal the previous lane's reuse its
-    /// result (values are almost always uniform).
+    /// result (values are almost always uniform). Uniform inputs the same set op (`op`) saw
+    /// before in this workgroup give the handle it gave then.
+    #[allow(clippy::too_many_arguments)]
     fn per_lane_value(
         &mut self,
         kind: Tensor,
+        op: u8,
         d: Col,
         src: Col,
         args: &[Col],
@@ -823,7 +830,18 @@ impl<'p, 'a> Batch<'p, 'a> {
             for (x, &c) in av.iter_mut().zip(args) {
                 *x = at(self, c, first);
             }
-            let h = run(self, at(self, src, first), &av[..args.len()], first)?;
+            let input = at(self, src, first);
+            let key = tensor_values::SetKey::new(op, input, &av[..args.len()]);
+            let h = match key.and_then(|k| self.values(kind).recall(&k)) {
+                Some(h) => h,
+                None => {
+                    let h = run(self, input, &av[..args.len()], first)?;
+                    if let Some(k) = key {
+                        self.values_mut(kind).remember(k, h);
+                    }
+                    h
+                }
+            };
             self.fill_cols(d, &[h], mask);
             return Ok(());
         }
@@ -852,6 +870,14 @@ impl<'p, 'a> Batch<'p, 'a> {
         match kind {
             Tensor::Layout => &self.layouts,
             Tensor::View => &self.views,
+        }
+    }
+
+    /// The interned values of `kind`, to add to.
+    fn values_mut(&mut self, kind: Tensor) -> &mut tensor_values::Interned {
+        match kind {
+            Tensor::Layout => &mut self.layouts,
+            Tensor::View => &mut self.views,
         }
     }
 
@@ -955,19 +981,17 @@ impl<'p, 'a> Batch<'p, 'a> {
             (byte, len) = (byte + 2, len - 1);
         }
         let nw = len / 2;
+        let r0 = row.len();
+        // Whole words straight from memory through the vector conversion (one row of one
+        // run); false (out of bounds, which the caller's check excludes) leaves them to the
+        // element loop below.
         if byte % 4 == 0 && nw > 0 {
-            let mut tmp = std::mem::take(&mut self.src_cache.words);
-            tmp.clear();
-            tmp.extend(
-                words[byte / 4..byte / 4 + nw]
-                    .iter()
-                    .map(|w| w.load(Relaxed)),
-            );
-            let r0 = row.len();
             row.resize(r0 + 2 * nw, 0.0);
-            kernels::f16_words_to_f32(&tmp, &mut row[r0..]);
-            self.src_cache.words = tmp;
-            (byte, len) = (byte + 4 * nw, len - 2 * nw);
+            if kernels::f16_rows_to_f32(words, (byte / 4, 0, 1, nw), &mut row[r0..]) {
+                (byte, len) = (byte + 4 * nw, len - 2 * nw);
+            } else {
+                row.truncate(r0);
+            }
         }
         row.extend((0..len).map(|j| lut[memory::read_bytes(words, byte + 2 * j, 2) as usize]));
     }

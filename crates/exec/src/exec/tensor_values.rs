@@ -37,6 +37,37 @@ impl Tensor {
 /// Entries a table holds before it first looks for unreferenced ones.
 const FIRST_COLLECTION: usize = 4096;
 
+/// Set-op results a table remembers before it forgets them all.
+const MEMO_ENTRIES: usize = 1024;
+
+/// A set op on a value (`OpTensorLayoutSet*NV`, `OpTensorViewSet*NV`): which op, the handle of
+/// its input and its argument words (unused ones zero, with their count).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct SetKey {
+    op: u8,
+    input: u64,
+    args: [u64; SET_KEY_ARGS],
+    nargs: u8,
+}
+
+/// Arguments a remembered set op may have (the most any set op takes: two per dimension).
+pub(super) const SET_KEY_ARGS: usize = 2 * coopmat_tensor::MAX_DIM;
+
+impl SetKey {
+    /// The key of op `op` on handle `input` with `args`; None with more than
+    /// [`SET_KEY_ARGS`] of them.
+    pub fn new(op: u8, input: u64, args: &[u64]) -> Option<Self> {
+        let mut a = [0; SET_KEY_ARGS];
+        a.get_mut(..args.len())?.copy_from_slice(args);
+        Some(SetKey {
+            op,
+            input,
+            args: a,
+            nargs: args.len() as u8,
+        })
+    }
+}
+
 /// The interned encodings of one kind (layouts or views) of one batch.
 pub(super) struct Interned {
     /// Words of one encoding.
@@ -49,6 +80,10 @@ pub(super) struct Interned {
     free: Vec<u32>,
     /// Entry count at which [`Interned::intern`] asks for a collection.
     collect_at: usize,
+    /// Results of set ops already computed on the values held: the same op on the same value
+    /// with the same arguments gives the same value (flash attention rebuilds its layouts the
+    /// same way every KV step). Forgotten whenever a handle may change its meaning.
+    memo: FxHashMap<SetKey, u32>,
 }
 
 impl Interned {
@@ -60,6 +95,7 @@ impl Interned {
             index: FxHashMap::default(),
             free: Vec::new(),
             collect_at: FIRST_COLLECTION,
+            memo: FxHashMap::default(),
         };
         t.clear();
         t
@@ -68,6 +104,7 @@ impl Interned {
     /// Forgets every value but handle 0 (a new workgroup: no register or memory word of the
     /// batch holds an older handle that a defined read can reach).
     pub fn clear(&mut self) {
+        self.memo.clear();
         // Most workgroups make no layout: nothing to forget (every workgroup clears).
         if self.len() == 1 {
             return;
@@ -88,6 +125,20 @@ impl Interned {
             .and_then(|h| h.checked_mul(w))
             .and_then(|at| self.values.get(at..at + w))
             .unwrap_or(&self.values[..w])
+    }
+
+    /// The handle set op `key` gave before, if remembered.
+    pub fn recall(&self, key: &SetKey) -> Option<u64> {
+        self.memo.get(key).map(|&h| h as u64)
+    }
+
+    /// Remembers that set op `key` gave handle `h` (a handle this table gave out).
+    pub fn remember(&mut self, key: SetKey, h: u64) {
+        let Ok(h) = u32::try_from(h) else { return };
+        if self.memo.len() >= MEMO_ENTRIES {
+            self.memo.clear();
+        }
+        self.memo.insert(key, h);
     }
 
     /// Entries held, free ones included.
@@ -124,6 +175,8 @@ impl Interned {
     /// the caller marks every word that might be a handle, so nothing referenced is freed;
     /// entries are never moved, so no register needs rewriting.
     pub fn collect(&mut self, referenced: &[bool]) {
+        // A freed handle may come back for another value.
+        self.memo.clear();
         let w = self.words;
         let mut freed = Vec::new();
         self.index.retain(|_, h| {

@@ -943,7 +943,8 @@ pub struct UnArgs {
     pub n: u32,
 }
 
-/// Operands of [`Op::Bin`].
+/// Operands of [`Op::Bin`]: `n` components, `d + k = a + k op b + k`; with `a_scalar`
+/// (`bs`) every component reads `a` (`b`) itself, a scalar the module splat.
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct BinArgs {
@@ -954,6 +955,7 @@ pub struct BinArgs {
     pub b: Col,
     pub n: u32,
     pub bs: bool,
+    pub a_scalar: bool,
 }
 
 /// Operands of [`Op::IntChain`]: `acc = first`, then each step `acc = acc op other` (or
