@@ -688,9 +688,8 @@ impl<'m> Cx<'m> {
             let mut pool: HashMap<PoolKey, Vec<Val>> = HashMap::new();
             let hoisted = self.loop_invariants(f, &du);
             // Values of this function with registers of their own: never reused (`fresh`),
-            // or taken from the pool while they live (`pooled`).
-            // Loads that take a promoted variable's registers, which no store changes after
-            // them (`final_loads`).
+            // or taken from the pool while they live (`pooled`); loads that take a promoted
+            // variable's registers, which no store changes after them (`final_loads`).
             let (mut fresh, mut pooled, mut final_loads) =
                 (HashSet::new(), HashSet::new(), HashSet::new());
             for (bi, b) in f.blocks.iter().enumerate() {
@@ -2235,8 +2234,6 @@ impl<'m> Cx<'m> {
         }
     }
 
-    /// The registers behind pointer `id` when it is a promoted variable or a constant-index
-    /// chain into one.
     /// When `inst` only copies lane columns of one operand, bit for bit: that operand and the
     /// registers the result may share with it. OpCopyObject, an OpCompositeExtract that stops
     /// short of a cooperative matrix, and an OpBitcast between equal 64-bit types (a buffer
@@ -2307,9 +2304,6 @@ impl<'m> Cx<'m> {
         (view.nmats == 0 && view.ncols > 0 && same_shape && !pointer_kept).then_some((src, view))
     }
 
-    /// The promoted variable pointer `ptr` reaches and the registers of what it selects:
-    /// the variable itself, or a part through one constant-index access chain (the
-    /// registers `promoted_parts` will give the chain).
     /// When `inst` builds a vector of one scalar repeated and every use of it is an operand
     /// of an op of the scalar-op table with two operands (a per-component [`Op::Bin`]): that
     /// scalar, which those ops read for every component (`a_scalar`, `bs`) instead.
@@ -2353,6 +2347,9 @@ impl<'m> Cx<'m> {
         (repeated && scalar && !uses.is_empty() && uses.iter().all(operand)).then_some(src)
     }
 
+    /// The promoted variable pointer `ptr` reaches and the registers of what it selects:
+    /// the variable itself, or a part through one constant-index access chain (the
+    /// registers `promoted_parts` will give the chain).
     fn promoted_registers(&self, ptr: u32) -> Option<(u32, Val)> {
         if let Some(&v) = self.promoted.get(&ptr) {
             return Some((ptr, v));
@@ -2382,6 +2379,8 @@ impl<'m> Cx<'m> {
         ))
     }
 
+    /// The registers behind pointer `id` when it is a promoted variable or a constant-index
+    /// chain into one.
     fn promoted_ptr(&self, id: u32) -> Option<Val> {
         self.promoted
             .get(&id)
