@@ -310,6 +310,9 @@ struct Cx<'m> {
     /// Copies whose value is their source's registers (`Cx::copy_view`): they compile to
     /// nothing.
     aliased: HashSet<u32>,
+    /// Stores to promoted variables that a later store of the same block overwrites before any
+    /// read (`Cx::promoted_store`), by instruction index: they compile to nothing.
+    dead_stores: HashSet<usize>,
     /// Splats of a scalar whose every use is an operand of a per-component op
     /// (`Cx::splat_operand`): splat id -> scalar id. They compile to nothing; the ops read
     /// the scalar for every component.
@@ -389,6 +392,7 @@ impl<'m> Cx<'m> {
             chain_heads: HashSet::new(),
             aliased: HashSet::new(),
             splats: HashMap::new(),
+            dead_stores: HashSet::new(),
             descriptor_arrays: HashMap::new(),
             forward_pointers: HashSet::new(),
             hoisted: HashMap::new(),
@@ -693,9 +697,47 @@ impl<'m> Cx<'m> {
             let (mut fresh, mut pooled, mut final_loads) =
                 (HashSet::new(), HashSet::new(), HashSet::new());
             for (bi, b) in f.blocks.iter().enumerate() {
-                let mut dying: Vec<(usize, PoolKey, Val)> = Vec::new();
+                // Pooled values still alive: their last use, slot class, registers and id.
+                let mut dying: Vec<(usize, PoolKey, Val, u32)> = Vec::new();
+                // The last whole store of this block to each promoted variable: the stored
+                // value, the store, and whether anything read the variable's registers since
+                // (`Cx::promoted_stores`).
+                let mut stored: HashMap<u32, (u32, usize, bool)> = HashMap::new();
                 for i in b.body.clone() {
                     let inst = &m.instructions[i];
+                    if inst.opcode == op::Store
+                        && let Some(var) = self.promoted_store(&du, inst, i, &mut stored)
+                        && let Some(&(value, _, _)) = stored.get(&var)
+                    {
+                        // A pooled stored value lives until the last use of the loads of the
+                        // variable that follow in the block before its next store (the loads
+                        // that may take its registers): only loads used later in this block.
+                        let mut last = 0;
+                        for u in b.body.clone().filter(|&u| u > i) {
+                            let ui = &m.instructions[u];
+                            if ui.opcode == op::Store && ui.word(0) == Some(var) {
+                                break;
+                            }
+                            if ui.opcode == op::Load
+                                && ui.word(2) == Some(var)
+                                && let Some(lid) = ui.result_id
+                                && du.uses(lid).iter().all(|&(w, _)| {
+                                    w > u
+                                        && b.body.contains(&w)
+                                        && m.instructions[w].opcode != op::Phi
+                                })
+                            {
+                                last = du
+                                    .uses(lid)
+                                    .iter()
+                                    .map(|&(w, _)| w)
+                                    .fold(last.max(u), usize::max);
+                            }
+                        }
+                        for e in dying.iter_mut().filter(|e| e.3 == value) {
+                            e.0 = e.0.max(last);
+                        }
+                    }
                     if let (Some(rt), Some(rid)) = (inst.result_type, inst.result_id) {
                         if store_of_copy(m, &du, i).is_some() {
                             self.stored_once.insert(rid);
@@ -713,10 +755,13 @@ impl<'m> Cx<'m> {
                             .filter(|&(var, v)| {
                                 v.nmats == 0 && self.load_reads_final_value(&du, f, bi, i, var)
                             });
-                        if let Some((_, v)) = final_value {
+                        if let Some((var, v)) = final_value {
                             // The load's value is the variable's registers (never pooled).
                             self.vals.insert(rid, v);
                             final_loads.insert(rid);
+                            if let Some(s) = stored.get_mut(&var) {
+                                s.2 = true;
+                            }
                         } else if inst.opcode == op::Variable && self.never_read(&du, inst) {
                             self.drop_variable(&du, rid);
                         } else if inst.opcode == op::Variable && self.promotable(&du, inst) {
@@ -756,7 +801,9 @@ impl<'m> Cx<'m> {
                                     || self.const_ids.contains(&src)
                                     || fresh.contains(&src)
                                     || final_loads.contains(&src)
-                                    || local && pooled.contains(&src)
+                                    || local
+                                        && pooled.contains(&src)
+                                        && dying.iter().any(|e| e.3 == src)
                             };
                             let no_phi_use = !uses
                                 .iter()
@@ -764,17 +811,39 @@ impl<'m> Cx<'m> {
                             // A copy that reads its source's registers instead, or a splat only
                             // ever an operand of per-component ops, which read the scalar's
                             // register for every component (`Cx::splat_operand`).
+                            // A load of a whole promoted variable this block stored last: the
+                            // stored value's registers (`Cx::promoted_store`).
+                            let forwarded = (inst.opcode == op::Load
+                                && !self.options.observe_uniformity)
+                                .then(|| inst.word(2))
+                                .flatten()
+                                .and_then(|ptr| self.promoted_registers(ptr))
+                                .and_then(|(var, part)| {
+                                    let whole = self.promoted.get(&var) == Some(&part);
+                                    // `stored` holds only variables used whole.
+                                    let (src, _, _) = *stored.get(&var).filter(|_| whole)?;
+                                    let v = *self.vals.get(&src)?;
+                                    (v.ncols == part.ncols && v.nmats == 0).then_some((src, v))
+                                })
+                                .filter(|&(src, _)| no_phi_use && settled(src));
+                            // Any other load through a promoted variable reads its registers.
+                            if forwarded.is_none()
+                                && inst.opcode == op::Load
+                                && let Some((var, _)) =
+                                    inst.word(2).and_then(|ptr| self.promoted_registers(ptr))
+                                && let Some(s) = stored.get_mut(&var)
+                            {
+                                s.2 = true;
+                            }
                             let view = self
                                 .copy_view(inst)
+                                .or(forwarded)
                                 .filter(|&(src, _)| no_phi_use && settled(src));
                             let splat = self
                                 .splat_operand(inst, uses)
                                 .filter(|&src| local && settled(src));
-                            if let Some(src) = view.map(|v| v.0).or(splat)
-                                && pooled.contains(&src)
-                                && let Some(&sv) = self.vals.get(&src)
-                            {
-                                for e in dying.iter_mut().filter(|e| e.2.col == sv.col) {
+                            if let Some(src) = view.map(|v| v.0).or(splat) {
+                                for e in dying.iter_mut().filter(|e| e.3 == src) {
                                     e.0 = e.0.max(last);
                                 }
                             }
@@ -792,7 +861,7 @@ impl<'m> Cx<'m> {
                                             Some(v) => v,
                                             None => self.alloc(rt)?,
                                         };
-                                        dying.push((last, k, v));
+                                        dying.push((last, k, v, rid));
                                         pooled.insert(rid);
                                         v
                                     }
@@ -806,7 +875,7 @@ impl<'m> Cx<'m> {
                         }
                     }
                     // Values whose last use is this instruction are free from the next one on.
-                    dying.retain(|&(last, k, v)| {
+                    dying.retain(|&(last, k, v, _)| {
                         if last <= i {
                             pool.entry(k).or_default().push(v);
                             false
@@ -1498,6 +1567,10 @@ impl<'m> Cx<'m> {
             for &i in rest.iter().chain(moved_here) {
                 let inst = &m.instructions[i];
                 if inst.opcode == op::Phi || (hoisted.moved.contains(&i) && b.body.contains(&i)) {
+                    continue;
+                }
+                if self.dead_stores.contains(&i) {
+                    chain_tail = None;
                     continue;
                 }
                 let rid = inst.result_id.unwrap_or(0);
@@ -2377,6 +2450,48 @@ impl<'m> Cx<'m> {
                 nmats,
             },
         ))
+    }
+
+    /// Notes OpStore `inst` (instruction `i`) for store-to-load forwarding and dead stores
+    /// within one block (`stored`: per promoted variable, the value of its last whole store,
+    /// that store, and whether its registers were read since). A whole store to a variable
+    /// whose previous whole store in the block nobody read makes that one dead
+    /// (`Cx::dead_stores`: it compiles to nothing): the same lanes run both (one block), and
+    /// the second overwrites every register before any read. A load of the variable after a
+    /// whole store takes the stored value's registers instead of reading the variable (see the
+    /// slot pre-pass), so it reads nothing. Only variables that are loaded and stored whole,
+    /// never through an access chain, and hold no matrix: then every read of their registers
+    /// is a load of the variable itself, which the pre-pass sees. Returns the variable when
+    /// the store was noted.
+    fn promoted_store(
+        &mut self,
+        du: &coopmat_spirv::module::DefUse,
+        inst: &coopmat_spirv::Instruction,
+        i: usize,
+        stored: &mut HashMap<u32, (u32, usize, bool)>,
+    ) -> Option<u32> {
+        if self.options.observe_uniformity {
+            return None;
+        }
+        let (Some(var), Some(value)) = (inst.word(0), inst.word(1)) else {
+            return None;
+        };
+        // Names and decorations lie outside every function.
+        let used_whole = du.uses(var).iter().all(|&(u, k)| {
+            self.m.owner(u).is_none()
+                || matches!(
+                    (self.m.instructions[u].opcode, k),
+                    (op::Load, 2) | (op::Store, 0)
+                )
+        });
+        if self.promoted.get(&var).is_none_or(|v| v.nmats != 0) || !used_whole {
+            return None;
+        }
+        if let Some(&(_, earlier, false)) = stored.get(&var) {
+            self.dead_stores.insert(earlier);
+        }
+        stored.insert(var, (value, i, false));
+        Some(var)
     }
 
     /// The registers behind pointer `id` when it is a promoted variable or a constant-index
