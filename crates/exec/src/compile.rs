@@ -808,37 +808,34 @@ impl<'m> Cx<'m> {
                             let no_phi_use = !uses
                                 .iter()
                                 .any(|&(u, _)| m.instructions[u].opcode == op::Phi);
-                            // A copy that reads its source's registers instead, or a splat only
-                            // ever an operand of per-component ops, which read the scalar's
-                            // register for every component (`Cx::splat_operand`).
-                            // A load of a whole promoted variable this block stored last: the
-                            // stored value's registers (`Cx::promoted_store`).
-                            let forwarded = (inst.opcode == op::Load
-                                && !self.options.observe_uniformity)
+                            // A load of a promoted variable used whole that this block stored
+                            // (`stored` holds only those, and they are loaded through nothing
+                            // but themselves): the stored value's registers
+                            // (`Cx::promoted_store`); else the load reads the variable.
+                            let stored_var = (inst.opcode == op::Load)
                                 .then(|| inst.word(2))
                                 .flatten()
-                                .and_then(|ptr| self.promoted_registers(ptr))
-                                .and_then(|(var, part)| {
-                                    let whole = self.promoted.get(&var) == Some(&part);
-                                    // `stored` holds only variables used whole.
-                                    let (src, _, _) = *stored.get(&var).filter(|_| whole)?;
+                                .filter(|var| stored.contains_key(var));
+                            let forwarded = stored_var
+                                .and_then(|var| {
+                                    let (src, _, _) = stored[&var];
                                     let v = *self.vals.get(&src)?;
-                                    (v.ncols == part.ncols && v.nmats == 0).then_some((src, v))
+                                    let shape = self.promoted.get(&var).map(|w| (w.ncols, w.nmats));
+                                    (shape == Some((v.ncols, 0))).then_some((src, v))
                                 })
                                 .filter(|&(src, _)| no_phi_use && settled(src));
-                            // Any other load through a promoted variable reads its registers.
                             if forwarded.is_none()
-                                && inst.opcode == op::Load
-                                && let Some((var, _)) =
-                                    inst.word(2).and_then(|ptr| self.promoted_registers(ptr))
-                                && let Some(s) = stored.get_mut(&var)
+                                && let Some(s) = stored_var.and_then(|var| stored.get_mut(&var))
                             {
                                 s.2 = true;
                             }
+                            // A copy that reads its source's registers instead, or a splat only
+                            // ever an operand of per-component ops, which read the scalar's
+                            // register for every component (`Cx::splat_operand`).
                             let view = self
                                 .copy_view(inst)
-                                .or(forwarded)
-                                .filter(|&(src, _)| no_phi_use && settled(src));
+                                .filter(|&(src, _)| no_phi_use && settled(src))
+                                .or(forwarded);
                             let splat = self
                                 .splat_operand(inst, uses)
                                 .filter(|&src| local && settled(src));

@@ -1269,6 +1269,44 @@ void main() {
     );
 }
 
+/// `n` values k/64 for k in -1000..=1000, from `rng`.
+fn sixty_fourths(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| (rng.below(2001) as f32 - 1000.0) / 64.0)
+        .collect()
+}
+
+/// Runs `m` on one workgroup with `inputs` bound at bindings 0.. of set 0 and zeroed buffers
+/// of `outputs` bytes after them, with the compiler's passes and without (observing
+/// uniformity turns them off); asserts that both leave every buffer the same. Returns the
+/// buffers and the lane-instructions the passes saved.
+fn with_and_without_passes(
+    m: &coopmat_spirv::Module,
+    inputs: &[&[f32]],
+    outputs: &[usize],
+) -> (Resources, u64) {
+    let bound = || {
+        let mut res = Resources::default();
+        for (b, x) in inputs.iter().enumerate() {
+            res.buffers.insert((0, b as u32), bytes_f32(x));
+        }
+        for (k, &n) in outputs.iter().enumerate() {
+            res.buffers
+                .insert((0, (inputs.len() + k) as u32), vec![0; n]);
+        }
+        res
+    };
+    let observe = EngineOptions {
+        observe_uniformity: true,
+        ..Default::default()
+    };
+    let (mut with, mut without) = (bound(), bound());
+    let on = run(m, &mut with, [1, 1, 1], &EngineOptions::default());
+    let off = run(m, &mut without, [1, 1, 1], &observe);
+    assert_eq!(with.buffers, without.buffers);
+    (with, off.lane_instructions - on.lane_instructions)
+}
+
 const COPIES_AND_SPLATS: &str = r#"
                OpCapability Shader
                OpMemoryModel Logical GLSL450
@@ -1331,26 +1369,8 @@ fn copies_read_their_source_and_splats_are_never_built() {
         return;
     };
     let mut rng = Rng(0x5eed);
-    let mut vals = || -> Vec<f32> {
-        (0..256)
-            .map(|_| (rng.below(2001) as f32 - 1000.0) / 64.0)
-            .collect()
-    };
-    let (v, q) = (vals(), vals());
-    let inputs = || {
-        let mut res = Resources::default();
-        res.buffers.insert((0, 0), bytes_f32(&v));
-        res.buffers.insert((0, 1), bytes_f32(&q));
-        res.buffers.insert((0, 2), vec![0; 1024]);
-        res
-    };
-    let observe = EngineOptions {
-        observe_uniformity: true,
-        ..Default::default()
-    };
-    let (mut with, mut without) = (inputs(), inputs());
-    let on = run(&m, &mut with, [1, 1, 1], &EngineOptions::default());
-    let off = run(&m, &mut without, [1, 1, 1], &observe);
+    let (v, q) = (sixty_fourths(&mut rng, 256), sixty_fourths(&mut rng, 256));
+    let (with, saved) = with_and_without_passes(&m, &[&v, &q], &[1024]);
     let got = f32s(&with.buffers[&(0, 2)]);
     for l in 0..64 {
         let s = v[4 * l + 1] * v[4 * l + 1];
@@ -1363,9 +1383,8 @@ fn copies_read_their_source_and_splats_are_never_built() {
             );
         }
     }
-    assert_eq!(with.buffers[&(0, 2)], without.buffers[&(0, 2)]);
     // %x, %e and %c read their sources (3 copies); %sp's four component copies are gone.
-    assert_eq!(off.lane_instructions - on.lane_instructions, 7 * 64);
+    assert_eq!(saved, 7 * 64);
 }
 
 const FORWARDED_STORES: &str = r#"
@@ -1448,34 +1467,14 @@ fn loads_after_stores_take_the_stored_value_and_dead_stores_go() {
         return;
     };
     let mut rng = Rng(0xf0d);
-    let mut vals = || -> Vec<f32> {
-        (0..64)
-            .map(|_| (rng.below(2001) as f32 - 1000.0) / 64.0)
-            .collect()
-    };
-    let (a, q) = (vals(), vals());
-    let inputs = || {
-        let mut res = Resources::default();
-        res.buffers.insert((0, 0), bytes_f32(&a));
-        res.buffers.insert((0, 1), bytes_f32(&q));
-        res.buffers.insert((0, 2), vec![0; 256]);
-        res.buffers.insert((0, 3), vec![0; 256]);
-        res
-    };
-    let observe = EngineOptions {
-        observe_uniformity: true,
-        ..Default::default()
-    };
-    let (mut with, mut without) = (inputs(), inputs());
-    let on = run(&m, &mut with, [1, 1, 1], &EngineOptions::default());
-    let off = run(&m, &mut without, [1, 1, 1], &observe);
+    let (a, q) = (sixty_fourths(&mut rng, 64), sixty_fourths(&mut rng, 64));
+    let (with, saved) = with_and_without_passes(&m, &[&a, &q], &[256, 256]);
     let (r, r2) = (f32s(&with.buffers[&(0, 2)]), f32s(&with.buffers[&(0, 3)]));
     for l in 0..64 {
         let b = a[l] * a[l];
         assert_eq!(r[l].to_bits(), (b + q[l]).to_bits(), "r, lane {l}");
         assert_eq!(r2[l].to_bits(), (a[l] + q[l]).to_bits(), "r2, lane {l}");
     }
-    assert_eq!(with.buffers, without.buffers);
     // %l1 and %l2 take %a's and %b's registers; the stores of %a and %b to %var are dead.
-    assert_eq!(off.lane_instructions - on.lane_instructions, 4 * 64);
+    assert_eq!(saved, 4 * 64);
 }

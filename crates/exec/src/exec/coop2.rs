@@ -48,8 +48,10 @@ pub(super) struct SourceCache {
     elems: Vec<(usize, TensorElement)>,
     /// Reused argument columns of DecodeFunc calls.
     args: Vec<Vec<u64>>,
-    /// Scratch words and values of a run being converted (tensor loads, f16 tile loads).
+    /// Scratch words of a staging copy whose destination is not batch-owned memory
+    /// (`Batch::copy_words`).
     pub(super) words: Vec<u32>,
+    /// Scratch f32 values of a tile's runs and decode results.
     row: Vec<f32>,
     /// Reused result columns of a tile's decode calls.
     results: Vec<u64>,
@@ -608,8 +610,7 @@ const MAX_VALUE_WORDS: usize = if LAYOUT_WORDS > VIEW_WORDS {
     VIEW_WORDS
 };
 
-/// Operands of a layout or view set at most (OpTensorLayoutSliceNV: two per dimension).
-const MAX_SET_ARGS: usize = 2 * coopmat_tensor::MAX_DIM;
+use tensor_values::MAX_SET_ARGS;
 
 /// A set op's operands as the u32s the `coopmat_tensor` setters take (which check the count
 /// against the value's dimensions); more than any set takes is an error.

@@ -46,18 +46,18 @@ const MEMO_ENTRIES: usize = 1024;
 pub(super) struct SetKey {
     op: u8,
     input: u64,
-    args: [u64; SET_KEY_ARGS],
+    args: [u64; MAX_SET_ARGS],
     nargs: u8,
 }
 
-/// Arguments a remembered set op may have (the most any set op takes: two per dimension).
-pub(super) const SET_KEY_ARGS: usize = 2 * coopmat_tensor::MAX_DIM;
+/// Operands of a layout or view set at most (OpTensorLayoutSliceNV: two per dimension).
+pub(super) const MAX_SET_ARGS: usize = 2 * coopmat_tensor::MAX_DIM;
 
 impl SetKey {
     /// The key of op `op` on handle `input` with `args`; None with more than
-    /// [`SET_KEY_ARGS`] of them.
+    /// [`MAX_SET_ARGS`] of them.
     pub fn new(op: u8, input: u64, args: &[u64]) -> Option<Self> {
-        let mut a = [0; SET_KEY_ARGS];
+        let mut a = [0; MAX_SET_ARGS];
         a.get_mut(..args.len())?.copy_from_slice(args);
         Some(SetKey {
             op,
