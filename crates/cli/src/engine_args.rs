@@ -47,11 +47,6 @@ pub struct EngineArgs {
     /// 0 turns reuse off.
     #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(0..=1 << 20))]
     pub tile_cache_mib: u64,
-    /// Interpret the functions the engine calls itself (decode, per-element, combine) instead
-    /// of running them as native code (the results are the same; the interpreter is the
-    /// reference).
-    #[arg(long)]
-    pub no_jit: bool,
 }
 
 impl EngineArgs {
@@ -69,7 +64,6 @@ impl EngineArgs {
             max_memory: self.max_memory,
             pack_workgroups: !self.no_pack,
             decoded_tile_cache: self.tile_cache_mib << 20,
-            jit: !self.no_jit,
         }
     }
 }

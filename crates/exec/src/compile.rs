@@ -965,7 +965,7 @@ impl<'m> Cx<'m> {
             .flat_map(|f| &f.blocks)
             .flat_map(|b| &b.ops)
             .any(|(o, _)| matches!(o, Op::Coop2(c) if matches!(**c, C2::Load { .. })));
-        let program = Program {
+        Ok(Program {
             tensor_loads,
             copy_slots: self.copy_slots,
             funcs,
@@ -994,20 +994,7 @@ impl<'m> Cx<'m> {
             pack,
             options: self.options,
             spare: Default::default(),
-            #[cfg(feature = "jit")]
-            jit: Default::default(),
-        };
-        // Observing uniformity needs the interpreter's lanes.
-        #[cfg(feature = "jit")]
-        let program = if program.options.jit && !program.options.observe_uniformity {
-            Program {
-                jit: crate::jit::Jit::compile(&program),
-                ..program
-            }
-        } else {
-            program
-        };
-        Ok(program)
+        })
     }
 
     /// How many workgroups of `group_lanes` invocations one batch runs (see

@@ -12,8 +12,6 @@ mod error;
 mod eval;
 mod exec;
 mod floats;
-#[cfg(feature = "jit")]
-mod jit;
 mod kernels;
 mod memory;
 mod program;

@@ -1716,13 +1716,6 @@ impl<'p, 'a> Batch<'p, 'a> {
                 );
             }
         }
-        #[cfg(feature = "jit")]
-        if let Some(cf) = p.jit.func(fi)
-            && let Some(reads) = self.call_compiled(cf, args, n, log, out)
-        {
-            self.t_decode += t0.elapsed();
-            return Ok(reads);
-        }
         let mut sub = match self.sub.take() {
             Some(s) => s,
             None => {
@@ -1837,79 +1830,6 @@ impl<'p, 'a> Batch<'p, 'a> {
         self.sub = Some(sub);
         self.t_decode += t0.elapsed();
         res.map(|_| reads)
-    }
-
-    /// Runs `n` calls of a compiled function ([`crate::jit`]) into `out`, and with `log` also
-    /// returns the objects its loads read; None when the code declined a call (or the calls
-    /// would exceed the instruction budget): the interpreter then runs them all, with the
-    /// same results or the error.
-    #[cfg(feature = "jit")]
-    fn call_compiled(
-        &mut self,
-        cf: &crate::jit::CompiledFunc,
-        args: &[Vec<u64>],
-        n: usize,
-        log: bool,
-        out: &mut Vec<u64>,
-    ) -> Option<Option<Vec<u64>>> {
-        use crate::jit::JitObj;
-        let budget = self.p.options.instruction_budget;
-        let lane_instr = cf.lane_instr.saturating_mul(n as u64);
-        if budget != 0 && lane_instr > budget {
-            return None;
-        }
-        let table = |o: Option<&memory::ObjInfo>| match o {
-            Some(o) if o.per_lane == 0 => JitObj::of(self.mem.words(o.shared, o.idx), o.size),
-            _ => JitObj::declined(),
-        };
-        let objs: Vec<JitObj> = (0..self.mem.objs.len() as u64)
-            .map(|i| table(self.mem.obj(i)))
-            .collect();
-        let addressable: Vec<JitObj> = self
-            .mem
-            .addressable
-            .iter()
-            .map(|o| table(Some(o)))
-            .collect();
-        let mut seen = vec![0u8; objs.len() + addressable.len()];
-        let ins: Vec<&[u64]> = args.iter().flat_map(|a| a.chunks_exact(n.max(1))).collect();
-        // The sub-batch sees variables' pointers as lane 0 of this batch has them.
-        let globals: Vec<u64> = cf
-            .globals
-            .iter()
-            .map(|c| self.cols[c.ix() * self.lanes])
-            .collect();
-        out.clear();
-        out.resize(cf.results * n, 0);
-        let mut outs: Vec<&mut [u64]> = out.chunks_exact_mut(n.max(1)).collect();
-        if n == 0 {
-            outs.clear();
-            outs.resize_with(cf.results, Default::default);
-        }
-        let ins = if n == 0 {
-            vec![&[][..]; cf.params]
-        } else {
-            ins
-        };
-        cf.run(&ins, &mut outs, n, &objs, &addressable, &mut seen, &globals)
-            .ok()?;
-        self.lane_instr += lane_instr;
-        self.instr += cf.lane_instr * n.div_ceil(MAX_LANES) as u64;
-        let reads = log.then(|| {
-            let nobjs = objs.len();
-            seen.iter()
-                .enumerate()
-                .filter(|&(_, &s)| s != 0)
-                .map(|(i, _)| {
-                    if i < nobjs {
-                        i as u64
-                    } else {
-                        memory::FIRST_ADDRESSABLE_OBJECT + (i - nobjs) as u64
-                    }
-                })
-                .collect()
-        });
-        Some(reads)
     }
 
     /// Reduce: the result's source lists come from `coopmat_tensor::ops::reduce_sources`;

@@ -140,12 +140,6 @@ pub struct EngineOptions {
     /// 0 turns reuse off. Default 128 MiB; never more than a quarter of
     /// [`EngineOptions::memory_limit`].
     pub decoded_tile_cache: u64,
-    /// Run the functions the engine calls itself (decode, per-element and combine functions)
-    /// as native code where they fit the compiler's subset (feature `jit`; DESIGN.md,
-    /// "Decode functions compiled"). Same results as the interpreter, which is the reference
-    /// and runs every call the code declines. On by default; without the feature it does
-    /// nothing.
-    pub jit: bool,
 }
 
 impl EngineOptions {
@@ -181,7 +175,6 @@ impl Default for EngineOptions {
             max_memory: 0,
             pack_workgroups: true,
             decoded_tile_cache: 128 << 20,
-            jit: true,
         }
     }
 }
@@ -301,9 +294,6 @@ pub(crate) struct Program {
     pub options: EngineOptions,
     /// Storage of the batches of finished dispatches, for the next dispatch's batches.
     pub spare: BatchPool,
-    /// Native code of the functions the engine calls itself (`EngineOptions::jit`).
-    #[cfg(feature = "jit")]
-    pub jit: crate::jit::Jit,
 }
 
 /// The big buffers of a batch (registers, matrix arenas, local memory) kept when it ends, so
