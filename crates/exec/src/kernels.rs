@@ -317,13 +317,20 @@ macro_rules! walk_blocks {
     ($block:ident, $kc:ident, $vec:expr, $full:expr, $tail:expr, ($r4:expr, $r2:expr, $r1:expr),
      $m:expr, $n:expr, $k:expr, $a:expr, $b:expr, $c:expr, $d:expr) => {{
         let (m, n, k) = ($m, $n, $k);
-        // Rows of one panel: blocks of R, then 4, then 1.
+        // Rows of one panel: blocks of R, then 4, then 1. One R-block fewer when that leaves
+        // whole 4-row blocks instead of single rows (128 = 20·6 + 2·4, not 21·6 + 2·1: a
+        // one-row block loads more than it multiplies). Every element's sum is the same
+        // whatever block computes it.
         macro_rules! rows {
             ($w:literal, $r:expr, $masks:expr, $j0:expr) => {{
                 let mut i = 0;
+                let mut blocks = m / $r;
+                if blocks > 0 && (m - blocks * $r) % 4 != 0 && (m - (blocks - 1) * $r) % 4 == 0 {
+                    blocks -= 1;
+                }
                 // SAFETY (every call): matmul_f32 asserted a: m×k, b: k×n, c and d: m×n; the
                 // row ranges stay below m and the masks select columns below n.
-                while i + $r <= m {
+                while i + $r <= blocks * $r {
                     unsafe { $block::<$r, $w, $kc>((i, $j0), (n, k), $masks, $a, $b, $c, $d) };
                     i += $r;
                 }
@@ -3176,6 +3183,12 @@ mod tests {
             (7, 70, 5),
             (13, 130, 16),
             (6, 64, 64),
+            // One block of R rows fewer, for whole 4-row blocks (R = 6: AVX-512 at 64
+            // columns, AVX2 at 16).
+            (14, 64, 8),
+            (8, 64, 3),
+            (14, 16, 5),
+            (26, 128, 4),
         ];
         for level in levels {
             for (m, n, k) in shapes {

@@ -55,6 +55,8 @@ pub(super) struct SourceCache {
     row: Vec<f32>,
     /// Reused result columns of a tile's decode calls.
     results: Vec<u64>,
+    /// Scratch f16 pairs of a decoded tile that is not kept.
+    halves: Vec<u32>,
 }
 
 /// A tile's element sources and what is derived from them once, cached with them.
@@ -311,6 +313,50 @@ fn interleave_into(dst: &mut [f32], step: usize, src: &[f32]) {
             for (j, &x) in src.iter().enumerate() {
                 dst[j * step] = x;
             }
+        }
+    }
+}
+
+/// A tile's f16 decode results (`r`: result columns, each value in the low 16 bits of its
+/// word) in tile order, two to a word, the first in the low half, by the runs of `da`, which
+/// cover every element of the tile (`2 · words.len()` of them). DecodeVectorFunc's usual
+/// shape, component k of call j at element V·j + k (V = 2 or 4), is one pass over the calls.
+fn halves_in_tile_order(da: &DecodeArgs, r: &[u64], words: &mut [u32]) {
+    let runs = &da.runs;
+    let v = runs.len();
+    let n = runs.first().map_or(0, |w| w.len);
+    let interleaved = (v == 2 || v == 4)
+        && n * v == 2 * words.len()
+        && runs
+            .iter()
+            .enumerate()
+            .all(|(k, w)| (w.ri, w.ri_step, w.e, w.e_step, w.len) == (k * n, 1, k, v, n));
+    let half = |x: u64| x as u32 & 0xffff;
+    if interleaved && v == 4 {
+        let (c0, rest) = r[..4 * n].split_at(n);
+        let (c1, rest) = rest.split_at(n);
+        let (c2, c3) = rest.split_at(n);
+        for ((((pair, &a), &b), &c), &d) in
+            words.chunks_exact_mut(2).zip(c0).zip(c1).zip(c2).zip(c3)
+        {
+            pair[0] = half(a) | half(b) << 16;
+            pair[1] = half(c) | half(d) << 16;
+        }
+        return;
+    }
+    if interleaved {
+        let (c0, c1) = r[..2 * n].split_at(n);
+        for ((w, &a), &b) in words.iter_mut().zip(c0).zip(c1) {
+            *w = half(a) | half(b) << 16;
+        }
+        return;
+    }
+    for w in runs {
+        for j in 0..w.len {
+            let e = w.e + j * w.e_step;
+            let sh = 16 * (e % 2) as u32;
+            let word = &mut words[e / 2];
+            *word = (*word & !(0xffff << sh)) | half(r[w.ri + j * w.ri_step]) << sh;
         }
     }
 }
@@ -1346,13 +1392,39 @@ impl<'p, 'a> Batch<'p, 'a> {
             key.is_some(),
             &mut r,
         )?;
+        let whole = da.runs.iter().map(|w| w.len).sum::<usize>() == tile.len();
+        if self.slot(d).cm.num == Num::F16 && whole && tile.len().is_multiple_of(2) {
+            // The results cover the tile: their f16 bits are packed in tile order (the form a
+            // kept tile takes) and widened into the arena in one pass.
+            let mut words = if key.is_some() {
+                Vec::new()
+            } else {
+                std::mem::take(&mut self.src_cache.halves)
+            };
+            words.clear();
+            words.resize(tile.len() / 2, 0);
+            halves_in_tile_order(da, &r, &mut words);
+            kernels::f16_words_to_f32(&words, &mut self.mf[tile.clone()]);
+            self.src_cache.results = r;
+            match (key, reads) {
+                (Some(k), Some(reads)) => {
+                    if let Some(kept) = self.tile_to_keep(&reads, tiles::TileElements::Half(words))
+                        && let Some(c) = &self.tiles
+                    {
+                        c.insert(k, kept);
+                    }
+                }
+                _ => self.src_cache.halves = words,
+            }
+            return Ok(());
+        }
         if self.slot(d).cm.num == Num::F16 {
             // Every result column converted at once (F16C where the CPU has it), then placed
             // by runs.
             let mut vals = std::mem::take(&mut self.src_cache.row);
-            vals.clear();
+            // Every value is overwritten: resized, not cleared (a 32 KiB fill a tile).
             vals.resize(r.len(), 0.0);
-            kernels::f16_cols_to_f32(&r, &mut vals);
+            kernels::f16_cols_to_f32(&r, &mut vals[..r.len()]);
             self.place_f32(d, i, da, &vals);
             self.src_cache.row = vals;
         } else {
@@ -1364,7 +1436,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         self.src_cache.results = r;
         if let (Some(k), Some(reads)) = (key, reads)
-            && let Some(kept) = self.tile_to_keep(&reads, tile)
+            && let Some(kept) =
+                self.tile_to_keep(&reads, tiles::TileElements::of(&self.mf[tile], true))
             && let Some(c) = &self.tiles
         {
             c.insert(k, kept);
@@ -1404,18 +1477,17 @@ impl<'p, 'a> Batch<'p, 'a> {
         ))
     }
 
-    /// The decoded tile to keep for `results`, if every object the calls read (`reads`) stays
-    /// as it is for the rest of the dispatch or is compared before reuse: buffers outside all
-    /// writable ones, Workgroup objects (their words kept with the tile); the calls' own
+    /// The decoded tile to keep with `elements`, if every object the calls read (`reads`)
+    /// stays as it is for the rest of the dispatch or is compared before reuse: buffers outside
+    /// all writable ones, Workgroup objects (their words kept with the tile); the calls' own
     /// per-invocation variables do not count. None when a read buffer may be written.
     fn tile_to_keep(
         &mut self,
         reads: &[u64],
-        tile: std::ops::Range<usize>,
+        elements: tiles::TileElements,
     ) -> Option<tiles::KeptTile> {
         let cache = self.tiles.as_ref()?;
         let mut workgroup: Vec<(usize, std::sync::Arc<[u32]>)> = Vec::new();
-        let elements = tiles::TileElements::of(&self.mf[tile], true);
         let mut bytes = elements.bytes();
         for &oi in reads {
             // Null and poisoned pointers read nothing (the access failed, or gave the robust
@@ -1472,7 +1544,7 @@ impl<'p, 'a> Batch<'p, 'a> {
     ) -> Result<Option<Vec<u64>>, Fault> {
         let n = da.calls();
         let mut args = std::mem::take(&mut self.src_cache.args);
-        args.resize_with(3, Vec::new);
+        args.resize_with(2, Vec::new);
         args[0].clear();
         // As `offset_address(base, index · block_bytes)` over i128: a product that leaves i64
         // is poisoned either way.
@@ -1504,9 +1576,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                     .map(|&x| (x as u32).wrapping_add(shift.1[c]) as u64),
             );
         }
-        args[2].clear();
-        args[2].extend_from_slice(&da.coord_in_block);
-        let r = self.call_sub_logged(func, &args, n, l0, log, results);
+        // coordInBlock needs no shift: the cached column is passed as it is.
+        let cols = [&args[0][..], &args[1][..], &da.coord_in_block[..]];
+        let r = self.call_sub_logged(func, &cols, n, l0, log, results);
         self.src_cache.args = args;
         r
     }
@@ -1668,7 +1740,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         l0: usize,
     ) -> Result<Vec<u64>, Fault> {
         let mut out = Vec::new();
-        self.call_sub_logged(fid, args, n, l0, false, &mut out)?;
+        let cols: Vec<&[u64]> = args.iter().map(|a| &a[..]).collect();
+        self.call_sub_logged(fid, &cols, n, l0, false, &mut out)?;
         Ok(out)
     }
 
@@ -1677,7 +1750,7 @@ impl<'p, 'a> Batch<'p, 'a> {
     fn call_sub_logged(
         &mut self,
         fid: u32,
-        args: &[Vec<u64>],
+        args: &[&[u64]],
         n: usize,
         l0: usize,
         log: bool,
@@ -1762,7 +1835,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         std::mem::swap(&mut sub.views, &mut self.views);
         sub.values_lent = true;
         let ret = f.ret.unwrap_or_default();
-        out.clear();
+        // Every word is overwritten by the chunks' results below (or the call fails): resized,
+        // not cleared (q4_k's decode fills 64 KiB a tile).
         out.resize(ret.ncols as usize * n, 0);
         let mut start = 0;
         let mut res = Ok(());
@@ -2393,6 +2467,47 @@ impl<'p, 'a> Batch<'p, 'a> {
 mod tests {
     use super::*;
     use coopmat_tensor::{ClampMode, TensorLayout, TensorView};
+
+    /// Decode results packed in tile order by [`halves_in_tile_order`] are the write list's
+    /// placement, element for element: DecodeVectorFunc's interleaved shapes (V = 4 and 2, one
+    /// pass over the calls) and write lists of other shapes (a permutation, DecodeFunc's one
+    /// result an element), with bits above the low 16 in the result words.
+    #[test]
+    fn decode_results_pack_in_tile_order() {
+        let mut st = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            st
+        };
+        let calls = 48;
+        let mut shapes: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
+        for v in [4, 2, 1] {
+            // Component k of call j (result k·calls + j) at element v·j + k.
+            let writes = (0..calls * v).map(|ri| (ri, v * (ri % calls) + ri / calls));
+            shapes.push((calls * v, writes.collect()));
+        }
+        // A permutation: element e from result (e · 7) mod 96.
+        shapes.push((96, (0..96).map(|e| ((e * 7) % 96, e)).collect()));
+        for (elems, writes) in shapes {
+            let r: Vec<u64> = (0..elems).map(|_| next()).collect();
+            let da = DecodeArgs {
+                index: Vec::new(),
+                index_range: (0, 0),
+                block_coord: Vec::new(),
+                coord_in_block: Vec::new(),
+                dims: 0,
+                runs: WriteRun::from_writes(&writes),
+            };
+            let mut words = vec![0xdead_beef; elems / 2];
+            halves_in_tile_order(&da, &r, &mut words);
+            for &(ri, e) in &writes {
+                let got = (words[e / 2] >> (16 * (e % 2))) & 0xffff;
+                assert_eq!(got as u64, r[ri] & 0xffff, "{elems} elements, element {e}");
+            }
+        }
+    }
 
     /// The cached sources of the key of [`source_key`], shifted, are the layout's own sources,
     /// element for element, for loads and stores over random 1- to 3-dimensional layouts
