@@ -1743,13 +1743,19 @@ impl<'m> Cx<'m> {
     }
 
     /// Whether column `c`, an operand of instruction `i` of function `fid`, holds one value in
-    /// every active lane of a batch: a constant column of no id, or a value the divergence
-    /// analysis proves the same in every lane (as for [`Op::Once`]) in the entry point (an
-    /// engine call may pass differing values for a parameter compiled as one per call,
-    /// `Batch::once_off`).
+    /// every active lane of a batch: a constant column of no id or of a module constant, or a
+    /// value the divergence analysis proves the same in every lane (as for [`Op::Once`]) in the
+    /// entry point (an engine call may pass differing values for a parameter compiled as one
+    /// per call, `Batch::once_off`).
     fn uniform_operand(&self, fid: u32, i: usize, c: Col) -> bool {
         // A constant of the compiler's own (a shift for a division, say) fills every lane.
         if self.const_len.iter().any(|&(k, _)| k == c) {
+            return true;
+        }
+        // So does a constant of the module, in every function (its registers are written once,
+        // when a batch is made).
+        let refs = || self.m.instructions[i].id_refs();
+        if refs().any(|id| self.const_ids.contains(&id) && self.col(id).is_ok_and(|x| x == c)) {
             return true;
         }
         let Some((analysis, limit)) = &self.uniform else {

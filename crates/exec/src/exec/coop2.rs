@@ -318,39 +318,39 @@ fn interleave_into(dst: &mut [f32], step: usize, src: &[f32]) {
 }
 
 /// A tile's f16 decode results (`r`: result columns, each value in the low 16 bits of its
-/// word) in tile order, two to a word, the first in the low half, by the runs of `da`, which
-/// cover every element of the tile (`2 · words.len()` of them). DecodeVectorFunc's usual
-/// shape, component k of call j at element V·j + k (V = 2 or 4), is one pass over the calls.
-fn halves_in_tile_order(da: &DecodeArgs, r: &[u64], words: &mut [u32]) {
+/// word) in tile order, two to a word, the first in the low half, into `words` (its earlier
+/// contents dropped): `words_len` words, by the runs of `da`, which cover every element of the
+/// tile. DecodeVectorFunc's usual shape, component k of call j at element V·j + k (V = 2 or
+/// 4), is one pass over the calls that writes each word once.
+fn halves_in_tile_order(da: &DecodeArgs, r: &[u64], words_len: usize, words: &mut Vec<u32>) {
     let runs = &da.runs;
     let v = runs.len();
     let n = runs.first().map_or(0, |w| w.len);
     let interleaved = (v == 2 || v == 4)
-        && n * v == 2 * words.len()
+        && n * v == 2 * words_len
         && runs
             .iter()
             .enumerate()
             .all(|(k, w)| (w.ri, w.ri_step, w.e, w.e_step, w.len) == (k * n, 1, k, v, n));
     let half = |x: u64| x as u32 & 0xffff;
+    words.clear();
     if interleaved && v == 4 {
         let (c0, rest) = r[..4 * n].split_at(n);
         let (c1, rest) = rest.split_at(n);
         let (c2, c3) = rest.split_at(n);
-        for ((((pair, &a), &b), &c), &d) in
-            words.chunks_exact_mut(2).zip(c0).zip(c1).zip(c2).zip(c3)
-        {
-            pair[0] = half(a) | half(b) << 16;
-            pair[1] = half(c) | half(d) << 16;
+        words.reserve(words_len);
+        for (((&a, &b), &c), &d) in c0.iter().zip(c1).zip(c2).zip(c3) {
+            words.push(half(a) | half(b) << 16);
+            words.push(half(c) | half(d) << 16);
         }
         return;
     }
     if interleaved {
         let (c0, c1) = r[..2 * n].split_at(n);
-        for ((w, &a), &b) in words.iter_mut().zip(c0).zip(c1) {
-            *w = half(a) | half(b) << 16;
-        }
+        words.extend(c0.iter().zip(c1).map(|(&a, &b)| half(a) | half(b) << 16));
         return;
     }
+    words.resize(words_len, 0);
     for w in runs {
         for j in 0..w.len {
             let e = w.e + j * w.e_step;
@@ -1401,9 +1401,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             } else {
                 std::mem::take(&mut self.src_cache.halves)
             };
-            words.clear();
-            words.resize(tile.len() / 2, 0);
-            halves_in_tile_order(da, &r, &mut words);
+            halves_in_tile_order(da, &r, tile.len() / 2, &mut words);
             kernels::f16_words_to_f32(&words, &mut self.mf[tile.clone()]);
             self.src_cache.results = r;
             match (key, reads) {
@@ -2500,8 +2498,9 @@ mod tests {
                 dims: 0,
                 runs: WriteRun::from_writes(&writes),
             };
-            let mut words = vec![0xdead_beef; elems / 2];
-            halves_in_tile_order(&da, &r, &mut words);
+            let mut words = vec![0xdead_beef; 3];
+            halves_in_tile_order(&da, &r, elems / 2, &mut words);
+            assert_eq!(words.len(), elems / 2);
             for &(ri, e) in &writes {
                 let got = (words[e / 2] >> (16 * (e % 2))) & 0xffff;
                 assert_eq!(got as u64, r[ri] & 0xffff, "{elems} elements, element {e}");
