@@ -1152,6 +1152,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 c.count_plain(salt, true);
                 let k0 = s.off + i * n_el;
                 t.elements.write_to(&mut self.mf[k0..k0 + n_el]);
+                self.took_kept(salt, i, &t);
                 continue;
             }
             let fast = match self.mem.resolve(base, l0, 0, false) {
@@ -1281,7 +1282,16 @@ impl<'p, 'a> Batch<'p, 'a> {
                     )
                 });
                 let key = self.tile_key(func, dec.block_bytes, base, &cm, &lcols, vcols.as_deref());
-                self.decode_tile(d, i, l0, base, da, &shift, func, dec.block_bytes, key)?;
+                self.decode_tile(
+                    (d, i, salt),
+                    l0,
+                    base,
+                    da,
+                    &shift,
+                    func,
+                    dec.block_bytes,
+                    key,
+                )?;
             } else if let Some(dec) = decode {
                 let r = self.decode_elems(
                     d, i, l0, base, &lay, &srcs.srcs, &shift, &mem_elems, dec, salt,
@@ -1294,12 +1304,13 @@ impl<'p, 'a> Batch<'p, 'a> {
             if let (Some(k), Some(c)) = (plain_key, &self.tiles) {
                 let k0 = s.off + i * n_el;
                 let elements = tiles::TileElements::of(&self.mf[k0..k0 + n_el], f16_arena);
-                let present = c.insert(
+                let (kept, present) = c.insert(
                     k,
                     tiles::KeptTile {
                         bytes: elements.bytes(),
                         elements,
                         workgroup: Vec::new(),
+                        next: Default::default(),
                     },
                 );
                 // A tile another worker kept while this one read it counts as reused:
@@ -1307,6 +1318,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 // tile row, which then judged B tiles not worth keeping in most runs), the
                 // later ones hit.
                 c.count_plain(salt, present);
+                if let Some(t) = kept {
+                    self.took_kept(salt, i, &t);
+                }
             }
         }
         Ok(())
@@ -1354,8 +1368,7 @@ impl<'p, 'a> Batch<'p, 'a> {
     #[allow(clippy::too_many_arguments)]
     fn decode_tile(
         &mut self,
-        d: Mat,
-        i: usize,
+        (d, i, salt): (Mat, usize, u32),
         l0: usize,
         base: u64,
         da: &DecodeArgs,
@@ -1379,6 +1392,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         if let (Some(t), Some(c)) = (kept, &self.tiles) {
             c.hits.fetch_add(1, Relaxed);
             t.elements.write_to(&mut self.mf[tile]);
+            self.took_kept(salt, i, &t);
             return Ok(());
         }
         let mut r = std::mem::take(&mut self.src_cache.results);
@@ -1408,8 +1422,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 (Some(k), Some(reads)) => {
                     if let Some(kept) = self.tile_to_keep(&reads, tiles::TileElements::Half(words))
                         && let Some(c) = &self.tiles
+                        && let (Some(t), _) = c.insert(k, kept)
                     {
-                        c.insert(k, kept);
+                        self.took_kept(salt, i, &t);
                     }
                 }
                 _ => self.src_cache.halves = words,
@@ -1437,10 +1452,26 @@ impl<'p, 'a> Batch<'p, 'a> {
             && let Some(kept) =
                 self.tile_to_keep(&reads, tiles::TileElements::of(&self.mf[tile], true))
             && let Some(c) = &self.tiles
+            && let (Some(t), _) = c.insert(k, kept)
         {
-            c.insert(k, kept);
+            self.took_kept(salt, i, &t);
         }
         Ok(())
+    }
+
+    /// Load `salt` (scope instance `i`) took kept tile `t`: `t` becomes the successor of the
+    /// tile it took before, if that had none, and `t`'s own successor, if it has one, is
+    /// prefetched. A K loop takes tiles in the same order in every workgroup, so the next
+    /// step's tile comes from L2 instead of memory while this step's MulAdd runs.
+    fn took_kept(&mut self, salt: u32, i: usize, t: &std::sync::Arc<tiles::KeptTile>) {
+        if let Some(prev) = self.last_kept.insert((salt, i), t.clone())
+            && !std::sync::Arc::ptr_eq(&prev, t)
+        {
+            let _ = prev.next.set(std::sync::Arc::downgrade(t));
+        }
+        if let Some(next) = t.next.get().and_then(std::sync::Weak::upgrade) {
+            next.elements.prefetch();
+        }
     }
 
     /// The key of a tile's decoded results in the dispatch's cache, where they may be kept:
@@ -1523,6 +1554,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             bytes,
             elements,
             workgroup,
+            next: Default::default(),
         })
     }
 
