@@ -1888,6 +1888,75 @@ pub(crate) fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
+/// Four f16 columns (each value in the low 16 bits of a word, the rest ignored) interleaved
+/// into f16 pairs: `out[2j] = c0[j] | c1[j] << 16`, `out[2j + 1] = c2[j] | c3[j] << 16` (the
+/// halves in the order c0[0], c1[0], c2[0], c3[0], c0[1], ...). All columns as long, `out`
+/// twice as long.
+pub(crate) fn interleave4_halves(c: [&[u64]; 4], out: &mut [u32]) {
+    interleave4_halves_at(level(), c, out)
+}
+
+fn interleave4_halves_at(level: Level, c: [&[u64]; 4], out: &mut [u32]) {
+    let n = c[0].len();
+    assert!(c.iter().all(|x| x.len() == n) && out.len() == 2 * n);
+    match level {
+        Level::Base => interleave4_body(c, out),
+        // SAFETY: level() is Avx2 only when AVX2 is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { interleave4_avx2(c, out) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { interleave4_avx512(c, out) },
+    }
+}
+
+#[inline(always)]
+fn interleave4_body([c0, c1, c2, c3]: [&[u64]; 4], out: &mut [u32]) {
+    let half = |x: u64| x as u32 & 0xffff;
+    for ((((pair, &a), &b), &c), &d) in out.chunks_exact_mut(2).zip(c0).zip(c1).zip(c2).zip(c3) {
+        pair[0] = half(a) | half(b) << 16;
+        pair[1] = half(c) | half(d) << 16;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn interleave4_avx2(c: [&[u64]; 4], out: &mut [u32]) {
+    interleave4_body(c, out)
+}
+
+/// Eight calls a step: vpmovqw of each column's eight words, then 16- and 32-bit unpacks.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn interleave4_avx512(c: [&[u64]; 4], out: &mut [u32]) {
+    use std::arch::x86_64::*;
+    let full = c[0].len() / 8;
+    for i in 0..full {
+        // SAFETY: 8·i + 8 <= every column's length and 16·i + 16 <= out.len() (asserted by the
+        // caller); unaligned loads and stores.
+        unsafe {
+            let ld = |k: usize| {
+                _mm512_cvtepi64_epi16(_mm512_loadu_si512(
+                    c[k].as_ptr().add(8 * i) as *const __m512i
+                ))
+            };
+            let (a, b, cc, d) = (ld(0), ld(1), ld(2), ld(3));
+            let (ab_lo, ab_hi) = (_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b));
+            let (cd_lo, cd_hi) = (_mm_unpacklo_epi16(cc, d), _mm_unpackhi_epi16(cc, d));
+            let p = out.as_mut_ptr().add(16 * i) as *mut __m128i;
+            _mm_storeu_si128(p, _mm_unpacklo_epi32(ab_lo, cd_lo));
+            _mm_storeu_si128(p.add(1), _mm_unpackhi_epi32(ab_lo, cd_lo));
+            _mm_storeu_si128(p.add(2), _mm_unpacklo_epi32(ab_hi, cd_hi));
+            _mm_storeu_si128(p.add(3), _mm_unpackhi_epi32(ab_hi, cd_hi));
+        }
+    }
+    let r = 8 * full;
+    interleave4_body(
+        [&c[0][r..], &c[1][r..], &c[2][r..], &c[3][r..]],
+        &mut out[2 * r..],
+    );
+}
+
 /// Asks for the cache line of `x` into L2 (not L1): for data wanted after other work.
 #[inline(always)]
 pub(crate) fn prefetch_l2<T>(x: &T) {
@@ -3165,6 +3234,41 @@ mod tests {
 
     /// Every level this CPU has against a scalar loop with the same rounding (one fused
     /// multiply-add per k in order for the FMA levels, multiply then add for the baseline),
+    /// `interleave4_halves` gives the scalar interleave at every level, for every length up to
+    /// 40 (the vector steps and their tails), with bits above the low 16 in the words.
+    #[test]
+    fn interleave4_halves_match_scalar_at_every_level() {
+        let mut levels = vec![Level::Base];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") {
+                levels.push(Level::Avx2);
+            }
+            if std::is_x86_feature_detected!("avx512f") {
+                levels.push(Level::Avx512);
+            }
+        }
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for n in 0..=40 {
+            let cols: Vec<Vec<u64>> = (0..4).map(|_| (0..n).map(|_| next()).collect()).collect();
+            for &level in &levels {
+                let mut out = vec![0u32; 2 * n];
+                interleave4_halves_at(level, [&cols[0], &cols[1], &cols[2], &cols[3]], &mut out);
+                for j in 0..n {
+                    let h = |k: usize| (cols[k][j] & 0xffff) as u32;
+                    assert_eq!(out[2 * j], h(0) | h(1) << 16, "{level:?} n {n} j {j}");
+                    assert_eq!(out[2 * j + 1], h(2) | h(3) << 16, "{level:?} n {n} j {j}");
+                }
+            }
+        }
+    }
+
     /// bit for bit, over shapes that hit every block size and every masked column tail.
     #[test]
     fn matmul_matches_naive_at_every_level() {

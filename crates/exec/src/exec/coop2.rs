@@ -321,7 +321,7 @@ fn interleave_into(dst: &mut [f32], step: usize, src: &[f32]) {
 /// word) in tile order, two to a word, the first in the low half, into `words` (its earlier
 /// contents dropped): `words_len` words, by the runs of `da`, which cover every element of the
 /// tile. DecodeVectorFunc's usual shape, component k of call j at element V·j + k (V = 2 or
-/// 4), is one pass over the calls that writes each word once.
+/// 4), is one pass over the calls.
 fn halves_in_tile_order(da: &DecodeArgs, r: &[u64], words_len: usize, words: &mut Vec<u32>) {
     let runs = &da.runs;
     let v = runs.len();
@@ -333,24 +333,24 @@ fn halves_in_tile_order(da: &DecodeArgs, r: &[u64], words_len: usize, words: &mu
             .enumerate()
             .all(|(k, w)| (w.ri, w.ri_step, w.e, w.e_step, w.len) == (k * n, 1, k, v, n));
     let half = |x: u64| x as u32 & 0xffff;
-    words.clear();
+    // Sized first (the fast paths overwrite every word), so that their loops index plain
+    // slices; pushing word by word was four times slower.
+    words.resize(words_len, 0);
     if interleaved && v == 4 {
         let (c0, rest) = r[..4 * n].split_at(n);
         let (c1, rest) = rest.split_at(n);
         let (c2, c3) = rest.split_at(n);
-        words.reserve(words_len);
-        for (((&a, &b), &c), &d) in c0.iter().zip(c1).zip(c2).zip(c3) {
-            words.push(half(a) | half(b) << 16);
-            words.push(half(c) | half(d) << 16);
-        }
+        kernels::interleave4_halves([c0, c1, c2, c3], words);
         return;
     }
     if interleaved {
         let (c0, c1) = r[..2 * n].split_at(n);
-        words.extend(c0.iter().zip(c1).map(|(&a, &b)| half(a) | half(b) << 16));
+        for ((w, &a), &b) in words.iter_mut().zip(c0).zip(c1) {
+            *w = half(a) | half(b) << 16;
+        }
         return;
     }
-    words.resize(words_len, 0);
+    words.fill(0);
     for w in runs {
         for j in 0..w.len {
             let e = w.e + j * w.e_step;
