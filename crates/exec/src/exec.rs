@@ -173,9 +173,6 @@ struct Batch<'p, 'a> {
     /// The Workgroup words the last decoded tile kept, per local object (shared with the next
     /// tile when they have not changed).
     tile_words: Vec<(usize, std::sync::Arc<[u32]>)>,
-    /// The kept tile each tensor load (by salt and scope instance) took last, to link to the
-    /// one it takes next ([`tiles::KeptTile::next`]).
-    last_kept: rustc_hash::FxHashMap<(u32, usize), std::sync::Arc<tiles::KeptTile>>,
     /// Scratch values of whole-tile element ops (reused between ops).
     scratch_f32: Vec<f32>,
     /// Scratch columns of element folds (reused between ops).
@@ -310,7 +307,6 @@ impl<'p, 'a> Batch<'p, 'a> {
             reads: None,
             fault_desc: None,
             tile_words: Vec::new(),
-            last_kept: Default::default(),
             scratch_f32: Vec::new(),
             scratch_cols: Vec::new(),
             layouts: tensor_values::Interned::new(tensor_values::Tensor::Layout.words()),

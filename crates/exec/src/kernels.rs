@@ -1957,19 +1957,6 @@ fn interleave4_avx512(c: [&[u64]; 4], out: &mut [u32]) {
     );
 }
 
-/// Asks for the cache line of `x` into L2 (not L1): for data wanted after other work.
-#[inline(always)]
-pub(crate) fn prefetch_l2<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: as for `prefetch`.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T1, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T1>((x as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
-}
-
 /// A destination of [`load_words_at`] and [`copy_runs`]: plain words, or atomic words held exclusively.
 pub(crate) trait WordSink {
     /// The first word's address and the number of words.

@@ -1152,7 +1152,6 @@ impl<'p, 'a> Batch<'p, 'a> {
                 c.count_plain(salt, true);
                 let k0 = s.off + i * n_el;
                 t.elements.write_to(&mut self.mf[k0..k0 + n_el]);
-                self.took_kept(salt, i, &t);
                 continue;
             }
             let fast = match self.mem.resolve(base, l0, 0, false) {
@@ -1282,16 +1281,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     )
                 });
                 let key = self.tile_key(func, dec.block_bytes, base, &cm, &lcols, vcols.as_deref());
-                self.decode_tile(
-                    (d, i, salt),
-                    l0,
-                    base,
-                    da,
-                    &shift,
-                    func,
-                    dec.block_bytes,
-                    key,
-                )?;
+                self.decode_tile(d, i, l0, base, da, &shift, func, dec.block_bytes, key)?;
             } else if let Some(dec) = decode {
                 let r = self.decode_elems(
                     d, i, l0, base, &lay, &srcs.srcs, &shift, &mem_elems, dec, salt,
@@ -1304,13 +1294,12 @@ impl<'p, 'a> Batch<'p, 'a> {
             if let (Some(k), Some(c)) = (plain_key, &self.tiles) {
                 let k0 = s.off + i * n_el;
                 let elements = tiles::TileElements::of(&self.mf[k0..k0 + n_el], f16_arena);
-                let (kept, present) = c.insert(
+                let present = c.insert(
                     k,
                     tiles::KeptTile {
                         bytes: elements.bytes(),
                         elements,
                         workgroup: Vec::new(),
-                        next: Default::default(),
                     },
                 );
                 // A tile another worker kept while this one read it counts as reused:
@@ -1318,9 +1307,6 @@ impl<'p, 'a> Batch<'p, 'a> {
                 // tile row, which then judged B tiles not worth keeping in most runs), the
                 // later ones hit.
                 c.count_plain(salt, present);
-                if let Some(t) = kept {
-                    self.took_kept(salt, i, &t);
-                }
             }
         }
         Ok(())
@@ -1368,7 +1354,8 @@ impl<'p, 'a> Batch<'p, 'a> {
     #[allow(clippy::too_many_arguments)]
     fn decode_tile(
         &mut self,
-        (d, i, salt): (Mat, usize, u32),
+        d: Mat,
+        i: usize,
         l0: usize,
         base: u64,
         da: &DecodeArgs,
@@ -1392,7 +1379,6 @@ impl<'p, 'a> Batch<'p, 'a> {
         if let (Some(t), Some(c)) = (kept, &self.tiles) {
             c.hits.fetch_add(1, Relaxed);
             t.elements.write_to(&mut self.mf[tile]);
-            self.took_kept(salt, i, &t);
             return Ok(());
         }
         let mut r = std::mem::take(&mut self.src_cache.results);
@@ -1422,9 +1408,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                 (Some(k), Some(reads)) => {
                     if let Some(kept) = self.tile_to_keep(&reads, tiles::TileElements::Half(words))
                         && let Some(c) = &self.tiles
-                        && let (Some(t), _) = c.insert(k, kept)
                     {
-                        self.took_kept(salt, i, &t);
+                        c.insert(k, kept);
                     }
                 }
                 _ => self.src_cache.halves = words,
@@ -1452,26 +1437,10 @@ impl<'p, 'a> Batch<'p, 'a> {
             && let Some(kept) =
                 self.tile_to_keep(&reads, tiles::TileElements::of(&self.mf[tile], true))
             && let Some(c) = &self.tiles
-            && let (Some(t), _) = c.insert(k, kept)
         {
-            self.took_kept(salt, i, &t);
+            c.insert(k, kept);
         }
         Ok(())
-    }
-
-    /// Load `salt` (scope instance `i`) took kept tile `t`: `t` becomes the successor of the
-    /// tile it took before, if that had none, and `t`'s own successor, if it has one, is
-    /// prefetched. A K loop takes tiles in the same order in every workgroup, so the next
-    /// step's tile comes from L2 instead of memory while this step's MulAdd runs.
-    fn took_kept(&mut self, salt: u32, i: usize, t: &std::sync::Arc<tiles::KeptTile>) {
-        if let Some(prev) = self.last_kept.insert((salt, i), t.clone())
-            && !std::sync::Arc::ptr_eq(&prev, t)
-        {
-            let _ = prev.next.set(std::sync::Arc::downgrade(t));
-        }
-        if let Some(next) = t.next.get().and_then(std::sync::Weak::upgrade) {
-            next.elements.prefetch();
-        }
     }
 
     /// The key of a tile's decoded results in the dispatch's cache, where they may be kept:
@@ -1554,7 +1523,6 @@ impl<'p, 'a> Batch<'p, 'a> {
             bytes,
             elements,
             workgroup,
-            next: Default::default(),
         })
     }
 

@@ -64,18 +64,6 @@ impl TileElements {
         }
     }
 
-    /// Asks for every cache line of the elements (into L2).
-    pub fn prefetch(&self) {
-        match self {
-            TileElements::Half(w) => w
-                .chunks(16)
-                .for_each(|c| crate::kernels::prefetch_l2(&c[0])),
-            TileElements::Float(v) => v
-                .chunks(16)
-                .for_each(|c| crate::kernels::prefetch_l2(&c[0])),
-        }
-    }
-
     /// Bytes held.
     pub fn bytes(&self) -> u64 {
         match self {
@@ -96,9 +84,6 @@ pub(super) struct KeptTile {
     /// Bytes it adds to the cache: its elements, and the Workgroup words it does not share
     /// with the tile kept before it.
     pub bytes: u64,
-    /// The tile the same load took next the first time this one was taken (a K loop's next
-    /// step): a hint only, whose memory is prefetched when this tile is taken again.
-    pub next: std::sync::OnceLock<std::sync::Weak<KeptTile>>,
 }
 
 impl KeptTile {
@@ -194,17 +179,16 @@ impl TileCache {
         e.map.get(key).cloned()
     }
 
-    /// Keeps `tile` under `key`, dropping the oldest tiles to stay within the bound. Returns
-    /// the tile now kept under `key` (None when it is larger than the bound) and whether one
-    /// was already kept there (another worker produced it meanwhile).
-    pub fn insert(&self, key: Vec<u64>, tile: KeptTile) -> (Option<Arc<KeptTile>>, bool) {
+    /// Keeps `tile` under `key`, dropping the oldest tiles to stay within the bound; true when
+    /// a tile was already kept under `key` (another worker produced it meanwhile).
+    pub fn insert(&self, key: Vec<u64>, tile: KeptTile) -> bool {
         let size = tile.bytes + key.len() as u64 * 8;
         if size > self.cap {
-            return (None, false);
+            return false;
         }
         let mut e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(t) = e.map.get(&key) {
-            return (Some(t.clone()), true);
+        if e.map.contains_key(&key) {
+            return true;
         }
         while e.bytes + size > self.cap {
             let Some(old) = e.order.pop_front() else {
@@ -216,10 +200,9 @@ impl TileCache {
         }
         e.bytes += size;
         e.order.push_back(key.clone());
-        let tile = Arc::new(tile);
-        e.map.insert(key, tile.clone());
+        e.map.insert(key, Arc::new(tile));
         self.stored.fetch_add(1, Relaxed);
-        (Some(tile), false)
+        false
     }
 }
 
@@ -248,23 +231,16 @@ mod tests {
                     .all(|(a, b)| a.to_bits() == b.to_bits())
             );
         }
-        // A second insert under the same key keeps the first tile, says so and returns it.
+        // A second insert under the same key keeps the first tile and says so.
         let cache = TileCache::new(1 << 20, Vec::new());
         let tile = || KeptTile {
-            next: Default::default(),
             elements: TileElements::of(&plain, true),
             workgroup: Vec::new(),
             bytes: 512,
         };
-        let (first, present) = cache.insert(vec![1, 2], tile());
-        assert!(!present);
-        let (second, present) = cache.insert(vec![1, 2], tile());
-        assert!(present);
-        assert!(Arc::ptr_eq(&first.unwrap(), &second.unwrap()));
+        assert!(!cache.insert(vec![1, 2], tile()));
+        assert!(cache.insert(vec![1, 2], tile()));
         assert_eq!(cache.stored.load(Relaxed), 1);
-        // Larger than the bound: not kept.
-        let small = TileCache::new(100, Vec::new());
-        assert!(matches!(small.insert(vec![3], tile()), (None, false)));
         // Not an f16 matrix: kept as it is.
         assert!(matches!(
             TileElements::of(&[0.1, 0.2], false),
