@@ -1753,18 +1753,18 @@ impl<'m> Cx<'m> {
             return true;
         }
         // So does a constant of the module, in every function (its registers are written once,
-        // when a batch is made).
-        let refs = || self.m.instructions[i].id_refs();
-        if refs().any(|id| self.const_ids.contains(&id) && self.col(id).is_ok_and(|x| x == c)) {
-            return true;
-        }
-        let Some((analysis, limit)) = &self.uniform else {
-            return false;
+        // when a batch is made); in the entry point, a value the analysis proves uniform.
+        let proven = |id: u32| {
+            fid == self.entry_fn
+                && self
+                    .uniform
+                    .as_ref()
+                    .is_some_and(|(analysis, limit)| analysis.value(id) <= *limit)
         };
-        fid == self.entry_fn
-            && self.m.instructions[i]
-                .id_refs()
-                .any(|id| self.col(id).is_ok_and(|x| x == c) && analysis.value(id) <= *limit)
+        self.m.instructions[i]
+            .id_refs()
+            .filter(|&id| self.col(id).is_ok_and(|x| x == c))
+            .any(|id| self.const_ids.contains(&id) || proven(id))
     }
 
     /// Fuses the access chain compiled into `out` (instruction `i`) into the integer op before

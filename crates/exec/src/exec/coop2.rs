@@ -1371,7 +1371,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         let s = self.slot(d);
         let tile = s.off + i * s.cm.elems()..s.off + (i + 1) * s.cm.elems();
         // Only tiles the calls' results cover completely are kept whole.
-        let key = key.filter(|_| da.runs.iter().map(|w| w.len).sum::<usize>() == tile.len());
+        let whole = da.runs.iter().map(|w| w.len).sum::<usize>() == tile.len();
+        let key = key.filter(|_| whole);
         let kept = key
             .as_ref()
             .and_then(|k| self.tiles.as_ref()?.get(k))
@@ -1392,7 +1393,6 @@ impl<'p, 'a> Batch<'p, 'a> {
             key.is_some(),
             &mut r,
         )?;
-        let whole = da.runs.iter().map(|w| w.len).sum::<usize>() == tile.len();
         if self.slot(d).cm.num == Num::F16 && whole && tile.len().is_multiple_of(2) {
             // The results cover the tile: their f16 bits are packed in tile order (the form a
             // kept tile takes) and widened into the arena in one pass.
@@ -1422,7 +1422,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let mut vals = std::mem::take(&mut self.src_cache.row);
             // Every value is overwritten: resized, not cleared (a 32 KiB fill a tile).
             vals.resize(r.len(), 0.0);
-            kernels::f16_cols_to_f32(&r, &mut vals[..r.len()]);
+            kernels::f16_cols_to_f32(&r, &mut vals);
             self.place_f32(d, i, da, &vals);
             self.src_cache.row = vals;
         } else {
