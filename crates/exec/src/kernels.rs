@@ -2418,13 +2418,7 @@ mod tests {
     #[test]
     fn address_summary_agrees_with_a_lane_by_lane_scan_at_every_level() {
         let shift = 40;
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = coopmat_testkit::xorshift64(0x9e37_79b9_7f4a_7c15);
         for case in 0..200 {
             let n = 1 + (next() % 70) as usize;
             let step = [0u64, 4, 8, 16][case % 4];
@@ -2817,13 +2811,7 @@ mod tests {
     /// seen, also in a vector's tail.
     #[test]
     fn same_shape_sees_a_change_in_any_lane_at_every_level() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = coopmat_testkit::xorshift64(0x9e37_79b9_7f4a_7c15);
         let deltas: Vec<u64> = (0..70)
             .map(|l| if l == 0 { 0 } else { next() % 4096 })
             .collect();
@@ -3277,13 +3265,7 @@ mod tests {
     /// 40 (the vector steps and their tails), with bits above the low 16 in the words.
     #[test]
     fn interleave4_halves_match_scalar_at_every_level() {
-        let mut x = 0x1234_5678_9abc_def1u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = coopmat_testkit::xorshift64(0x1234_5678_9abc_def1);
         for n in 0..=40 {
             let cols: Vec<Vec<u64>> = (0..4).map(|_| (0..n).map(|_| next()).collect()).collect();
             for level in levels() {

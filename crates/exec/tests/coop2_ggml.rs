@@ -37,13 +37,8 @@ fn problem(name: &str, m: u32, n: u32, k: u32, seed: u64) -> Problem {
         d.push_words[5] as usize,
     );
     let padded_n = d.push_words[16] as usize;
-    let mut st = seed | 1;
-    let mut rnd = move || {
-        st ^= st << 13;
-        st ^= st >> 7;
-        st ^= st << 17;
-        (st >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-    };
+    let mut next = coopmat_testkit::xorshift64(seed | 1);
+    let mut rnd = move || (next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
     let (m, n, k) = (m as usize, n as usize, k as usize);
     let (mut ab, mut av) = (Vec::new(), Vec::new());
     for _ in 0..m {

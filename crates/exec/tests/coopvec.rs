@@ -1321,13 +1321,7 @@ fn mutated_cooperative_vector_modules_never_panic() {
     ))
     .unwrap();
     let words = coopmat_spirv::asm::assemble(&src, &Default::default()).unwrap();
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = coopmat_testkit::xorshift64(0x2545_F491_4F6C_DD1D);
     let rounds: usize = std::env::var("COOPMAT_FUZZ_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())

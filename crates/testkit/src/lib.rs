@@ -197,6 +197,18 @@ pub fn peer_tool(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// A xorshift64 generator (shifts 13, 7, 17) from `seed` (non-zero): the tests' reproducible
+/// pseudo-random inputs, each call the next state.
+pub fn xorshift64(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

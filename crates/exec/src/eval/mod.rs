@@ -1818,13 +1818,7 @@ mod tests {
     /// garbage bits included), NaNs too.
     #[test]
     fn min_max_skip_the_rounding_with_the_same_bits() {
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut next = coopmat_testkit::xorshift64(0x9e37_79b9_7f4a_7c15);
         for num in [
             Num::F16,
             Num::F32,
@@ -1948,11 +1942,9 @@ mod fast_path_tests {
         }
         v.push(0x7fc0_0001);
         v.push(0xffa0_0000);
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = coopmat_testkit::xorshift64(0x9e37_79b9_7f4a_7c15);
         for _ in 0..20000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             v.push(x);
             v.push(x & 0xffff_ffff);
         }
@@ -2068,12 +2060,10 @@ mod fast_path_tests {
             mask[l / 64] |= 1 << (l % 64);
         }
         let (uni, uni_base) = (0x8000_0003u64, (2u64 << memory::OBJ_SHIFT) | 0x10_0000);
-        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = coopmat_testkit::xorshift64(0x2545_f491_4f6c_dd1d);
         let mut c0 = vec![0u64; lanes * 8];
         for l in 0..lanes {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             c0[l] = x >> (x & 31); // first: small and large (negative as i32) values
             c0[lanes + l] = x % 9; // other, one a lane
             // Uniform columns: one value in the active lanes only.
@@ -2418,13 +2408,7 @@ mod fast_path_tests {
     #[test]
     fn access_chain_columns_equal_the_per_lane_path() {
         let lanes = MAX_LANES;
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = coopmat_testkit::xorshift64(0x2545_f491_4f6c_dd1d);
         let edge = [
             0u64,
             1,

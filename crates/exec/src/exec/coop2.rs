@@ -2472,13 +2472,7 @@ mod tests {
     /// result an element), with bits above the low 16 in the result words.
     #[test]
     fn decode_results_pack_in_tile_order() {
-        let mut st = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            st ^= st << 13;
-            st ^= st >> 7;
-            st ^= st << 17;
-            st
-        };
+        let mut next = coopmat_testkit::xorshift64(0x9e37_79b9_7f4a_7c15);
         let calls = 48;
         let mut shapes: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
         for v in [4, 2, 1] {
@@ -2514,13 +2508,8 @@ mod tests {
     /// mode, with and without a transposing, clipped view).
     #[test]
     fn shifted_key_sources_are_the_layouts_own() {
-        let mut st = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u32| {
-            st ^= st << 13;
-            st ^= st >> 7;
-            st ^= st << 17;
-            (st % n as u64) as u32
-        };
+        let mut rng = coopmat_testkit::xorshift64(0x2545_f491_4f6c_dd1d);
+        let mut next = |n: u32| (rng() % n as u64) as u32;
         let modes = [
             ClampMode::Undefined,
             ClampMode::Constant,
