@@ -139,35 +139,38 @@ pub fn run(a: Args) -> Result<u8> {
     let [_, _, _, stride_a, stride_b, stride_d] = [0, 1, 2, 3, 4, 5].map(|i| d.push_words[i]);
     let padded_n = d.push_words[16] as usize;
     let mut st = a.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    // A: M rows of stride_a elements, quantized row by row.
+    // Rows of D checked against the f64 reference: all of them, or for large problems an
+    // evenly spaced sample (the check keeps 24 bytes an element of D it covers, within what
+    // `check_shape_memory` allowed).
+    let rows: Vec<usize> = if (m * n * k) as u64 <= 1 << 31 {
+        (0..n).collect()
+    } else {
+        let step = n.div_ceil(a.check_rows.max(1));
+        (0..n).step_by(step.max(1)).collect()
+    };
+    // A: M rows of stride_a elements, quantized row by row. Its values for the reference are
+    // decoded again from these bytes, a row at a time (kept whole as f64 they were the
+    // run's largest allocation: 470 MB at 4096 x 14336).
     let ty = d.a_type;
     let mut a_bytes = Vec::new();
-    let mut a_vals = Vec::with_capacity(m * k);
     for _ in 0..m {
         let row: Vec<f32> = (0..stride_a as usize).map(|_| rng(&mut st)).collect();
         if ty == GgmlType::F16 {
-            for (j, &x) in row.iter().enumerate() {
-                let h = f32_to_f16(x);
-                a_bytes.extend(h.to_le_bytes());
-                if j < k {
-                    a_vals.push(f16_to_f32(h) as f64);
-                }
-            }
+            a_bytes.extend(row.iter().flat_map(|&x| f32_to_f16(x).to_le_bytes()));
         } else {
-            let q = coopmat_ggml::quantize_row(ty, &row).map_err(|e| anyhow!("{e}"))?;
-            let deq = coopmat_ggml::dequantize_row(ty, &q).map_err(|e| anyhow!("{e}"))?;
-            a_vals.extend(deq[..k].iter().map(|&x| x as f64));
-            a_bytes.extend(q);
+            a_bytes.extend(coopmat_ggml::quantize_row(ty, &row).map_err(|e| anyhow!("{e}"))?);
         }
     }
-    // B: padded_N rows of stride_b f16 values.
+    // B: padded_N rows of stride_b f16 values; the checked rows' values kept for the reference.
     let mut b_bytes = Vec::new();
-    let mut b_vals = Vec::with_capacity(n * k);
+    let mut b_vals = Vec::with_capacity(rows.len() * k);
+    let mut next_checked = rows.iter().peekable();
     for r in 0..padded_n.max(n) {
+        let checked = next_checked.next_if_eq(&&r).is_some();
         for j in 0..stride_b as usize {
             let h = f32_to_f16(rng(&mut st));
             b_bytes.extend(h.to_le_bytes());
-            if r < n && j < k {
+            if checked && j < k {
                 b_vals.push(f16_to_f32(h) as f64);
             }
         }
@@ -187,7 +190,9 @@ pub fn run(a: Args) -> Result<u8> {
         if buf.len() < b.min_bytes as usize {
             buf.resize(b.min_bytes as usize, 0);
         }
-        inputs.push(((b.set, b.binding), buf.clone()));
+        if a.emit_dispatch.is_some() {
+            inputs.push(((b.set, b.binding), buf.clone()));
+        }
         res.buffers.insert((b.set, b.binding), buf);
     }
     res.push_constants = d.push_constants.clone();
@@ -221,23 +226,20 @@ pub fn run(a: Args) -> Result<u8> {
     if let Some(dir) = &a.emit_dispatch {
         emit_dispatch(dir, &d, &inputs, &res.buffers[&d_key], d_key)?;
     }
-    // Reference: D[n][m] = Σ_k A[m][k]·B[n][k] in f64; scale Σ|A·B| for relative errors.
     // Reference: D[n][m] = Σ_k A[m][k]·B[n][k] in f64 (as coopmat_ggml::matmul::mul_mat), with
-    // Σ|A·B| as the scale of the error. Large problems check an evenly spaced sample of rows.
-    let rows: Vec<usize> = if (m * n * k) as u64 <= 1 << 31 {
-        (0..n).collect()
-    } else {
-        let step = n.div_ceil(a.check_rows.max(1));
-        (0..n).step_by(step.max(1)).collect()
-    };
+    // Σ|A·B| as the scale of the error. A's rows are decoded one at a time, each used for
+    // every checked row of B; the results are kept in (row of B, row of A) order.
     let out_bytes = &res.buffers[&d_key];
-    let (mut reference, mut out) = (Vec::new(), Vec::new());
-    let mut max_rel = 0f64;
-    let mut worst = (0, 0);
-    for &ni in &rows {
-        let brow = &b_vals[ni * k..(ni + 1) * k];
-        for mi in 0..m {
-            let arow = &a_vals[mi * k..(mi + 1) * k];
+    let (mut reference, mut out, mut rel) = (
+        vec![0f64; rows.len() * m],
+        vec![0f64; rows.len() * m],
+        vec![0f64; rows.len() * m],
+    );
+    let a_row_bytes = a_bytes.len() / m.max(1);
+    for mi in 0..m {
+        let arow: Vec<f64> = a_reference_row(ty, &a_bytes[mi * a_row_bytes..][..a_row_bytes], k)?;
+        for (ri, &ni) in rows.iter().enumerate() {
+            let brow = &b_vals[ri * k..(ri + 1) * k];
             let (mut r, mut scale) = (0f64, 0f64);
             for (x, y) in arow.iter().zip(brow) {
                 r += x * y;
@@ -245,13 +247,17 @@ pub fn run(a: Args) -> Result<u8> {
             }
             let o = (ni * stride_d as usize + mi) * 4;
             let v = f32::from_le_bytes(out_bytes[o..o + 4].try_into().unwrap()) as f64;
-            reference.push(r);
-            out.push(v);
-            let rel = (v - r).abs() / scale.max(f64::MIN_POSITIVE);
-            if rel.is_nan() || rel > max_rel {
-                max_rel = rel;
-                worst = (ni, mi);
-            }
+            let at = ri * m + mi;
+            (reference[at], out[at]) = (r, v);
+            rel[at] = (v - r).abs() / scale.max(f64::MIN_POSITIVE);
+        }
+    }
+    let mut max_rel = 0f64;
+    let mut worst = (0, 0);
+    for (at, &x) in rel.iter().enumerate() {
+        if x.is_nan() || x > max_rel {
+            max_rel = x;
+            worst = (rows[at / m], at % m);
         }
     }
     let nmse = matmul::nmse(&reference, &out);
@@ -334,6 +340,23 @@ pub fn run(a: Args) -> Result<u8> {
     Ok(0)
 }
 
+/// The first `k` values of one row of A (its `bytes`, stored as type `ty`), as the reference
+/// multiplies them: f16 values widened, quantized blocks dequantized as ggml does.
+fn a_reference_row(ty: GgmlType, bytes: &[u8], k: usize) -> Result<Vec<f64>> {
+    let vals: Vec<f64> = if ty == GgmlType::F16 {
+        bytes
+            .chunks_exact(2)
+            .map(|h| f16_to_f32(u16::from_le_bytes([h[0], h[1]])) as f64)
+            .collect()
+    } else {
+        let deq = coopmat_ggml::dequantize_row(ty, bytes).map_err(|e| anyhow!("{e}"))?;
+        deq.iter().map(|&x| x as f64).collect()
+    };
+    vals.get(..k)
+        .map(<[f64]>::to_vec)
+        .ok_or_else(|| anyhow!("a row of A holds {} values, fewer than K = {k}", vals.len()))
+}
+
 /// Writes `--emit-dispatch`'s files (see [`Args`]).
 fn emit_dispatch(
     dir: &std::path::Path,
@@ -366,4 +389,36 @@ fn emit_dispatch(
     write("engine_d.bin", engine_d)?;
     args.push(format!("--compare {}:{}:f32", d_key.0, d_key.1));
     write("args.txt", (args.join(" ") + "\n").as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row of A decoded for the reference holds the values the row's bytes encode: f16
+    /// halves widened, quantized blocks as `dequantize_row` gives them, cut to K; a row
+    /// shorter than K is an error, not a short reference.
+    #[test]
+    fn a_reference_row_decodes_the_stored_row() {
+        let x: Vec<f32> = (0..64).map(|i| (i as f32 - 20.5) / 7.0).collect();
+        let halves: Vec<u8> = x
+            .iter()
+            .flat_map(|&v| f32_to_f16(v).to_le_bytes())
+            .collect();
+        let got = a_reference_row(GgmlType::F16, &halves, 40).unwrap();
+        let want: Vec<f64> = x[..40]
+            .iter()
+            .map(|&v| f16_to_f32(f32_to_f16(v)) as f64)
+            .collect();
+        assert_eq!(got, want);
+        for ty in [GgmlType::Q4_0, GgmlType::Q8_0] {
+            let q = coopmat_ggml::quantize_row(ty, &x).unwrap();
+            let deq = coopmat_ggml::dequantize_row(ty, &q).unwrap();
+            let got = a_reference_row(ty, &q, 48).unwrap();
+            let want: Vec<f64> = deq[..48].iter().map(|&v| v as f64).collect();
+            assert_eq!(got, want, "{ty:?}");
+        }
+        let err = a_reference_row(GgmlType::F16, &halves, 65).unwrap_err();
+        assert!(err.to_string().contains("fewer than K = 65"), "{err}");
+    }
 }

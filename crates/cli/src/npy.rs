@@ -10,6 +10,22 @@ const NPY_MAX_HEADER: usize = 64 << 10;
 /// Deepest bracket nesting accepted in a `.npy` header (a plain array needs 2: `{…(…)…}`).
 const NPY_MAX_NESTING: usize = 8;
 
+/// The dimensions of the header's `'shape'` tuple, when it is one of plain integers (anything
+/// else is left for npyz to accept or refuse).
+fn shape_in_header(header: &[u8]) -> Option<Vec<u64>> {
+    let text = std::str::from_utf8(header).ok()?;
+    let after = &text[text.find("shape")? + "shape".len()..];
+    let after = after.trim_start_matches(['\'', '"', ' ', ':']);
+    let tuple = after.strip_prefix('(')?;
+    let tuple = &tuple[..tuple.find(')')?];
+    tuple
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| d.parse().ok())
+        .collect()
+}
+
 /// The array of a `.npy` file as bytes in C (row-major) order, little-endian. The header is
 /// checked first (magic, size, nesting), then the data against it: a plain dtype, exactly
 /// shape × item size bytes; Fortran-ordered arrays are transposed to C order.
@@ -45,6 +61,16 @@ pub fn to_c_order(bytes: &[u8]) -> Result<Vec<u8>> {
             b')' | b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+    }
+    // npyz multiplies the shape's dimensions unchecked (a panic in a debug build, a wrapped
+    // count in a release one): a shape whose element count overflows is refused first.
+    if let Some(dims) = shape_in_header(header) {
+        ensure!(
+            dims.iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .is_some(),
+            "shape {dims:?} overflows"
+        );
     }
     let mut cur = std::io::Cursor::new(bytes);
     let header = npyz::NpyHeader::from_reader(&mut cur)?;

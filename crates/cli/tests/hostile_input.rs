@@ -264,7 +264,8 @@ fn sizes_from_input_are_checked_before_allocation() {
         1,
         "REPEAT nested more than 64 deep",
     );
-    // ggml-matmul with M = 10^9 (needs the corpus's module).
+    // ggml-matmul with M = 10^9 (past the 32-bit push constants) and 10^8 (past the memory
+    // limit): errors, not panics or allocations (needs the corpus's module).
     let corpus = coopmat_testkit_corpus().join("matmul_f16_cm2.spv");
     if corpus.is_file() {
         s.expect(
@@ -280,7 +281,22 @@ fn sizes_from_input_are_checked_before_allocation() {
                 "16",
             ],
             2,
-            "--m 1000000000 --n 16 --k 16: the matrices need 768000006144 bytes, more than the memory limit",
+            "A has 16000000000 elements (1000000000 rows of 16), more than the 32-bit push constants can address",
+        );
+        s.expect(
+            &[
+                "ggml-matmul",
+                "--shader",
+                corpus.to_str().unwrap(),
+                "--m",
+                "100000000",
+                "--n",
+                "16",
+                "--k",
+                "16",
+            ],
+            2,
+            "--m 100000000 --n 16 --k 16: the matrices need 76800006144 bytes, more than the memory limit",
         );
         // Warm dispatches: each must repeat the first's output; 0 dispatches is refused.
         let shape = ["--m", "64", "--n", "64", "--k", "64"];
@@ -296,6 +312,17 @@ fn sizes_from_input_are_checked_before_allocation() {
             "warm dispatches (2, outputs identical to the first): time min",
         );
         s.expect(&with(&["--repeat", "0"]), 2, "--repeat");
+        // Quantized A: the reference decodes A's rows from the bytes the engine reads.
+        for (module, extra) in [
+            ("matmul_quant_f16_cm2.spv", &["--type", "q4_0"][..]),
+            ("matmul_q4_k_f16_cm2.spv", &[][..]),
+        ] {
+            let path = coopmat_testkit_corpus().join(module);
+            let mut a = vec!["ggml-matmul", "--shader", path.to_str().unwrap()];
+            a.extend(["--m", "48", "--n", "24", "--k", "512"]);
+            a.extend(extra);
+            s.expect(&a, 0, "max error relative to sum|a*b|");
+        }
     } else {
         eprintln!("notice: no corpus (cargo xtask corpus): ggml-matmul's shape limit not checked");
     }

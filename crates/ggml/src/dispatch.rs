@@ -265,9 +265,19 @@ pub fn cm2_matmul_dispatch(shader: &str, p: &MatmulParams) -> Result<Dispatch, G
     } else {
         p.k.div_ceil(p.split_k).div_ceil(256) * 256
     };
-    let batch_stride_a = stride_a * p.m;
-    let batch_stride_b = stride_b * padded_n;
-    let batch_stride_d = stride_d * p.n;
+    // The batch strides are 32-bit push constants (as in ggml-vulkan): a matrix of 2^32
+    // elements or more cannot be described to the shader.
+    let stride_of = |what: &str, stride: u32, rows: u32| {
+        stride.checked_mul(rows).ok_or_else(|| {
+            GgmlError::Params(format!(
+                "{shader}: {what} has {} elements ({rows} rows of {stride}), more than the 32-bit push constants can address",
+                stride as u64 * rows as u64
+            ))
+        })
+    };
+    let batch_stride_a = stride_of("A", stride_a, p.m)?;
+    let batch_stride_b = stride_of("B", stride_b, padded_n)?;
+    let batch_stride_d = stride_of("D", stride_d, p.n)?;
     let push_words = [
         p.m,
         p.n,

@@ -404,3 +404,22 @@ fn flash_attn_workgroups_cover_everything_once() {
     }
     assert_eq!(FaPushConstants::default().to_bytes().len(), 128);
 }
+
+/// A matrix of 2^32 elements or more has no 32-bit batch stride: an error naming the matrix,
+/// not a wrapped push constant (or, in a debug build, an overflow panic).
+#[test]
+fn batch_strides_past_32_bits_are_errors() {
+    let e = cm2_matmul_dispatch("matmul_f16_cm2", &MatmulParams::new(1 << 28, 16, 16))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("A has 4294967296 elements (268435456 rows of 16)"),
+        "{e}"
+    );
+    let e = cm2_matmul_dispatch("matmul_f16_cm2", &MatmulParams::new(16, 1 << 28, 16))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("B has 4294967296 elements"), "{e}");
+    // Just under: fine.
+    cm2_matmul_dispatch("matmul_f16_cm2", &MatmulParams::new((1 << 28) - 1, 16, 16)).unwrap();
+}
