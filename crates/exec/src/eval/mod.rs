@@ -1190,7 +1190,6 @@ impl Columns<'_> {
             *o = one(s.other) as u32;
         }
         let mut acc = [0u32; CHUNK];
-        let mut addr = [0u64; CHUNK];
         for l0 in (0..lanes).step_by(CHUNK) {
             let n = (lanes - l0).min(CHUNK);
             let acc = &mut acc[..n];
@@ -1231,6 +1230,7 @@ impl Columns<'_> {
                     }
                 }
                 None => {
+                    let mut addr = [0u64; CHUNK];
                     for (o, &a) in addr.iter_mut().zip(acc.iter()) {
                         *o = a as u64;
                     }
@@ -1251,19 +1251,50 @@ impl Columns<'_> {
                         }
                     };
                     let moved = |a: u32| (a as i32 as i64).wrapping_mul(stride) as u64;
+                    // Every lane active: the addresses go straight into the result column
+                    // (every operand of the chunk is read by now). Otherwise they are made in
+                    // a scratch, declared where used, and only the active lanes' written.
+                    // Zeroing that scratch on every call and copying it was about a third of
+                    // a 128-lane chain's time (197 → 136 TSC cycles in a microbenchmark).
                     if base_uniform {
                         let b = base_one;
                         let b0 = b.wrapping_add(offset as u64);
+                        if dense {
+                            for (o, &a) in c[d..d + n].iter_mut().zip(acc.iter()) {
+                                *o = at(b0.wrapping_add(moved(a)), b);
+                            }
+                            continue;
+                        }
+                        let mut addr = [0u64; CHUNK];
                         for (o, &a) in addr.iter_mut().zip(acc.iter()) {
                             *o = at(b0.wrapping_add(moved(a)), b);
                         }
+                        put(c, &addr[..n]);
                     } else {
-                        let bases = &c[col(base)..col(base) + n];
-                        for ((o, &a), &b) in addr.iter_mut().zip(acc.iter()).zip(bases) {
-                            *o = at(b.wrapping_add(offset as u64).wrapping_add(moved(a)), b);
+                        let sum = |b: u64, a: u32| {
+                            at(b.wrapping_add(offset as u64).wrapping_add(moved(a)), b)
+                        };
+                        let bc = col(base);
+                        if dense && bc == d {
+                            // The result replaces the bases lane by lane.
+                            for (o, &a) in c[d..d + n].iter_mut().zip(acc.iter()) {
+                                *o = sum(*o, a);
+                            }
+                            continue;
                         }
+                        if dense && let Some((dst, bases)) = cols2(c, d, bc, n) {
+                            for ((o, &a), &b) in dst.iter_mut().zip(acc.iter()).zip(bases) {
+                                *o = sum(b, a);
+                            }
+                            continue;
+                        }
+                        let mut addr = [0u64; CHUNK];
+                        let bases = &c[bc..bc + n];
+                        for ((o, &a), &b) in addr.iter_mut().zip(acc.iter()).zip(bases) {
+                            *o = sum(b, a);
+                        }
+                        put(c, &addr[..n]);
                     }
-                    put(c, &addr[..n]);
                 }
             }
         }
@@ -2050,11 +2081,18 @@ mod fast_path_tests {
     /// active lane's value: the test batch is partly active, its first lanes inactive and
     /// holding other values there, its inactive lanes left as they were; and it is read before
     /// any lane is written, also where the result shares its column (or the base's), over
-    /// several 128-lane chunks.
+    /// several 128-lane chunks. The same with every lane active (where the addresses go
+    /// straight into the result column, also when it is the base's).
     #[test]
     fn chain_addresses_equal_their_access_chains() {
+        for dense in [false, true] {
+            chain_addresses_at(dense);
+        }
+    }
+
+    fn chain_addresses_at(dense: bool) {
         let lanes = 512;
-        let active = |l: usize| l >= 5 && l % 7 != 3;
+        let active = |l: usize| dense || (l >= 5 && l % 7 != 3);
         let mut mask = [0u64; MW];
         for l in (0..lanes).filter(|&l| active(l)) {
             mask[l / 64] |= 1 << (l % 64);
@@ -2113,7 +2151,7 @@ mod fast_path_tests {
                                 c: &mut c,
                                 lanes,
                                 mask: &mask,
-                                dense: false,
+                                dense,
                             }
                             .run_at(level, ColumnOp::IntChain(&args));
                             for l in 0..lanes {
