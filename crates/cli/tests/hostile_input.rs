@@ -294,9 +294,12 @@ fn sizes_from_input_are_checked_before_allocation() {
                 "16",
                 "--k",
                 "16",
+                // A limit of its own: the machine's (half its memory) may be larger than 77 GB.
+                "--max-memory",
+                "1073741824",
             ],
             2,
-            "--m 100000000 --n 16 --k 16: the matrices need 76800006144 bytes, more than the memory limit",
+            "--m 100000000 --n 16 --k 16: the matrices need 76800006144 bytes, more than the memory limit of 1073741824 bytes",
         );
         // Warm dispatches: each must repeat the first's output; 0 dispatches is refused.
         let shape = ["--m", "64", "--n", "64", "--k", "64"];
