@@ -30,9 +30,11 @@ for r in $(seq "$rounds"); do
 done
 stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "min %.2f median %.2f max %.2f", v[1], m, v[NR]}'; }
 median() { stats "$@" | awk '{print $4}'; }
+# A set of runs against the peak: its min/median/max and its median as a share of the peak's.
+against_peak() { echo "$(stats "$@")  = $(awk -v g="$(median "$@")" -v q="$(median "${p[@]}")" 'BEGIN {printf "%.1f", 100 * g / q}') % of the peak's median"; }
 echo "gemm ${n}^3, $threads threads, $reps reps, $rounds rounds"
 echo "fma_peak: $(stats "${p[@]}")"
-echo "gemm:     $(stats "${a[@]}")  = $(awk -v g="$(median "${a[@]}")" -v q="$(median "${p[@]}")" 'BEGIN {printf "%.1f", 100 * g / q}') % of the peak's median"
+echo "gemm:     $(against_peak "${a[@]}")"
 if [ -n "$before" ]; then
-  echo "before:   $(stats "${b[@]}")  = $(awk -v g="$(median "${b[@]}")" -v q="$(median "${p[@]}")" 'BEGIN {printf "%.1f", 100 * g / q}') % of the peak's median"
+  echo "before:   $(against_peak "${b[@]}")"
 fi
