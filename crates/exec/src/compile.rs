@@ -935,12 +935,14 @@ impl<'m> Cx<'m> {
             };
             let len = inst as usize * cm.elems();
             let off = if cm.is_f32_arena() {
-                // A cache line between slots: tiles a multiple of 4 KiB long would otherwise
-                // start at the same offset within a page, so a MulAdd group's B rows, C rows
-                // and D stores share L1 sets and falsely depend on each other (4K aliasing;
-                // the shared-A kernel ran 11 % slower so).
-                mf_len += len + SLOT_PAD_F32;
-                mf_len - len - SLOT_PAD_F32
+                // Every slot starts a cache line into the (line-aligned) arena, with a line
+                // between slots: tiles a multiple of 4 KiB long would otherwise start at the
+                // same offset within a page, so a MulAdd group's B rows, C rows and D stores
+                // share L1 sets and falsely depend on each other (4K aliasing; the shared-A
+                // kernel ran 11 % slower so).
+                let at = mf_len;
+                mf_len += len.next_multiple_of(16) + SLOT_PAD_F32;
+                at
             } else {
                 mw_len += len;
                 mw_len - len

@@ -130,7 +130,7 @@ struct Batch<'p, 'a> {
     live: Mask,
     exited: Mask,
     cols: Vec<u64>,
-    mf: Vec<f32>,
+    mf: crate::program::F32Arena,
     mw: Vec<u64>,
     /// Arena offset of each matrix slot's storage (initially the program's; see `slot`).
     mat_off: Vec<usize>,
@@ -238,7 +238,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             Some(s) => (s.cols, s.mf, s.mw, s.local),
             None => (
                 vec![0u64; p.ncols * lanes],
-                vec![0.0; p.mf_len],
+                crate::program::F32Arena::zeroed(p.mf_len),
                 vec![0; p.mw_len],
                 p.locals
                     .iter()

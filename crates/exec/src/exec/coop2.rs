@@ -296,6 +296,37 @@ fn tile_key_of(head: [u64; 4], cm: &CmType, lcols: &[u64], vcols: Option<&[u64]>
     key
 }
 
+/// The `out.len()` consecutive elements of type `num` (F16 or F32) at byte `byte` of `words`
+/// (bounds checked by the caller), as f32: aligned f16 pairs through the vector conversion,
+/// the rest element by element.
+fn run_to_f32(words: &[AtomicU32], byte: usize, num: Num, out: &mut [f32]) {
+    if num == Num::F32 {
+        for (j, x) in out.iter_mut().enumerate() {
+            *x = f32::from_bits(memory::read_bytes(words, byte + 4 * j, 4) as u32);
+        }
+        return;
+    }
+    let lut = floats::f16_lut();
+    // `at`: elements of `out` done, `byte`: where the next one is.
+    let (mut byte, mut at) = (byte, 0);
+    if byte % 4 == 2 && !out.is_empty() {
+        out[0] = lut[memory::read_bytes(words, byte, 2) as usize];
+        (byte, at) = (byte + 2, 1);
+    }
+    let nw = (out.len() - at) / 2;
+    // Whole words straight from memory through the vector conversion; false (out of bounds,
+    // which the caller's check excludes) leaves them to the element loop below.
+    if byte % 4 == 0
+        && nw > 0
+        && kernels::f16_rows_to_f32(words, (byte / 4, 0, 1, nw), &mut out[at..at + 2 * nw])
+    {
+        (byte, at) = (byte + 4 * nw, at + 2 * nw);
+    }
+    for (j, x) in out[at..].iter_mut().enumerate() {
+        *x = lut[memory::read_bytes(words, byte + 2 * j, 2) as usize];
+    }
+}
+
 /// `dst[j · step] = src[j]` for every j (one component of DecodeVectorFunc's results placed
 /// V apart), unrolled for the usual steps so that the index arithmetic is constant.
 fn interleave_into(dst: &mut [f32], step: usize, src: &[f32]) {
@@ -607,7 +638,7 @@ fn source_key(
     rows: u32,
     cols: u32,
     store: bool,
-) -> Option<(Vec<u64>, Shift)> {
+) -> Option<(SourceKey, Shift)> {
     let mut shift: Shift = (0, [0; 5], [0; 5]);
     let mut phase = [0u64; 5];
     for (k, ph) in phase.iter_mut().enumerate().take(lay.dims()) {
@@ -637,17 +668,62 @@ fn source_key(
         shift.2[k] = (o as u64 - r) as u32;
         *ph = r;
     }
-    let mut key: Vec<u64> = lcols.to_vec();
-    key[17..22].copy_from_slice(&phase);
-    key.extend(vcols.unwrap_or(&[]));
-    key.extend([
+    let mut key = SourceKey::default();
+    let view = vcols.unwrap_or(&[]);
+    let tail = [
         rows as u64,
         cols as u64,
         store as u64,
         vcols.is_some() as u64,
-    ]);
+    ];
+    for part in [lcols, view, &tail] {
+        key.push(part)?;
+    }
+    key.words.get_mut(17..22)?.copy_from_slice(&phase);
     Some((key, shift))
 }
+
+/// Words of the longest [`SourceKey`]: a layout's, a view's and four more.
+const SOURCE_KEY_WORDS: usize = LAYOUT_WORDS + VIEW_WORDS + 4;
+
+/// Up to `N` words on the stack: keys and encodings that tensor loads build for every tile,
+/// where a vector cost an allocation each time.
+struct StackWords<const N: usize> {
+    words: [u64; N],
+    len: usize,
+}
+
+impl<const N: usize> Default for StackWords<N> {
+    fn default() -> Self {
+        StackWords {
+            words: [0; N],
+            len: 0,
+        }
+    }
+}
+
+impl<const N: usize> StackWords<N> {
+    /// Appends `part`; None (nothing appended) when it does not fit.
+    fn push(&mut self, part: &[u64]) -> Option<()> {
+        let end = self.len.checked_add(part.len())?;
+        self.words.get_mut(self.len..end)?.copy_from_slice(part);
+        self.len = end;
+        Some(())
+    }
+}
+
+impl<const N: usize> std::ops::Deref for StackWords<N> {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        &self.words[..self.len]
+    }
+}
+
+/// A key of the offset-free source cache ([`source_key`]).
+type SourceKey = StackWords<SOURCE_KEY_WORDS>;
+
+/// A lane's layout or view encoding copied out of its interned table ([`Batch::value_words`]).
+type ValueWords = StackWords<MAX_VALUE_WORDS>;
 
 /// Words of the longer of a layout's and a view's encodings.
 const MAX_VALUE_WORDS: usize = if LAYOUT_WORDS > VIEW_WORDS {
@@ -955,23 +1031,24 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// The encoding of lane `l`'s value of `kind` in column `c`.
-    fn value_words(&self, kind: Tensor, c: Col, l: usize) -> Vec<u64> {
-        self.values(kind)
-            .get(self.cols[c.ix() * self.lanes + l])
-            .to_vec()
+    fn value_words(&self, kind: Tensor, c: Col, l: usize) -> ValueWords {
+        let v = self.values(kind).get(self.cols[c.ix() * self.lanes + l]);
+        let mut out = ValueWords::default();
+        // Every encoding fits (MAX_VALUE_WORDS is the longer kind's).
+        let _ = out.push(&v[..v.len().min(MAX_VALUE_WORDS)]);
+        out
     }
 
     /// The element sources of a tile: from the offset-free cache and a shift when the
     /// condition of [`SourceCache`] holds, else computed in full (shift zero).
     fn tile_sources(
         &mut self,
-        lcols: &[u64],
+        (lay, lcols): (&coopmat_tensor::TensorLayout, &[u64]),
         vcols: Option<&[u64]>,
         rows: u32,
         cols: u32,
         store: bool,
     ) -> Result<(std::rc::Rc<TileSources>, Shift), Fault> {
-        let lay = layout_from(lcols).map_err(|e| tfault(e.what))?;
         let vw = match vcols {
             Some(v) => Some(view_from(v).map_err(|e| tfault(e.what))?),
             None => None,
@@ -984,13 +1061,13 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             .map_err(tfault)
         };
-        let Some((key, shift)) = source_key(&lay, lcols, vcols, rows, cols, store) else {
+        let Some((key, shift)) = source_key(lay, lcols, vcols, rows, cols, store) else {
             return Ok((
-                std::rc::Rc::new(TileSources::new(full(&lay)?, cols as usize)),
+                std::rc::Rc::new(TileSources::new(full(lay)?, cols as usize)),
                 (0, [0; 5], [0; 5]),
             ));
         };
-        if let Some(s) = self.src_cache.map.get(&key) {
+        if let Some(s) = self.src_cache.map.get(&*key) {
             return Ok((s.clone(), shift));
         }
         let base = layout_from(&key[..LAYOUT_WORDS]).map_err(|e| tfault(e.what))?;
@@ -998,13 +1075,12 @@ impl<'p, 'a> Batch<'p, 'a> {
         if self.src_cache.map.len() >= 32 {
             self.src_cache.map.clear();
         }
-        self.src_cache.map.insert(key, srcs.clone());
+        self.src_cache.map.insert(key.to_vec(), srcs.clone());
         Ok((srcs, shift))
     }
 
     /// Appends to `row` the `len` consecutive elements of type `num` (F16 or F32) at byte
-    /// `byte` of a resolved object (bounds checked by the caller), as f32: aligned f16 pairs go
-    /// through the vector conversion, the rest element by element.
+    /// `byte` of a resolved object (bounds checked by the caller), as f32 ([`run_to_f32`]).
     fn read_run(
         &mut self,
         sh: bool,
@@ -1014,33 +1090,9 @@ impl<'p, 'a> Batch<'p, 'a> {
         num: Num,
         row: &mut Vec<f32>,
     ) {
-        let lut = floats::f16_lut();
-        let words = self.mem.words(sh, idx);
-        if num == Num::F32 {
-            row.extend(
-                (0..len).map(|j| f32::from_bits(memory::read_bytes(words, byte + 4 * j, 4) as u32)),
-            );
-            return;
-        }
-        let (mut byte, mut len) = (byte, len);
-        if byte % 4 == 2 && len > 0 {
-            row.push(lut[memory::read_bytes(words, byte, 2) as usize]);
-            (byte, len) = (byte + 2, len - 1);
-        }
-        let nw = len / 2;
         let r0 = row.len();
-        // Whole words straight from memory through the vector conversion (one row of one
-        // run); false (out of bounds, which the caller's check excludes) leaves them to the
-        // element loop below.
-        if byte % 4 == 0 && nw > 0 {
-            row.resize(r0 + 2 * nw, 0.0);
-            if kernels::f16_rows_to_f32(words, (byte / 4, 0, 1, nw), &mut row[r0..]) {
-                (byte, len) = (byte + 4 * nw, len - 2 * nw);
-            } else {
-                row.truncate(r0);
-            }
-        }
-        row.extend((0..len).map(|j| lut[memory::read_bytes(words, byte + 2 * j, 2) as usize]));
+        row.resize(r0 + len, 0.0);
+        run_to_f32(self.mem.words(sh, idx), byte, num, &mut row[r0..]);
     }
 
     /// Moves a tile's memory runs (each inside the object `(sh, idx)` from byte `b0`, checked
@@ -1075,13 +1127,15 @@ impl<'p, 'a> Batch<'p, 'a> {
                     .take_while(|&(j, &(e, _, l))| e == e0 + j + 1 && l == len)
                     .count()
             };
-            row.clear();
-            for &(_, i0, len) in &runs[r..r + group] {
-                self.read_run(sh, idx, byte_of(i0), len, num, &mut row);
-            }
             if stride == 1 {
-                self.mf[tile + e0..tile + e0 + len].copy_from_slice(&row);
+                // Along a row: straight into the arena.
+                let out = &mut self.mf[tile + e0..tile + e0 + len];
+                run_to_f32(self.mem.words(sh, idx), byte_of(runs[r].1), num, out);
             } else {
+                row.clear();
+                for &(_, i0, len) in &runs[r..r + group] {
+                    self.read_run(sh, idx, byte_of(i0), len, num, &mut row);
+                }
                 let end = tile + e0 + (len - 1) * stride + group;
                 kernels::runs_to_columns(&row, len, group, &mut self.mf[tile + e0..end], stride);
             }
@@ -1120,7 +1174,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let lay = layout_from(&lcols).map_err(lf)?;
             let vcols = view.map(|v| self.value_words(Tensor::View, v, l0));
             let (srcs, shift) =
-                self.tile_sources(&lcols, vcols.as_deref(), cm.rows, cm.cols, false)?;
+                self.tile_sources((&lay, &lcols), vcols.as_deref(), cm.rows, cm.cols, false)?;
             if obj != d && srcs.keeps_object {
                 let n = cm.elems();
                 let so = self.slot(obj);
@@ -2343,10 +2397,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                 lane: Some(l0),
             };
             let lcols = self.value_words(Tensor::Layout, layout, l0);
-            layout_from(&lcols).map_err(lf)?;
+            let lay = layout_from(&lcols).map_err(lf)?;
             let vcols = view.map(|v| self.value_words(Tensor::View, v, l0));
             let (srcs, shift) =
-                self.tile_sources(&lcols, vcols.as_deref(), cm.rows, cm.cols, true)?;
+                self.tile_sources((&lay, &lcols), vcols.as_deref(), cm.rows, cm.cols, true)?;
             let base = self.cols[ptr.ix() * self.lanes + l0];
             let fast = match self.mem.resolve(base, l0, 0, true) {
                 Ok((sh, idx, b0)) => self.mem.bytes_from(base).map(|a| (sh, idx, b0, a)),

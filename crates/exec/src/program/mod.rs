@@ -304,9 +304,47 @@ pub(crate) struct BatchStorage {
     /// The batch's lanes: storage only serves a batch of as many.
     pub lanes: usize,
     pub cols: Vec<u64>,
-    pub mf: Vec<f32>,
+    pub mf: F32Arena,
     pub mw: Vec<u64>,
     pub local: Vec<Vec<std::sync::atomic::AtomicU32>>,
+}
+
+/// The f32 matrix arena: `len` zeroed f32s that start on a 64-byte boundary. Slots start a
+/// multiple of 16 f32s from the start (see where slots are placed), so each 16-wide tile row
+/// is one cache line and a kernel's 64-byte vector load or store of it touches one line, not
+/// two (the allocator's large blocks start 16 bytes past a page).
+#[derive(Default)]
+pub(crate) struct F32Arena {
+    buf: Vec<f32>,
+    start: usize,
+    len: usize,
+}
+
+impl F32Arena {
+    /// Elements that may come before the first aligned one.
+    const SLACK: usize = 15;
+
+    /// `len` zeroed f32s.
+    pub fn zeroed(len: usize) -> Self {
+        let buf = vec![0.0; len + Self::SLACK];
+        // Never past the slack: a 4-byte aligned pointer is at most 15 f32s before the next
+        // 64-byte boundary (`align_offset` may also decline to answer: then no shift).
+        let start = buf.as_ptr().align_offset(64).min(Self::SLACK);
+        F32Arena { buf, start, len }
+    }
+}
+
+impl std::ops::Deref for F32Arena {
+    type Target = [f32];
+    fn deref(&self) -> &[f32] {
+        &self.buf[self.start..self.start + self.len]
+    }
+}
+
+impl std::ops::DerefMut for F32Arena {
+    fn deref_mut(&mut self) -> &mut [f32] {
+        &mut self.buf[self.start..self.start + self.len]
+    }
 }
 
 impl BatchStorage {
@@ -1461,5 +1499,21 @@ mod tests {
     fn op_fits_a_cache_line() {
         let size = std::mem::size_of::<Op>();
         assert!(size <= 64, "Op is {size} bytes");
+    }
+
+    /// The f32 arena starts on a cache line whatever the allocator returns (small blocks from
+    /// the heap, large ones mapped), holds `len` zeros, and writes stay inside it.
+    #[test]
+    fn f32_arena_is_aligned_and_zeroed() {
+        for len in [0, 1, 15, 16, 17, 1000, 40_000, 300_000] {
+            let mut a = F32Arena::zeroed(len);
+            assert_eq!(a.len(), len);
+            assert_eq!(a.as_ptr() as usize % 64, 0, "len {len}");
+            assert!(a.iter().all(|&x| x == 0.0));
+            if let Some(x) = a.last_mut() {
+                *x = 1.0;
+            }
+            assert_eq!(a.iter().filter(|&&x| x == 1.0).count(), (len > 0) as usize);
+        }
     }
 }
