@@ -327,9 +327,12 @@ impl F32Arena {
     /// `len` zeroed f32s.
     pub fn zeroed(len: usize) -> Self {
         let buf = vec![0.0; len + Self::SLACK];
-        // Never past the slack: a 4-byte aligned pointer is at most 15 f32s before the next
-        // 64-byte boundary (`align_offset` may also decline to answer: then no shift).
-        let start = buf.as_ptr().align_offset(64).min(Self::SLACK);
+        // A 4-byte aligned pointer is at most 15 f32s before the next 64-byte boundary;
+        // `align_offset` may also decline to answer (usize::MAX): then no shift.
+        let start = match buf.as_ptr().align_offset(64) {
+            s if s <= Self::SLACK => s,
+            _ => 0,
+        };
         F32Arena { buf, start, len }
     }
 }
