@@ -287,13 +287,20 @@ fn run_element_fold(c: &mut [u64], lanes: usize, f: ElementFold) {
 }
 
 /// A key of the tile cache: `head` (the function or 0, the block size, the pointer, whether the
-/// elements are f16), the tile's shape, then the layout and view values.
-fn tile_key_of(head: [u64; 4], cm: &CmType, lcols: &[u64], vcols: Option<&[u64]>) -> Vec<u64> {
-    let mut key = head.to_vec();
-    key.extend([cm.rows as u64, cm.cols as u64, lcols.len() as u64]);
-    key.extend_from_slice(lcols);
-    key.extend(vcols.into_iter().flatten());
-    key
+/// elements are f16), the tile's shape, then the layout and view values. It is built for every
+/// load that may keep its tile and allocated only when the tile is kept.
+fn tile_key_of(
+    head: [u64; 4],
+    cm: &CmType,
+    lcols: &[u64],
+    vcols: Option<&[u64]>,
+) -> Option<TileKey> {
+    let mut key = TileKey::default();
+    key.push(&head)?;
+    key.push(&[cm.rows as u64, cm.cols as u64, lcols.len() as u64])?;
+    key.push(lcols)?;
+    key.push(vcols.unwrap_or(&[]))?;
+    Some(key)
 }
 
 /// The `out.len()` consecutive elements of type `num` (F16 or F32) at byte `byte` of `words`
@@ -722,6 +729,9 @@ impl<const N: usize> std::ops::Deref for StackWords<N> {
 /// A key of the offset-free source cache ([`source_key`]).
 type SourceKey = StackWords<SOURCE_KEY_WORDS>;
 
+/// A key of the dispatch's tile cache ([`tile_key_of`]): seven words, a layout's and a view's.
+type TileKey = StackWords<{ 7 + LAYOUT_WORDS + VIEW_WORDS }>;
+
 /// A lane's layout or view encoding copied out of its interned table ([`Batch::value_words`]).
 type ValueWords = StackWords<MAX_VALUE_WORDS>;
 
@@ -1079,22 +1089,6 @@ impl<'p, 'a> Batch<'p, 'a> {
         Ok((srcs, shift))
     }
 
-    /// Appends to `row` the `len` consecutive elements of type `num` (F16 or F32) at byte
-    /// `byte` of a resolved object (bounds checked by the caller), as f32 ([`run_to_f32`]).
-    fn read_run(
-        &mut self,
-        sh: bool,
-        idx: u32,
-        byte: usize,
-        len: usize,
-        num: Num,
-        row: &mut Vec<f32>,
-    ) {
-        let r0 = row.len();
-        row.resize(r0 + len, 0.0);
-        run_to_f32(self.mem.words(sh, idx), byte, num, &mut row[r0..]);
-    }
-
     /// Moves a tile's memory runs (each inside the object `(sh, idx)` from byte `b0`, checked
     /// by the caller) into the f32 arena from `tile`. Runs along rows are copied as they come.
     /// Runs along columns (a transposing view: ggml's B tiles) that fill up to
@@ -1127,14 +1121,16 @@ impl<'p, 'a> Batch<'p, 'a> {
                     .take_while(|&(j, &(e, _, l))| e == e0 + j + 1 && l == len)
                     .count()
             };
+            let words = self.mem.words(sh, idx);
             if stride == 1 {
                 // Along a row: straight into the arena.
                 let out = &mut self.mf[tile + e0..tile + e0 + len];
-                run_to_f32(self.mem.words(sh, idx), byte_of(runs[r].1), num, out);
+                run_to_f32(words, byte_of(runs[r].1), num, out);
             } else {
-                row.clear();
-                for &(_, i0, len) in &runs[r..r + group] {
-                    self.read_run(sh, idx, byte_of(i0), len, num, &mut row);
+                // The group's runs (all `len` long) one after the other, then as columns.
+                row.resize(group * len, 0.0);
+                for (&(_, i0, _), out) in runs[r..r + group].iter().zip(row.chunks_exact_mut(len)) {
+                    run_to_f32(words, byte_of(i0), num, out);
                 }
                 let end = tile + e0 + (len - 1) * stride + group;
                 kernels::runs_to_columns(&row, len, group, &mut self.mf[tile + e0..end], stride);
@@ -1349,7 +1345,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let k0 = s.off + i * n_el;
                 let elements = tiles::TileElements::of(&self.mf[k0..k0 + n_el], f16_arena);
                 let present = c.insert(
-                    k,
+                    k.to_vec(),
                     tiles::KeptTile {
                         bytes: elements.bytes(),
                         elements,
@@ -1376,18 +1372,13 @@ impl<'p, 'a> Batch<'p, 'a> {
         cm: &CmType,
         lcols: &[u64],
         vcols: Option<&[u64]>,
-    ) -> Option<Vec<u64>> {
+    ) -> Option<TileKey> {
         let cache = self.tiles.as_ref()?;
         let o = self.mem.obj(base >> memory::OBJ_SHIFT)?;
         if !o.shared || !cache.never_written(self.mem.shared[o.idx as usize]) {
             return None;
         }
-        Some(tile_key_of(
-            [0, 0, base, (cm.num == Num::F16) as u64],
-            cm,
-            lcols,
-            vcols,
-        ))
+        tile_key_of([0, 0, base, (cm.num == Num::F16) as u64], cm, lcols, vcols)
     }
 
     /// Whether loads through `dec` call DecodeVectorFunc for some groups (the policy, or
@@ -1416,7 +1407,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         shift: &Shift,
         func: u32,
         block_bytes: u64,
-        key: Option<Vec<u64>>,
+        key: Option<TileKey>,
     ) -> Result<(), Fault> {
         let n = da.calls();
         if n == 0 {
@@ -1463,7 +1454,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     if let Some(kept) = self.tile_to_keep(&reads, tiles::TileElements::Half(words))
                         && let Some(c) = &self.tiles
                     {
-                        c.insert(k, kept);
+                        c.insert(k.to_vec(), kept);
                     }
                 }
                 _ => self.src_cache.halves = words,
@@ -1492,7 +1483,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.tile_to_keep(&reads, tiles::TileElements::of(&self.mf[tile], true))
             && let Some(c) = &self.tiles
         {
-            c.insert(k, kept);
+            c.insert(k.to_vec(), kept);
         }
         Ok(())
     }
@@ -1509,7 +1500,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         cm: &CmType,
         lcols: &[u64],
         vcols: Option<&[u64]>,
-    ) -> Option<Vec<u64>> {
+    ) -> Option<TileKey> {
         self.tiles.as_ref()?;
         let pure = self.p.funcs.iter().any(|f| f.id == func && f.pure_reader);
         // A tensor in per-invocation memory would be read through the sub-batch's own copy:
@@ -1521,12 +1512,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         if !pure || per_lane || cm.num != Num::F16 {
             return None;
         }
-        Some(tile_key_of(
-            [func as u64, block_bytes, base, 1],
-            cm,
-            lcols,
-            vcols,
-        ))
+        tile_key_of([func as u64, block_bytes, base, 1], cm, lcols, vcols)
     }
 
     /// The decoded tile to keep with `elements`, if every object the calls read (`reads`)
