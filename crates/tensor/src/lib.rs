@@ -21,7 +21,9 @@ pub mod qcom;
 pub use address::{
     Access, ElementSource, TensorElement, element_source, load_sources, store_sources,
 };
-pub use decode::{DecodeVectorGroup, decode_vector_groups};
+pub use decode::{
+    DecodeVectorCalls, DecodeVectorGroup, VectorMember, decode_vector_calls, decode_vector_groups,
+};
 pub use layout::{ClampMode, Coord, MAX_DIM, TensorLayout, TensorView};
 
 /// Errors of the tensor semantics. Each names the instruction or pipeline step that failed.

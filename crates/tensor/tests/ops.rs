@@ -1,7 +1,7 @@
 //! Decode-vector grouping, QCOM conversion and the matrix operations, against hand-computed
 //! cases from the spec text and independent formulations.
 
-use coopmat_tensor::decode::{check_vector_size, decode_vector_groups};
+use coopmat_tensor::decode::{check_vector_size, decode_vector_calls, decode_vector_groups};
 use coopmat_tensor::ops::{
     ConvertRules, MatrixUse, ReduceMode, convert_use, per_element, reduce, reduce_sources,
     transpose,
@@ -73,6 +73,20 @@ fn decode_vector_partial_and_constant() {
     assert_eq!(g[0].members, vec![vec![], vec![], vec![0], vec![1]]);
     assert!(!g[0].is_full());
     assert_eq!(g[1].members, vec![vec![2], vec![3], vec![4], vec![]]);
+    // The flat form: the same calls, one member per memory element in element order (element
+    // 5, the Constant, has none).
+    let flat = decode_vector_calls(&l, &src, 4).unwrap();
+    let calls: Vec<_> = g.iter().map(|g| g.call).collect();
+    assert_eq!(flat.calls, calls);
+    let members: Vec<(usize, u32, usize)> = flat
+        .members
+        .iter()
+        .map(|m| (m.group, m.component, m.element))
+        .collect();
+    assert_eq!(
+        members,
+        vec![(0, 2, 0), (0, 3, 1), (1, 0, 2), (1, 1, 3), (1, 2, 4)]
+    );
 }
 
 proptest! {

@@ -501,19 +501,13 @@ impl DecodeArgs {
         srcs: &[ElementSource],
         v: u32,
     ) -> Result<Self, String> {
-        let groups =
-            coopmat_tensor::decode_vector_groups(lay, srcs, v).map_err(|e| e.to_string())?;
-        let n = groups.len();
-        let calls: Vec<&TensorElement> = groups.iter().map(|g| &g.call).collect();
-        let writes = groups
+        let flat = coopmat_tensor::decode_vector_calls(lay, srcs, v).map_err(|e| e.to_string())?;
+        let n = flat.calls.len();
+        let calls: Vec<&TensorElement> = flat.calls.iter().collect();
+        let writes = flat
+            .members
             .iter()
-            .enumerate()
-            .flat_map(|(g, grp)| {
-                grp.members
-                    .iter()
-                    .enumerate()
-                    .flat_map(move |(k, mem)| mem.iter().map(move |&e| (k * n + g, e)))
-            })
+            .map(|m| (m.component as usize * n + m.group, m.element))
             .collect();
         Ok(Self::columns(&calls, lay.dims(), writes))
     }
@@ -1540,11 +1534,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let now = &self.mem.local[idx];
                 // The words the previous tile kept, when they are still the same (ggml's scales
                 // change every few K steps).
-                let same = self.tile_words.iter().find(|(i, w)| {
-                    *i == idx
-                        && w.len() == now.len()
-                        && w.iter().zip(now).all(|(&a, b)| a == b.load(Relaxed))
-                });
+                let same = self
+                    .tile_words
+                    .iter()
+                    .find(|(i, w)| *i == idx && tiles::words_equal(now, w));
                 let words = match same {
                     Some((_, w)) => w.clone(),
                     None => {

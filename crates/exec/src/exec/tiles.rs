@@ -89,16 +89,24 @@ pub(super) struct KeptTile {
 impl KeptTile {
     /// Whether `local` (the reusing batch's objects) holds the same Workgroup words.
     pub fn workgroup_matches(&self, local: &[Vec<AtomicU32>]) -> bool {
-        self.workgroup.iter().all(|(i, words)| {
-            local.get(*i).is_some_and(|now| {
-                now.len() == words.len()
-                    && now
-                        .iter()
-                        .zip(words.iter())
-                        .all(|(a, &b)| a.load(Relaxed) == b)
-            })
-        })
+        self.workgroup
+            .iter()
+            .all(|(i, words)| local.get(*i).is_some_and(|now| words_equal(now, words)))
     }
+}
+
+/// Whether `now` holds exactly `kept` (a kept tile's Workgroup words against a batch's, when a
+/// tile is reused and when one is kept). The differences are OR-ed over blocks of 64 words, one
+/// branch a block; q4_k's 2080 words took as long with a branch a word, so the comparison is
+/// bound by reading the words.
+pub(super) fn words_equal(now: &[AtomicU32], kept: &[u32]) -> bool {
+    now.len() == kept.len()
+        && now.chunks(64).zip(kept.chunks(64)).all(|(a, b)| {
+            a.iter()
+                .zip(b)
+                .fold(0, |diff, (x, &y)| diff | (x.load(Relaxed) ^ y))
+                == 0
+        })
 }
 
 #[derive(Default)]
