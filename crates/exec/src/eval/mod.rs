@@ -1062,6 +1062,20 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
     Ok(())
 }
 
+/// A scalar binary op of a three-column scratch block: columns 1 and 2 into column 0.
+pub(crate) fn scratch_bin(op: BinOp, num: Num) -> BinArgs {
+    BinArgs {
+        op,
+        num,
+        d: Col(0),
+        a: Col(1),
+        b: Col(2),
+        n: 1,
+        bs: false,
+        a_scalar: false,
+    }
+}
+
 /// The register file of a batch as the column kernels see it: `lanes` values per column,
 /// the active mask, and whether every lane is active (`dense`: plain loops).
 pub(crate) struct Columns<'a> {
@@ -1325,18 +1339,44 @@ impl Columns<'_> {
             // ties (±0) and NaNs take the general path, which fixes their bits.
             macro_rules! pick {
                 ($f:expr, $gt:expr) => {
-                    each_lane!(mask, lanes, dense, |l| {
-                        let (x, y) = (c[ac + l], c[bc + l]);
-                        let (a, b) = ($f(x), $f(y));
-                        // A select, not a branch: the sign of a ReLU input is random.
-                        let (first, second) = ($gt(a, b), $gt(b, a));
-                        let r = if first { x } else { y };
-                        c[dc + l] = if first | second {
-                            r
-                        } else {
-                            bin1(op, num, x, y)
-                        };
-                    })
+                    if dense && let Some((dd, aa, bb)) = cols3(c, dc, ac, bc, lanes) {
+                        // A select loop that vectorizes (a call in the loop kept flash
+                        // attention's max at about 4 cycles a lane), then the lanes it left
+                        // to the general path. Operands with the same clean bits and not NaN
+                        // are the general path's "first operand" already (flash attention's
+                        // padded rows are all such ties).
+                        let clean = |x: u64| x >> num.bits() == 0;
+                        let mut general = false;
+                        for ((d, &x), &y) in dd.iter_mut().zip(aa).zip(bb) {
+                            let (a, b) = ($f(x), $f(y));
+                            let (first, second) = ($gt(a, b), $gt(b, a));
+                            let same = (x == y) & (a == b) & clean(x);
+                            *d = if first { x } else { y };
+                            general |= !(first | second | same);
+                        }
+                        if general {
+                            for ((d, &x), &y) in dd.iter_mut().zip(aa).zip(bb) {
+                                let (a, b) = ($f(x), $f(y));
+                                let same = (x == y) & (a == b) & clean(x);
+                                if !($gt(a, b) | $gt(b, a) | same) {
+                                    *d = bin1(op, num, x, y);
+                                }
+                            }
+                        }
+                    } else {
+                        each_lane!(mask, lanes, dense, |l| {
+                            let (x, y) = (c[ac + l], c[bc + l]);
+                            let (a, b) = ($f(x), $f(y));
+                            // A select, not a branch: the sign of a ReLU input is random.
+                            let (first, second) = ($gt(a, b), $gt(b, a));
+                            let r = if first { x } else { y };
+                            c[dc + l] = if first | second {
+                                r
+                            } else {
+                                bin1(op, num, x, y)
+                            };
+                        })
+                    }
                 };
             }
             if bin_loop(op, num, c, dc, ac, bc, lanes, mask, dense) {
@@ -1883,6 +1923,110 @@ mod tests {
         }
     }
 
+    /// The f32 and f16 min/max columns at every level, every lane active or only some: the
+    /// larger (smaller) operand's own bits, garbage above its value included, and the general
+    /// per-lane path's bits for everything else: ties of equal values (which the vectorized loop
+    /// returns as the first operand itself), ±0 pairs, NaNs of both kinds and signs.
+    #[test]
+    fn min_max_columns_match_bin1() {
+        let mut next = coopmat_testkit::xorshift64(0x51ed_270b_a3c9_4f17);
+        for (num, special) in [
+            (
+                Num::F32,
+                vec![
+                    0u64,
+                    0x8000_0000,
+                    1,
+                    0x3f80_0000,
+                    0xbf80_0000,
+                    0x7f80_0000,
+                    0xff80_0000,
+                    0x7fc0_0000,
+                    0xffc0_0001,
+                    0x7f80_0001,
+                    0x7f7f_ffff,
+                ],
+            ),
+            (
+                Num::F16,
+                vec![
+                    0, 0x8000, 1, 0x3c00, 0xbc00, 0x7c00, 0xfc00, 0x7e00, 0xfe01, 0x7c01,
+                ],
+            ),
+        ] {
+            let mut vals = special.clone();
+            let low = (1u64 << num.bits()) - 1;
+            vals.extend((0..200).map(|_| next() & low));
+            // Garbage above the value's bits, on copies of the specials.
+            vals.extend(special.iter().map(|&x| x | 0xdead_0000_0000_0000));
+            // A column of finite values with garbage and nothing else: its ties are the only
+            // lanes, so no NaN lane sends the column through the general path.
+            let finite: Vec<u64> = special[..7]
+                .iter()
+                .map(|&x| x | 0xdead_0000_0000_0000)
+                .collect();
+            let lanes = 64;
+            for op in [BinOp::FMax, BinOp::FMin, BinOp::NMax, BinOp::NMin] {
+                for chunk in vals.chunks(lanes).chain([&finite[..]]) {
+                    for shift in [0, 1, 5] {
+                        for level in crate::kernels::column_levels() {
+                            for sparse in [false, true] {
+                                let mut mask = [0u64; MW];
+                                mask[0] = if sparse {
+                                    0x5555_5555_5555_5555
+                                } else {
+                                    u64::MAX
+                                };
+                                let mut c = vec![0u64; 3 * lanes];
+                                for (l, &x) in chunk.iter().enumerate() {
+                                    c[lanes + l] = x;
+                                    c[2 * lanes + l] = chunk[(l + shift) % chunk.len()];
+                                }
+                                let mut cols = Columns {
+                                    c: &mut c,
+                                    lanes,
+                                    mask: &mask,
+                                    dense: !sparse,
+                                };
+                                cols.run_at(level, ColumnOp::Bin(&scratch_bin(op, num)));
+                                let value = |x: u64| match num {
+                                    Num::F16 => half::f16::from_bits(x as u16).to_f32(),
+                                    _ => f32::from_bits(x as u32),
+                                };
+                                let max = matches!(op, BinOp::FMax | BinOp::NMax);
+                                for l in (0..lanes).filter(|l| mask[0] >> l & 1 == 1) {
+                                    let (x, y) = (c[lanes + l], c[2 * lanes + l]);
+                                    let (a, b) = (value(x), value(y));
+                                    let want = match (a > b, b > a) {
+                                        (true, _) => {
+                                            if max {
+                                                x
+                                            } else {
+                                                y
+                                            }
+                                        }
+                                        (_, true) => {
+                                            if max {
+                                                y
+                                            } else {
+                                                x
+                                            }
+                                        }
+                                        _ => bin1(op, num, x, y),
+                                    };
+                                    assert_eq!(
+                                        c[l], want,
+                                        "{level:?} {num:?} {op:?} {x:#x} {y:#x} sparse {sparse}"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// The f16 column fast paths give the bits of the general per-lane path, special values
     /// (±0, subnormals, infinities, NaNs, the largest finite) included.
     #[test]
@@ -1924,17 +2068,7 @@ mod tests {
                             mask: &mask,
                             dense: true,
                         };
-                        let args = BinArgs {
-                            op,
-                            num: Num::F16,
-                            d: Col(0),
-                            a: Col(1),
-                            b: Col(2),
-                            n: 1,
-                            bs: false,
-                            a_scalar: false,
-                        };
-                        cols.run_at(level, ColumnOp::Bin(&args));
+                        cols.run_at(level, ColumnOp::Bin(&scratch_bin(op, Num::F16)));
                         for l in 0..chunk.len() {
                             let (x, y) = (c[lanes + l], c[2 * lanes + l]);
                             assert_eq!(

@@ -4,8 +4,8 @@
 
 use super::tensor_values::{self, Tensor};
 use super::*;
-use crate::eval::ColumnOp;
 use crate::eval::tensor::{LAYOUT_WORDS, VIEW_WORDS, layout_from, layout_to, view_from, view_to};
+use crate::eval::{ColumnOp, scratch_bin};
 use coopmat_tensor::{ElementSource, TensorElement, address::constant_bits};
 
 /// Runs along adjacent tile columns read together before being written back row by row
@@ -237,20 +237,6 @@ fn fold_tile(plan: &ReducePlan, v: &[f32], fold: Fold, acc: &mut Vec<f32>) -> bo
         }
     }
     true
-}
-
-/// A scalar binary op of a three-column scratch block: columns 1 and 2 into column 0.
-fn scratch_bin(op: BinOp, num: Num) -> BinArgs {
-    BinArgs {
-        op,
-        num,
-        d: Col(0),
-        a: Col(1),
-        b: Col(2),
-        n: 1,
-        bs: false,
-        a_scalar: false,
-    }
 }
 
 /// Runs a column op over `lanes` lanes of scratch columns `c`, every lane active (the engine's
