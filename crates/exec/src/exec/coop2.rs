@@ -1178,10 +1178,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                 && let Some(c) = &self.tiles
                 && let Some(t) = c.get(k)
             {
-                c.hits.fetch_add(1, Relaxed);
                 c.count_plain(salt, true);
                 let k0 = s.off + i * n_el;
                 t.elements.write_to(&mut self.mf[k0..k0 + n_el]);
+                c.reused(k);
                 continue;
             }
             let fast = match self.mem.resolve(base, l0, 0, false) {
@@ -1311,7 +1311,17 @@ impl<'p, 'a> Batch<'p, 'a> {
                     )
                 });
                 let key = self.tile_key(func, dec.block_bytes, base, &cm, &lcols, vcols.as_deref());
-                self.decode_tile(d, i, l0, base, da, &shift, func, dec.block_bytes, key)?;
+                self.decode_tile(
+                    d,
+                    i,
+                    l0,
+                    base,
+                    da,
+                    &shift,
+                    (func, salt),
+                    dec.block_bytes,
+                    key,
+                )?;
             } else if let Some(dec) = decode {
                 let r = self.decode_elems(
                     d, i, l0, base, &lay, &srcs.srcs, &shift, &mem_elems, dec, salt,
@@ -1331,6 +1341,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                         elements,
                         workgroup: Vec::new(),
                     },
+                    salt,
                 );
                 // A tile another worker kept while this one read it counts as reused:
                 // workgroups running side by side miss together (the first two of a GEMM's
@@ -1385,7 +1396,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         base: u64,
         da: &DecodeArgs,
         shift: &Shift,
-        func: u32,
+        (func, salt): (u32, u32),
         block_bytes: u64,
         key: Option<TileKey>,
     ) -> Result<(), Fault> {
@@ -1402,9 +1413,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             .as_ref()
             .and_then(|k| self.tiles.as_ref()?.get(k))
             .filter(|t| t.workgroup_matches(&self.mem.local));
-        if let (Some(t), Some(c)) = (kept, &self.tiles) {
-            c.hits.fetch_add(1, Relaxed);
+        if let (Some(t), Some(c), Some(k)) = (kept, &self.tiles, &key) {
             t.elements.write_to(&mut self.mf[tile]);
+            c.reused(k);
             return Ok(());
         }
         let mut r = std::mem::take(&mut self.src_cache.results);
@@ -1434,7 +1445,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     if let Some(kept) = self.tile_to_keep(&reads, tiles::TileElements::Half(words))
                         && let Some(c) = &self.tiles
                     {
-                        c.insert(k.to_vec(), kept);
+                        c.insert(k.to_vec(), kept, salt);
                     }
                 }
                 _ => self.src_cache.halves = words,
@@ -1463,7 +1474,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.tile_to_keep(&reads, tiles::TileElements::of(&self.mf[tile], true))
             && let Some(c) = &self.tiles
         {
-            c.insert(k.to_vec(), kept);
+            c.insert(k.to_vec(), kept, salt);
         }
         Ok(())
     }

@@ -16,7 +16,9 @@
 //! * Workgroup memory: the words of each Workgroup object the calls read are kept with the
 //!   tile and compared with the reusing workgroup's own before reuse.
 //!
-//! The cache is shared by the dispatch's workers and bounded in bytes (oldest tiles go first).
+//! The cache is shared by the dispatch's workers and bounded in bytes (the least recently used
+//! tiles go first). A tile used as often as its load's tiles are expected to be is dropped a
+//! little later, so that the cache holds the tiles still to be reused rather than all it made.
 
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -109,11 +111,100 @@ pub(super) fn words_equal(now: &[AtomicU32], kept: &[u32]) -> bool {
         })
 }
 
+/// A kept tile, when it was last kept or reused, how many workgroups used it, and the slot of
+/// the load that keeps it.
+struct Entry {
+    tile: Arc<KeptTile>,
+    last: u64,
+    uses: u32,
+    site: usize,
+}
+
+/// The kept tiles, least recently used first: `order` holds a (use, key) pair for every keep
+/// and reuse, and a pair whose use is no longer its tile's last is skipped when evicting.
 #[derive(Default)]
 struct Entries {
-    map: FxHashMap<Vec<u64>, Arc<KeptTile>>,
-    order: VecDeque<Vec<u64>>,
+    map: FxHashMap<Arc<[u64]>, Entry>,
+    order: VecDeque<(u64, Arc<[u64]>)>,
+    uses: u64,
     bytes: u64,
+    /// Tiles used as often as expected, oldest first ([`Entries::count_use`]).
+    done_queue: VecDeque<Arc<[u64]>>,
+    /// Hashes of the keys of tiles dropped from the done queue.
+    done: rustc_hash::FxHashSet<u64>,
+}
+
+impl Entries {
+    /// Marks `key`'s tile used now.
+    fn touch(&mut self, key: &Arc<[u64]>) {
+        self.uses += 1;
+        if let Some(e) = self.map.get_mut(&**key) {
+            e.last = self.uses;
+        }
+        self.order.push_back((self.uses, key.clone()));
+        // Stale pairs are dropped once they outnumber the live ones.
+        if self.order.len() > 2 * self.map.len() + 64 {
+            let map = &self.map;
+            self.order
+                .retain(|(u, k)| map.get(&**k).is_some_and(|e| e.last == *u));
+        }
+    }
+
+    /// Drops the least recently used tile; false when none is left.
+    fn evict_one(&mut self) -> bool {
+        while let Some((u, k)) = self.order.pop_front() {
+            if self.map.get(&*k).is_some_and(|e| e.last == u) {
+                self.remove(&k);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Drops `key`'s tile (its pairs in `order` become stale).
+    fn remove(&mut self, key: &[u64]) {
+        if let Some(e) = self.map.remove(key) {
+            self.bytes -= e.tile.bytes + key.len() as u64 * 8;
+        }
+    }
+
+    /// One more workgroup used `key`'s tile. A tile whose load's expected count of uses
+    /// (`expect`, by site) is reached joins the done queue; one used more often than expected
+    /// shows the expectation wrong, and its load's tiles are kept from then on. The done queue
+    /// drops its oldest tiles past [`DONE_QUEUE`] of them (their keys remembered), so a use
+    /// beyond the expected count that comes soon still finds its tile.
+    fn count_use(&mut self, key: &[u64], expect: &[AtomicU32; PLAIN_SLOTS]) {
+        let Some(e) = self.map.get_mut(key) else {
+            return;
+        };
+        e.uses = e.uses.saturating_add(1);
+        let want = expect[e.site].load(Relaxed);
+        if e.uses > want && want != u32::MAX {
+            expect[e.site].store(u32::MAX, Relaxed);
+            return;
+        }
+        if e.uses < want {
+            return;
+        }
+        let key = self.map.get_key_value(key).map(|(k, _)| k.clone());
+        self.done_queue.extend(key);
+        while self.done_queue.len() > DONE_QUEUE {
+            let Some(k) = self.done_queue.pop_front() else {
+                break;
+            };
+            let done = self
+                .map
+                .get(&*k)
+                .is_some_and(|e| e.uses >= expect[e.site].load(Relaxed));
+            if done {
+                self.remove(&k);
+                if self.done.len() >= DONE_KEYS {
+                    self.done.clear();
+                }
+                self.done.insert(key_hash(&k));
+            }
+        }
+    }
 }
 
 /// The decoded tiles of one dispatch.
@@ -130,6 +221,8 @@ pub(super) struct TileCache {
     /// tiles reused, for [`Self::keeps_plain`].
     plain_kept: [AtomicU32; PLAIN_SLOTS],
     plain_hits: [AtomicU32; PLAIN_SLOTS],
+    /// Per load (by its salt, modulo the length): the uses after which its tiles are done.
+    expect: [AtomicU32; PLAIN_SLOTS],
 }
 
 /// Slots of the per-load counters of tiles read without a decode function (loads whose salts
@@ -138,6 +231,22 @@ const PLAIN_SLOTS: usize = 64;
 
 /// Tiles a load without a decode function keeps before its reuse is judged.
 const PLAIN_TRIAL: u32 = 256;
+
+/// Tiles used as often as expected that are kept a while before they are dropped (a q4_k A
+/// tile is 16 KiB, so 4 MiB of them), in case their load's tiles are used more often.
+const DONE_QUEUE: usize = 256;
+
+/// Keys of dropped tiles remembered at most (then forgotten at once: a policy, not a result).
+const DONE_KEYS: usize = 1 << 20;
+
+/// Uses after which a load's tiles are dropped until one is needed again after its drop (two:
+/// a tile made by one workgroup and reused by one other, as in a matmul with two column tiles).
+const FIRST_EXPECT: u32 = 2;
+
+fn key_hash(key: &[u64]) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(key)
+}
 
 impl TileCache {
     /// A cache of at most `cap` bytes; `written` are the address ranges of writable buffers.
@@ -150,6 +259,7 @@ impl TileCache {
             stored: AtomicU64::new(0),
             plain_kept: std::array::from_fn(|_| AtomicU32::new(0)),
             plain_hits: std::array::from_fn(|_| AtomicU32::new(0)),
+            expect: std::array::from_fn(|_| AtomicU32::new(FIRST_EXPECT)),
         }
     }
 
@@ -181,34 +291,59 @@ impl TileCache {
         self.written.iter().all(|&(a, b)| hi <= a || b <= lo)
     }
 
-    /// The tile stored under `key`.
+    /// The tile stored under `key`, now its most recently used.
     pub fn get(&self, key: &[u64]) -> Option<Arc<KeptTile>> {
-        let e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        e.map.get(key).cloned()
+        let mut e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let (k, tile) = e
+            .map
+            .get_key_value(key)
+            .map(|(k, v)| (k.clone(), v.tile.clone()))?;
+        e.touch(&k);
+        Some(tile)
     }
 
-    /// Keeps `tile` under `key`, dropping the oldest tiles to stay within the bound; true when
-    /// a tile was already kept under `key` (another worker produced it meanwhile).
-    pub fn insert(&self, key: Vec<u64>, tile: KeptTile) -> bool {
+    /// A workgroup reused `key`'s tile. Tiles are dropped once their load's expected count of
+    /// uses is reached, so that a dispatch's memory holds the tiles still to be reused rather
+    /// than every tile it made (q4_k's 117 MB of A tiles, each reused once, were fresh pages
+    /// for the whole dispatch).
+    pub fn reused(&self, key: &[u64]) {
+        self.hits.fetch_add(1, Relaxed);
+        let mut e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        e.count_use(key, &self.expect);
+    }
+
+    /// Keeps `tile` under `key` for the load `salt`, dropping the least recently used tiles to
+    /// stay within the bound; true when a tile was already kept under `key` (another worker
+    /// produced it meanwhile, which counts as a use). A key made again after its tile was
+    /// dropped as done means the load's tiles are used more often than expected: from then on
+    /// its tiles stay until evicted.
+    pub fn insert(&self, key: Vec<u64>, tile: KeptTile, salt: u32) -> bool {
         let size = tile.bytes + key.len() as u64 * 8;
         if size > self.cap {
             return false;
         }
+        let site = salt as usize % PLAIN_SLOTS;
         let mut e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if e.map.contains_key(&key) {
+        if e.map.contains_key(&key[..]) {
+            e.count_use(&key, &self.expect);
             return true;
         }
-        while e.bytes + size > self.cap {
-            let Some(old) = e.order.pop_front() else {
-                break;
-            };
-            if let Some(t) = e.map.remove(&old) {
-                e.bytes -= t.bytes + old.len() as u64 * 8;
-            }
+        if !e.done.is_empty() && e.done.remove(&key_hash(&key)) {
+            self.expect[site].store(u32::MAX, Relaxed);
         }
+        while e.bytes + size > self.cap && e.evict_one() {}
         e.bytes += size;
-        e.order.push_back(key.clone());
-        e.map.insert(key, Arc::new(tile));
+        let key: Arc<[u64]> = key.into();
+        e.map.insert(
+            key.clone(),
+            Entry {
+                tile: Arc::new(tile),
+                last: 0,
+                uses: 1,
+                site,
+            },
+        );
+        e.touch(&key);
         self.stored.fetch_add(1, Relaxed);
         false
     }
@@ -246,13 +381,95 @@ mod tests {
             workgroup: Vec::new(),
             bytes: 512,
         };
-        assert!(!cache.insert(vec![1, 2], tile()));
-        assert!(cache.insert(vec![1, 2], tile()));
+        assert!(!cache.insert(vec![1, 2], tile(), 0));
+        assert!(cache.insert(vec![1, 2], tile(), 0));
         assert_eq!(cache.stored.load(Relaxed), 1);
         // Not an f16 matrix: kept as it is.
         assert!(matches!(
             TileElements::of(&[0.1, 0.2], false),
             TileElements::Float(_)
         ));
+    }
+
+    fn small_tile() -> KeptTile {
+        let elements = TileElements::Float(vec![0.5; 4]);
+        KeptTile {
+            bytes: elements.bytes(),
+            elements,
+            workgroup: Vec::new(),
+        }
+    }
+
+    /// The least recently used tile is evicted first: a tile reused after a later one was kept
+    /// outlives it.
+    #[test]
+    fn eviction_takes_the_least_recently_used_tile() {
+        // Room for two tiles of 16 bytes with their one-word keys.
+        let cache = TileCache::new(2 * (16 + 8), Vec::new());
+        cache.insert(vec![1], small_tile(), 0);
+        cache.insert(vec![2], small_tile(), 0);
+        assert!(cache.get(&[1]).is_some());
+        cache.insert(vec![3], small_tile(), 0);
+        assert!(cache.get(&[1]).is_some(), "the tile used last was evicted");
+        assert!(
+            cache.get(&[2]).is_none(),
+            "the least recently used tile stayed"
+        );
+        assert!(cache.get(&[3]).is_some());
+    }
+
+    /// A load whose tiles are each reused once (as expected at first) has them dropped once
+    /// the done queue is full, and only then; a load whose tiles are reused more often keeps
+    /// them all, whether the extra use comes while the tile waits in the done queue or after
+    /// its drop.
+    #[test]
+    fn tiles_used_as_expected_are_dropped_and_others_kept() {
+        let keys = (DONE_QUEUE + 10) as u64;
+        let cache = TileCache::new(1 << 30, Vec::new());
+        for k in 0..keys {
+            cache.insert(vec![k], small_tile(), 1);
+            assert!(cache.get(&[k]).is_some());
+            cache.reused(&[k]);
+        }
+        let kept = (0..keys).filter(|&k| cache.get(&[k]).is_some()).count();
+        assert_eq!(
+            kept, DONE_QUEUE,
+            "the done queue's length stays, older tiles go"
+        );
+        assert!(cache.get(&[0]).is_none() && cache.get(&[keys - 1]).is_some());
+
+        // Reused twice while in the done queue: the load's tiles stay from then on.
+        let busy = TileCache::new(1 << 30, Vec::new());
+        busy.insert(vec![7], small_tile(), 2);
+        busy.reused(&[7]);
+        busy.reused(&[7]);
+        for k in 100..100 + keys {
+            busy.insert(vec![k], small_tile(), 2);
+            busy.reused(&[k]);
+        }
+        assert!(busy.get(&[7]).is_some() && busy.get(&[100]).is_some());
+
+        // Made again after its drop: the load's later tiles stay.
+        let again = TileCache::new(1 << 30, Vec::new());
+        for k in 0..keys {
+            again.insert(vec![k], small_tile(), 3);
+            again.reused(&[k]);
+        }
+        assert!(again.get(&[0]).is_none());
+        again.insert(vec![0], small_tile(), 3);
+        for k in 1000..1000 + keys {
+            again.insert(vec![k], small_tile(), 3);
+            again.reused(&[k]);
+        }
+        assert!(
+            again.get(&[1000]).is_some(),
+            "tiles dropped after the load proved reused"
+        );
+        // Another load (another slot) still drops its own.
+        for k in 5000..5000 + keys {
+            again.insert(vec![k], small_tile(), 4);
+            again.reused(&[k]);
+        }
+        assert!(again.get(&[5000]).is_none());
     }
 }
