@@ -689,14 +689,52 @@ impl<'p, 'a> Batch<'p, 'a> {
         let Some(l0) = crate::eval::first_active(mask) else {
             return Ok(());
         };
-        let mut one = [0u64; MW];
-        one[l0 / 64] = 1 << (l0 % 64);
-        self.op(inner, &one, false)?;
         self.uniform_copies += mask.iter().map(|w| w.count_ones() as u64).sum::<u64>() - 1;
-        let Some((c, n)) = inner.result_cols() else {
-            return Ok(());
-        };
         let lanes = self.lanes;
+        // One-component lane ops straight from the lane's operands, with the per-lane
+        // functions the column kernels are defined by (`bin1`, `un1`, `cvt1`): through the
+        // column machinery a single lane cost about 85 cycles, and flash attention runs 32
+        // such ops per KV step.
+        let at = |x: Col| self.cols[x.ix() * lanes + l0];
+        let scalar = match inner {
+            Op::Bin(x) if x.n == 1 => Some((x.d, crate::eval::bin1(x.op, x.num, at(x.a), at(x.b)))),
+            Op::Un(x) if x.n == 1 => Some((x.d, crate::eval::un1(x.op, x.num, at(x.a)))),
+            Op::Cvt(x) if x.n == 1 => Some((x.d, crate::eval::cvt1(x.kind, x.from, x.to, at(x.a)))),
+            Op::AccessChain(x) => {
+                let delta = crate::eval::chain_delta(&self.cols, l0, lanes, &x.steps);
+                let addr = delta.map_or(memory::POISON, |d| {
+                    memory::offset_address_i64(at(x.base), d)
+                });
+                Some((x.d, addr))
+            }
+            // One scalar read, unless the batch logs what it reads (a decode whose tiles may
+            // be kept); a failing read takes the general path, which reports it.
+            Op::Load(LoadArgs { d, ptr, leaves })
+                if self.reads.is_none() && d.nmats == 0 && d.ncols == 1 =>
+            {
+                match leaves[..] {
+                    [MemLeaf::Scalar { off, num, col: 0 }] => self
+                        .mem
+                        .read(at(*ptr).wrapping_add(off as u64), l0, num.bytes())
+                        .ok()
+                        .map(|v| (d.col, if num == Num::Bool { (v != 0) as u64 } else { v })),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let (c, n) = if let Some((d, v)) = scalar {
+            self.cols[d.ix() * lanes + l0] = v;
+            (d, 1)
+        } else {
+            let mut one = [0u64; MW];
+            one[l0 / 64] = 1 << (l0 % 64);
+            self.op(inner, &one, false)?;
+            let Some(cols) = inner.result_cols() else {
+                return Ok(());
+            };
+            cols
+        };
         for k in 0..n {
             let col = &mut self.cols[c.at(k).ix() * lanes..][..lanes];
             let v = col[l0];

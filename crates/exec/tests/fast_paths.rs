@@ -734,8 +734,10 @@ layout(push_constant) uniform P {{ uint k; }};
     {body}
     uint u = a[k] * 3u + k;         // the same in the whole dispatch
     uint g = a[w + 1u] ^ (w * 77u); // the same in the workgroup
+    // Conversions and a unary op, uniform too (single-lane paths of their own).
+    uint h = ~uint(float(a[k] & 1023u) * 0.5 + float(w));
     uint i = w * {local}u + t;
-    c[i] = u + g * 5u + t * 11u + other;
+    c[i] = u + g * 5u + t * 11u + other + h;
 }}"#
         );
         let Some(m) = glsl(&src) else {
@@ -764,10 +766,12 @@ layout(push_constant) uniform P {{ uint k; }};
             for t in 0..local {
                 let u = a[2].wrapping_mul(3).wrapping_add(2);
                 let g = a[w as usize + 1] ^ w.wrapping_mul(77);
+                let h = !(((a[2] & 1023) as f32 * 0.5 + w as f32) as u32);
                 let want = u
                     .wrapping_add(g.wrapping_mul(5))
                     .wrapping_add(t * 11)
-                    .wrapping_add(63 - t);
+                    .wrapping_add(63 - t)
+                    .wrapping_add(h);
                 assert_eq!(
                     c[(w * local + t) as usize],
                     want,

@@ -674,7 +674,7 @@ fn bin_loop(
 /// The byte offset an access chain adds for lane `l`: constant steps plus index × stride, in
 /// checked 64-bit arithmetic (None on overflow: far outside any object).
 #[inline]
-fn chain_delta(c: &[u64], l: usize, lanes: usize, steps: &[Step]) -> Option<i64> {
+pub(crate) fn chain_delta(c: &[u64], l: usize, lanes: usize, steps: &[Step]) -> Option<i64> {
     let mut delta = 0i64;
     for s in steps {
         let step = match *s {
