@@ -1936,6 +1936,9 @@ impl<'m> Cx<'m> {
         };
         let eligible = match &out[..] {
             [Op::Load(x)] => x.d.nmats == 0 && x.d.ncols > 0,
+            // A layout or view set with uniform operands: one evaluation (and one memo
+            // lookup) instead of testing every operand column for uniformity at run time.
+            [Op::Coop2(c)] => c.value_result().is_some(),
             [o] => o.is_pure_lane_op() && o.result_cols().is_some(),
             _ => false,
         };

@@ -62,6 +62,27 @@ impl DecodePolicy {
     }
 }
 
+impl C2 {
+    /// The column of a layout or view set's result (its handle), for [`super::Op::result_cols`]
+    /// (and so for running a uniform one once, `Op::Once`). None for the other ops, whose
+    /// results (if any) are not one column computed from the lane's own registers.
+    pub fn value_result(&self) -> Option<Col> {
+        match self {
+            C2::SetLayout { d, .. } | C2::SetView { d, .. } => Some(*d),
+            C2::CreateLayout { .. }
+            | C2::CreateView { .. }
+            | C2::Load { .. }
+            | C2::Reduce { .. }
+            | C2::PerElement { .. }
+            | C2::QcomArray(_)
+            | C2::QcomMatrix(_)
+            | C2::GetCoord { .. }
+            | C2::Transpose { .. }
+            | C2::Store { .. } => None,
+        }
+    }
+}
+
 /// Which layout field an `OpTensorLayout*NV` instruction sets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LayoutSet {

@@ -778,6 +778,7 @@ impl Op {
             Op::Descriptor(DescriptorArgs { d, .. }) => Some((*d, 1)),
             Op::IntChain(x) => Some((x.d, 1)),
             Op::Once(x) => x.result_cols(),
+            Op::Coop2(c) => c.value_result().map(|d| (d, 1)),
             Op::Store(_)
             | Op::LoadStore(_)
             | Op::CopyMem(_)
@@ -794,7 +795,6 @@ impl Op {
             | Op::CmScale(_)
             | Op::CmCvt(_)
             | Op::Printf(_)
-            | Op::Coop2(_)
             | Op::Unsupported(_) => None,
         }
     }
