@@ -1308,6 +1308,49 @@ fn f32_arith_avx512(op: F32Arith, xs: &[f32], ys: &[f32], out: &mut [f32]) -> bo
     f32_arith_body(op, xs, ys, out)
 }
 
+/// `out[i] = e^xs[i]` as the engine computes it for f32 (`floats::exp_in_range` in f64,
+/// rounded to f32) over the common length, at the CPU's vector width: true when some input lies
+/// outside that function's range or is a NaN, whose results the caller must redo with `un1`
+/// (flash attention's `exp` of every KV block, straight from and to f32 tiles).
+pub fn exp_f32(xs: &[f32], out: &mut [f32]) -> bool {
+    exp_f32_with(level(), xs, out)
+}
+
+fn exp_f32_with(level: Level, xs: &[f32], out: &mut [f32]) -> bool {
+    match level {
+        Level::Base => exp_f32_body(xs, out),
+        // SAFETY: level() is Avx2 only when AVX2 and FMA are present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { exp_f32_avx2(xs, out) },
+        // SAFETY: level() is Avx512 only when AVX-512F and FMA are present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { exp_f32_avx512(xs, out) },
+    }
+}
+
+#[inline(always)]
+fn exp_f32_body(xs: &[f32], out: &mut [f32]) -> bool {
+    let mut outside = false;
+    for (o, &x) in out.iter_mut().zip(xs) {
+        let w = x as f64;
+        outside |= !crate::floats::in_exp_range(w);
+        *o = crate::floats::exp_in_range(w) as f32;
+    }
+    outside
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn exp_f32_avx2(xs: &[f32], out: &mut [f32]) -> bool {
+    exp_f32_body(xs, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+fn exp_f32_avx512(xs: &[f32], out: &mut [f32]) -> bool {
+    exp_f32_body(xs, out)
+}
+
 /// `out[i] = xs[i] · s` in f32 over the common length; true when some result is a NaN.
 pub fn f32_scale(xs: &[f32], s: f32, out: &mut [f32]) -> bool {
     f32_scale_with(level(), xs, s, out)
@@ -2723,6 +2766,41 @@ mod tests {
                     }
                 }
                 assert_eq!(got, want, "{level:?} {n} lanes");
+            }
+        }
+    }
+
+    /// The f32 `exp` kernel gives `un1`'s bits for every input inside its range, at every
+    /// level and length, and reports the inputs outside it (large magnitudes, infinities,
+    /// NaNs) wherever they are.
+    #[test]
+    fn exp_f32_matches_un1_at_every_level() {
+        use crate::eval::un1;
+        use crate::program::{Num, UnOp};
+        let un = |x: f32| f32::from_bits(un1(UnOp::Exp, Num::F32, x.to_bits() as u64) as u32);
+        let inside: Vec<f32> = (0..300)
+            .map(|i| ((i as f32) - 150.0) * 0.61 + (i % 7) as f32 * 1e-3)
+            .chain([0.0, -0.0, 1e-45, -1e-40, 88.7, -103.9, 699.0, -699.0])
+            .collect();
+        for level in levels() {
+            for len in [0usize, 1, 7, 8, 15, 16, 17, 33, inside.len()] {
+                let xs = &inside[..len];
+                let mut out = vec![0f32; len];
+                assert!(!exp_f32_with(level, xs, &mut out), "{level:?} {len}");
+                for (i, (&x, &o)) in xs.iter().zip(&out).enumerate() {
+                    assert_eq!(o.to_bits(), un(x).to_bits(), "{level:?} {i}: exp {x}");
+                }
+            }
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 700.5, -1e30] {
+                for at in [0usize, 5, 16] {
+                    let mut xs = inside[..17].to_vec();
+                    xs[at] = bad;
+                    let mut out = vec![0f32; xs.len()];
+                    assert!(
+                        exp_f32_with(level, &xs, &mut out),
+                        "{level:?} {bad} at {at}"
+                    );
+                }
             }
         }
     }

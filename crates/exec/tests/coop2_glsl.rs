@@ -726,6 +726,59 @@ fn min_max_reductions_fold_to_the_called_functions_bits() {
     }
 }
 
+/// A per-element `exp` (a function the engine folds, then runs through its f32 exp kernel
+/// straight on the tile) gives the bits the called function gives (uniformity observed turns
+/// folding off): values across the whole range, ±0, subnormals, and the inputs the kernel
+/// leaves to the general path (beyond ±700, infinities, NaNs of both signs and payloads).
+#[test]
+fn per_element_exp_folds_to_the_called_functions_bits() {
+    let Some(spv) = compile(&src("per_element_exp.comp"), &[]) else {
+        return;
+    };
+    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    let go = |input: &[u32], observe: bool| {
+        let opts = EngineOptions {
+            observe_uniformity: observe,
+            ..Default::default()
+        };
+        let p = Pipeline::compile(&m, "", &Default::default(), &opts).unwrap();
+        let mut r = Resources::default();
+        r.buffers
+            .insert((0, 0), input.iter().flat_map(|x| x.to_le_bytes()).collect());
+        r.buffers.insert((0, 1), vec![0; 512 * 4]);
+        p.dispatch(&mut r, [1, 1, 1]).unwrap();
+        r.buffers[&(0, 1)].clone()
+    };
+    let mut input: Vec<u32> = (0..256)
+        .map(|i| ((i as f32 - 128.0) * 0.731).to_bits())
+        .collect();
+    let folded = go(&input, false);
+    assert_eq!(folded, go(&input, true), "in range");
+    assert_eq!(&folded[..1024], &folded[1024..], "in place");
+    for (k, x) in [
+        0x8000_0000u32,
+        1,
+        0x8000_0001,
+        0x442f_4000, // 701
+        0xc42f_4000, // -701
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_1234,
+        0xffa0_0001,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        input[k * 29] = x;
+    }
+    let folded = go(&input, false);
+    assert_eq!(
+        folded,
+        go(&input, true),
+        "with values outside the kernel's range"
+    );
+}
+
 /// Tensor layout values are handles into the batch's interned table (DESIGN.md, "Tensor
 /// layouts and views as handles"): 9000 distinct slices in one workgroup pass the table's
 /// first collection bound (4096) more than once, while values made before the loop (one in a

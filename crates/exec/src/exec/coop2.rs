@@ -2159,6 +2159,25 @@ impl<'p, 'a> Batch<'p, 'a> {
         let (Some(dk), Some(ka), Some(kb), Num::F32) = (f32_tile(self, d), ka, kb, num) else {
             return false;
         };
+        if let ElementFold::Un { op: UnOp::Exp, .. } = f {
+            // Straight from the f32 tile, without widening it into u64 columns and back:
+            // the same function on the same values, the lanes outside its range through `un1`
+            // as the column kernel does them.
+            let mut wide = std::mem::take(&mut self.scratch_f32);
+            wide.resize(n, 0.0);
+            if kernels::exp_f32(&self.mf[ka..ka + n], &mut wide) {
+                for (o, &x) in wide.iter_mut().zip(&self.mf[ka..ka + n]) {
+                    if !floats::in_exp_range(x as f64) {
+                        *o = arena_f32(un1(UnOp::Exp, Num::F32, x.to_bits() as u64));
+                    }
+                }
+            }
+            self.mf[dk..dk + n].copy_from_slice(&wide);
+            self.scratch_f32 = wide;
+            self.instr += 1;
+            self.lane_instr += n as u64;
+            return true;
+        }
         let lanes = MAX_LANES.min(n);
         // Every column a kernel reads is written first: no clearing.
         let mut c = std::mem::take(&mut self.scratch_cols);
