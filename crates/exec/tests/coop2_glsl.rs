@@ -679,6 +679,28 @@ fn decoded_tiles_are_reused_only_over_unchanged_memory() {
     assert_eq!(one, many);
 }
 
+/// `m` run on one workgroup with `buffers` bound at (0, 0), (0, 1), ..., which it returns after.
+/// With `observe` the engine observes uniformity, which turns its folds of combine and
+/// per-element functions off: the functions are called.
+fn run_folds_observed(
+    m: &coopmat_spirv::Module,
+    buffers: Vec<Vec<u8>>,
+    observe: bool,
+) -> Vec<Vec<u8>> {
+    let opts = EngineOptions {
+        observe_uniformity: observe,
+        ..Default::default()
+    };
+    let p = Pipeline::compile(m, "", &Default::default(), &opts).unwrap();
+    let mut r = Resources::default();
+    let n = buffers.len() as u32;
+    for (b, words) in (0..).zip(buffers) {
+        r.buffers.insert((0, b), words);
+    }
+    p.dispatch(&mut r, [1, 1, 1]).unwrap();
+    (0..n).map(|b| r.buffers.remove(&(0, b)).unwrap()).collect()
+}
+
 /// Max and min reductions (combine functions the engine folds itself) of f32 and f16 tiles in
 /// every mode, the same bits as with uniformity observed (where the functions are called):
 /// tiles of values with many ties, ±0 in every order, infinities, and then one NaN.
@@ -689,20 +711,15 @@ fn min_max_reductions_fold_to_the_called_functions_bits() {
     };
     let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
     let go = |in32: &[u32], in16: &[u16], observe: bool| {
-        let opts = EngineOptions {
-            observe_uniformity: observe,
-            ..Default::default()
-        };
-        let p = Pipeline::compile(&m, "", &Default::default(), &opts).unwrap();
-        let mut r = Resources::default();
-        r.buffers
-            .insert((0, 0), in32.iter().flat_map(|x| x.to_le_bytes()).collect());
-        r.buffers
-            .insert((0, 1), in16.iter().flat_map(|x| x.to_le_bytes()).collect());
-        r.buffers.insert((0, 2), vec![0; 2048 * 4]);
-        r.buffers.insert((0, 3), vec![0; 2048 * 2]);
-        p.dispatch(&mut r, [1, 1, 1]).unwrap();
-        (r.buffers[&(0, 2)].clone(), r.buffers[&(0, 3)].clone())
+        let ins = vec![
+            in32.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            in16.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            vec![0; 2048 * 4],
+            vec![0; 2048 * 2],
+        ];
+        let mut out = run_folds_observed(&m, ins, observe);
+        let out16 = out.pop().unwrap();
+        (out.pop().unwrap(), out16)
     };
     // Values in small sets where the max (first set) or the min (second) is a zero: which
     // zero comes out depends on the order of the steps and of the operands.
@@ -737,17 +754,11 @@ fn per_element_exp_folds_to_the_called_functions_bits() {
     };
     let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
     let go = |input: &[u32], observe: bool| {
-        let opts = EngineOptions {
-            observe_uniformity: observe,
-            ..Default::default()
-        };
-        let p = Pipeline::compile(&m, "", &Default::default(), &opts).unwrap();
-        let mut r = Resources::default();
-        r.buffers
-            .insert((0, 0), input.iter().flat_map(|x| x.to_le_bytes()).collect());
-        r.buffers.insert((0, 1), vec![0; 512 * 4]);
-        p.dispatch(&mut r, [1, 1, 1]).unwrap();
-        r.buffers[&(0, 1)].clone()
+        let ins = vec![
+            input.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            vec![0; 512 * 4],
+        ];
+        run_folds_observed(&m, ins, observe).pop().unwrap()
     };
     let mut input: Vec<u32> = (0..256)
         .map(|i| ((i as f32 - 128.0) * 0.731).to_bits())
