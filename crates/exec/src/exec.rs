@@ -35,6 +35,15 @@ fn arena_bits(num: Num, v: f32) -> u64 {
     }
 }
 
+/// A scalar's register value from the `num.bytes()` bytes memory holds for it: a Bool is 0 or 1.
+fn leaf_value(num: Num, raw: u64) -> u64 {
+    if num == Num::Bool {
+        (raw != 0) as u64
+    } else {
+        raw
+    }
+}
+
 /// How f32 bits `raw` are kept in the f32 arena: as they are, but a NaN through f64 (which
 /// quiets a signaling one, as every other kind's f64 round trip does).
 fn arena_f32(raw: u64) -> f32 {
@@ -700,13 +709,10 @@ impl<'p, 'a> Batch<'p, 'a> {
             Op::Bin(x) if x.n == 1 => Some((x.d, crate::eval::bin1(x.op, x.num, at(x.a), at(x.b)))),
             Op::Un(x) if x.n == 1 => Some((x.d, crate::eval::un1(x.op, x.num, at(x.a)))),
             Op::Cvt(x) if x.n == 1 => Some((x.d, crate::eval::cvt1(x.kind, x.from, x.to, at(x.a)))),
-            Op::AccessChain(x) => {
-                let delta = crate::eval::chain_delta(&self.cols, l0, lanes, &x.steps);
-                let addr = delta.map_or(memory::POISON, |d| {
-                    memory::offset_address_i64(at(x.base), d)
-                });
-                Some((x.d, addr))
-            }
+            Op::AccessChain(x) => Some((
+                x.d,
+                crate::eval::lane_address(&self.cols, l0, lanes, x.base.ix() * lanes, &x.steps),
+            )),
             // One scalar read, unless the batch logs what it reads (a decode whose tiles may
             // be kept); a failing read takes the general path, which reports it.
             Op::Load(LoadArgs { d, ptr, leaves })
@@ -714,10 +720,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             {
                 match leaves[..] {
                     [MemLeaf::Scalar { off, num, col: 0 }] => self
-                        .mem
-                        .read(at(*ptr).wrapping_add(off as u64), l0, num.bytes())
+                        .read_leaf(at(*ptr), off, num, l0)
                         .ok()
-                        .map(|v| (d.col, if num == Num::Bool { (v != 0) as u64 } else { v })),
+                        .map(|v| (d.col, v)),
                     _ => None,
                 }
             }
@@ -1097,6 +1102,15 @@ impl<'p, 'a> Batch<'p, 'a> {
         done
     }
 
+    /// The register value of a scalar leaf `off` bytes past lane `l`'s pointer `addr`, read
+    /// with its own bounds check (a Bool is 0 or 1 in registers, whatever its memory holds).
+    fn read_leaf(&self, addr: u64, off: u32, num: Num, l: usize) -> Result<u64, memory::MemErr> {
+        let v = self
+            .mem
+            .read(addr.wrapping_add(off as u64), l, num.bytes())?;
+        Ok(leaf_value(num, v))
+    }
+
     /// OpLoad of a value into its registers.
     fn load(&mut self, a: &LoadArgs, mask: &Mask, dense: bool) -> Result<(), Fault> {
         let LoadArgs { d, ptr, leaves } = a;
@@ -1166,8 +1180,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     match *leaf {
                         MemLeaf::Scalar { off, num, col: c } => {
                             let v = memory::read_bytes(words, b + off as usize, num.bytes());
-                            self.cols[col(d.col + c) + l] =
-                                if num == Num::Bool { (v != 0) as u64 } else { v };
+                            self.cols[col(d.col + c) + l] = leaf_value(num, v);
                         }
                         MemLeaf::Mat { .. } => has_mat = true,
                     }
@@ -1177,7 +1190,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             for leaf in leaves.iter() {
                 match *leaf {
                     MemLeaf::Scalar { off, num, col: c } => {
-                        let v = match self.mem.read(addr.wrapping_add(off as u64), l, num.bytes()) {
+                        let v = match self.read_leaf(addr, off, num, l) {
                             Ok(v) => v,
                             Err(_) if robust => 0,
                             Err(e) => {
@@ -1188,7 +1201,6 @@ impl<'p, 'a> Batch<'p, 'a> {
                                 });
                             }
                         };
-                        let v = if num == Num::Bool { (v != 0) as u64 } else { v };
                         self.cols[col(d.col + c) + l] = v;
                     }
                     MemLeaf::Mat { .. } => has_mat = true,

@@ -674,7 +674,7 @@ fn bin_loop(
 /// The byte offset an access chain adds for lane `l`: constant steps plus index × stride, in
 /// checked 64-bit arithmetic (None on overflow: far outside any object).
 #[inline]
-pub(crate) fn chain_delta(c: &[u64], l: usize, lanes: usize, steps: &[Step]) -> Option<i64> {
+fn chain_delta(c: &[u64], l: usize, lanes: usize, steps: &[Step]) -> Option<i64> {
     let mut delta = 0i64;
     for s in steps {
         let step = match *s {
@@ -915,12 +915,19 @@ pub(crate) fn access_chain(
         return;
     }
     each_lane!(mask, lanes, dense, |l| {
-        let addr = match chain_delta(c, l, lanes, steps) {
-            Some(delta) => memory::offset_address_i64(c[bc + l], delta),
-            None => memory::POISON,
-        };
-        c[dc + l] = addr;
+        c[dc + l] = lane_address(c, l, lanes, bc, steps);
     });
+}
+
+/// Lane `l`'s result of an access chain over base column `bc` (offset `bc` into `c`): the base
+/// moved by the chain's offset, or [`memory::POISON`] when that overflows (the definition the
+/// column forms above are tested against; `Op::Once` computes one lane with it).
+#[inline]
+pub(crate) fn lane_address(c: &[u64], l: usize, lanes: usize, bc: usize, steps: &[Step]) -> u64 {
+    match chain_delta(c, l, lanes, steps) {
+        Some(delta) => memory::offset_address_i64(c[bc + l], delta),
+        None => memory::POISON,
+    }
 }
 
 /// Column `d` (mutable) and columns `a`, `b` (shared) of the register file, or None when `d` is
@@ -2620,10 +2627,7 @@ mod fast_path_tests {
                     steps.insert(0, Step::Const(k));
                 }
                 let want: Vec<u64> = (0..lanes)
-                    .map(|l| match chain_delta(&c, l, lanes, &steps) {
-                        Some(delta) => memory::offset_address_i64(c[bc + l], delta),
-                        None => memory::POISON,
-                    })
+                    .map(|l| lane_address(&c, l, lanes, bc, &steps))
                     .collect();
                 let mut got = c.clone();
                 // Indices of 32 bits or fewer never make the column form inexact.

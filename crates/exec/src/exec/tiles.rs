@@ -239,8 +239,9 @@ const DONE_QUEUE: usize = 256;
 /// Keys of dropped tiles remembered at most (then forgotten at once: a policy, not a result).
 const DONE_KEYS: usize = 1 << 20;
 
-/// Uses after which a load's tiles are dropped until one is needed again after its drop (two:
-/// a tile made by one workgroup and reused by one other, as in a matmul with two column tiles).
+/// Uses after which a load's tiles are dropped, until one of them is used more often (while it
+/// waits in the done queue, or made again after its drop): two, a tile made by one workgroup
+/// and reused by one other, as in a matmul with two column tiles.
 const FIRST_EXPECT: u32 = 2;
 
 fn key_hash(key: &[u64]) -> u64 {
