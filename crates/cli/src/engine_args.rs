@@ -47,6 +47,11 @@ pub struct EngineArgs {
     /// 0 turns reuse off.
     #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(0..=1 << 20))]
     pub tile_cache_mib: u64,
+    /// Compute every row of row-local tile ops (by default rows whose operands repeat the row
+    /// above bit for bit, such as padded rows, are computed once and copied; results are the
+    /// same).
+    #[arg(long)]
+    pub every_row: bool,
 }
 
 impl EngineArgs {
@@ -64,6 +69,7 @@ impl EngineArgs {
             max_memory: self.max_memory,
             pack_workgroups: !self.no_pack,
             decoded_tile_cache: self.tile_cache_mib << 20,
+            repeated_rows_once: !self.every_row,
         }
     }
 }

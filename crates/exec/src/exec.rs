@@ -157,6 +157,8 @@ struct Batch<'p, 'a> {
     uniform_copies: u64,
     /// MulAdds run as the first half of a chain (`DispatchStats::chained_muladds`).
     chained: u64,
+    /// Result rows copied from the row above (`DispatchStats::repeated_rows`).
+    repeated_rows: u64,
     /// Batches built on spare storage (`DispatchStats::batches_reused`): this one's and its
     /// sub-batch's.
     reused: u64,
@@ -222,6 +224,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         stats.muladd_flops += take(&mut self.flops);
         stats.uniform_copies += take(&mut self.uniform_copies);
         stats.chained_muladds += take(&mut self.chained);
+        stats.repeated_rows += take(&mut self.repeated_rows);
         stats.batches_reused += take(&mut self.reused);
         stats.decode_time += take(&mut self.t_decode);
         stats.muladd_time += take(&mut self.t_muladd);
@@ -304,6 +307,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             flops: 0,
             uniform_copies: 0,
             chained: 0,
+            repeated_rows: 0,
             reused,
             printf: String::new(),
             sub: None,

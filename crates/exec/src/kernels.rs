@@ -1243,6 +1243,59 @@ fn column_is_avx512(col: &[u64], v: u64) -> bool {
     column_is_body(col, v)
 }
 
+/// The first of the rows that end `tile` (row-major, `cols` wide) and equal its last row bit
+/// for bit: the last row's index when the two last rows differ, 0 when every row is the last
+/// (0 for an empty tile). Rows are compared whole, from the bottom up, so a tile without such
+/// a run costs one row.
+pub fn repeated_tail(tile: &[f32], cols: usize) -> usize {
+    repeated_tail_with(level(), tile, cols)
+}
+
+fn repeated_tail_with(level: Level, tile: &[f32], cols: usize) -> usize {
+    match level {
+        Level::Base => repeated_tail_body(tile, cols),
+        // SAFETY: level() is Avx2 only when AVX2 is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { repeated_tail_avx2(tile, cols) },
+        // SAFETY: level() is Avx512 only when AVX-512F is present.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { repeated_tail_avx512(tile, cols) },
+    }
+}
+
+#[inline(always)]
+fn repeated_tail_body(tile: &[f32], cols: usize) -> usize {
+    let rows = tile.len().checked_div(cols).unwrap_or(0);
+    let Some(last) = rows.checked_sub(1) else {
+        return 0;
+    };
+    let bottom = &tile[last * cols..rows * cols];
+    let mut first = last;
+    // Bits, not values: -0 and +0, or two NaNs, are different rows.
+    while first > 0
+        && tile[(first - 1) * cols..first * cols]
+            .iter()
+            .zip(bottom)
+            .fold(0, |acc, (x, y)| acc | (x.to_bits() ^ y.to_bits()))
+            == 0
+    {
+        first -= 1;
+    }
+    first
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn repeated_tail_avx2(tile: &[f32], cols: usize) -> usize {
+    repeated_tail_body(tile, cols)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn repeated_tail_avx512(tile: &[f32], cols: usize) -> usize {
+    repeated_tail_body(tile, cols)
+}
+
 /// An f32 arithmetic op of element-wise tile work ([`f32_arith`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum F32Arith {
@@ -2773,6 +2826,36 @@ mod tests {
     /// The f32 `exp` kernel gives `un1`'s bits for every input inside its range, at every
     /// level and length, and reports the inputs outside it (large magnitudes, infinities,
     /// NaNs) wherever they are.
+    /// [`repeated_tail`] finds where the run of rows equal to the last starts, bit for bit
+    /// (a zero's sign or a NaN's payload ends it), at every level, for row widths across the
+    /// vector widths and for a tile of one row or none.
+    #[test]
+    fn repeated_tail_at_every_level() {
+        for level in levels() {
+            for cols in [1usize, 3, 16, 17, 40] {
+                let row = |r: usize| (0..cols).map(move |c| (r * 100 + c) as f32 * 0.5);
+                for rows in [0usize, 1, 2, 5, 9] {
+                    for from in 0..rows.max(1) {
+                        let tile: Vec<f32> = (0..rows).flat_map(|r| row(r.min(from))).collect();
+                        let want = from.min(rows.saturating_sub(1));
+                        let got = repeated_tail_with(level, &tile, cols);
+                        assert_eq!(got, want, "{level:?} {rows}x{cols} from {from}");
+                    }
+                }
+                // The run from row 2 of 6, broken in row 4 by one element's bits.
+                for (x, y) in [(0.0f32, -0.0f32), (f32::NAN, f32::from_bits(0x7fc0_0001))] {
+                    let mut tile: Vec<f32> = (0..6).flat_map(|r| row(r.min(2))).collect();
+                    for r in 2..6 {
+                        tile[r * cols + cols - 1] = x;
+                    }
+                    assert_eq!(repeated_tail_with(level, &tile, cols), 2, "{level:?} {x}");
+                    tile[4 * cols + cols - 1] = y;
+                    assert_eq!(repeated_tail_with(level, &tile, cols), 5, "{level:?} {y}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn exp_f32_matches_un1_at_every_level() {
         use crate::eval::un1;

@@ -123,4 +123,7 @@ pub struct DispatchStats {
     /// Batches (and sub-batches of engine calls) built on the storage an earlier dispatch of
     /// the same pipeline left (registers, matrix arenas, local memory), without allocating it.
     pub batches_reused: u64,
+    /// Result rows of row-local tile ops copied from the row above instead of computed, their
+    /// operand rows the same bits (`EngineOptions::repeated_rows_once`; per scope instance).
+    pub repeated_rows: u64,
 }

@@ -999,3 +999,105 @@ fn per_element_uniform_parts_run_once_per_call() {
         assert_eq!(f32::from_bits(o as u32), w, "lane {i}");
     }
 }
+
+/// Rows that repeat the row above, computed once (`EngineOptions::repeated_rows_once`): a
+/// MulAdd into f32 (in place too) and into f16, a Row reduction, a per-element exp (in place
+/// too) and a per-element product with a matrix operand give the same bits as with every row
+/// computed, for tiles whose last rows repeat from various rows on, in A, in C or both, per
+/// subgroup; rows that differ only in a zero's sign or a NaN's payload end the run.
+#[test]
+fn repeated_rows_computed_once_give_every_rows_bits() {
+    let Some(spv) = compile(&src("repeated_rows.comp"), &[]) else {
+        return;
+    };
+    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    // xorshift64*: the same inputs every run.
+    let mut state = 41u64;
+    let mut below = |n: u64| {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
+    };
+    // A 16x16 tile whose rows from `from` on repeat row `from`; `edit` changes one element of
+    // one row afterwards.
+    let mut tile = |from: usize, scale: f32, edit: Option<(usize, u32)>| -> Vec<u32> {
+        let mut t: Vec<u32> = (0..256)
+            .map(|_| ((below(2001) as f32 - 1000.0) * scale).to_bits())
+            .collect();
+        for r in from + 1..16 {
+            let (src, dst) = (from * 16, r * 16);
+            t.copy_within(src..src + 16, dst);
+        }
+        if let Some((r, bits)) = edit {
+            t[r * 16 + 7] = bits;
+        }
+        t
+    };
+    let half = |t: &[u32]| -> Vec<u8> {
+        t.iter()
+            .flat_map(|&x| half::f16::from_f32(f32::from_bits(x)).to_le_bytes())
+            .collect()
+    };
+    let words = |t: &[u32]| -> Vec<u8> { t.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let b = tile(16, 1.0 / 512.0, None);
+    let run = |a: &[Vec<u32>; 2], c: &[Vec<u32>; 2], on: bool| {
+        let opts = EngineOptions {
+            repeated_rows_once: on,
+            ..Default::default()
+        };
+        let p = Pipeline::compile(&m, "", &Default::default(), &opts).unwrap();
+        let mut r = Resources::default();
+        r.buffers
+            .insert((0, 0), [half(&a[0]), half(&a[1])].concat());
+        r.buffers.insert((0, 1), half(&b));
+        r.buffers
+            .insert((0, 2), [words(&c[0]), words(&c[1])].concat());
+        r.buffers.insert((0, 3), vec![0; 2 * 2048 * 4]);
+        r.buffers.insert((0, 4), vec![0; 2 * 256 * 2]);
+        let stats = p.dispatch(&mut r, [1, 1, 1]).unwrap();
+        let out = [r.buffers.remove(&(0, 3)), r.buffers.remove(&(0, 4))];
+        (out, stats.repeated_rows)
+    };
+    let neg_zero = Some((10, 0x8000_0000));
+    let pos_zero = Some((10, 0));
+    // (A's first repeated row, C's, C's edit) per subgroup, and the rows computed once.
+    type Case = [(usize, usize, Option<(usize, u32)>); 2];
+    let cases: [(Case, Option<u64>); 7] = [
+        ([(16, 16, None); 2], Some(0)),
+        // Every row the same in both: 15 rows copied by each of the 7 ops, per subgroup.
+        ([(0, 0, None); 2], Some(2 * 7 * 15)),
+        ([(5, 16, None), (3, 9, None)], None),
+        ([(4, 4, None), (16, 16, None)], None),
+        // C's row 10 differs from the others by a zero's sign (all rows +0 there, or -0).
+        ([(2, 2, neg_zero), (2, 2, pos_zero)], None),
+        // A NaN in every repeated row (the reduction's fold then declines), and one whose
+        // payload differs in row 12.
+        (
+            [
+                (3, 6, Some((9, 0x7fc0_0000))),
+                (3, 6, Some((12, 0x7fa0_0001))),
+            ],
+            None,
+        ),
+        ([(1, 16, None), (16, 1, None)], None),
+    ];
+    for (k, (case, copied)) in cases.into_iter().enumerate() {
+        let a = [
+            tile(case[0].0, 1.0 / 256.0, None),
+            tile(case[1].0, 1.0 / 256.0, None),
+        ];
+        let c = [
+            tile(case[0].1, 1.0 / 128.0, case[0].2),
+            tile(case[1].1, 1.0 / 128.0, case[1].2),
+        ];
+        let (once, n_once) = run(&a, &c, true);
+        let (every, n_every) = run(&a, &c, false);
+        assert_eq!(once, every, "case {k}");
+        assert_eq!(n_every, 0, "case {k}: nothing copied with the option off");
+        match copied {
+            Some(n) => assert_eq!(n_once, n, "case {k}: rows copied"),
+            None => assert!(n_once > 0, "case {k}: some rows copied"),
+        }
+    }
+}

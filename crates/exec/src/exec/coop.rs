@@ -352,6 +352,41 @@ impl Batch<'_, '_> {
         Ok(())
     }
 
+    /// The rows of instance `i` of slot `m` that a row-local op must compute: those up to and
+    /// including the first of the rows that end the tile and repeat its last row bit for bit
+    /// (every row when the last two differ, when the tile does not hold f32 values, or with
+    /// `EngineOptions::repeated_rows_once` off). A row-local op computes each result row by
+    /// the same function of its operands' same row, whatever the row, so the rows after that
+    /// one would repeat its result: [`Batch::copy_row_down`] writes them.
+    pub(super) fn rows_to_compute(&self, m: Mat, i: usize) -> usize {
+        let s = self.slot(m);
+        let (rows, cols) = (s.cm.rows as usize, s.cm.cols as usize);
+        if !self.p.options.repeated_rows_once || !s.cm.is_f32_arena() || rows < 2 {
+            return rows;
+        }
+        let n = rows * cols;
+        match self.mf.get(s.off + i * n..s.off + (i + 1) * n) {
+            Some(t) => kernels::repeated_tail(t, cols) + 1,
+            None => rows,
+        }
+    }
+
+    /// Copies row `done - 1` of instance `i` of f32 slot `d` into its rows from `done` on: the
+    /// rows a row-local op left ([`Batch::rows_to_compute`]).
+    pub(super) fn copy_row_down(&mut self, d: Mat, i: usize, done: usize) {
+        let s = self.slot(d);
+        let (rows, cols) = (s.cm.rows as usize, s.cm.cols as usize);
+        if done == 0 || done >= rows {
+            return;
+        }
+        let base = s.off + i * rows * cols;
+        let from = base + (done - 1) * cols;
+        for r in done..rows {
+            self.mf.copy_within(from..from + cols, base + r * cols);
+        }
+        self.repeated_rows += (rows - done) as u64;
+    }
+
     /// One scope instance of a MulAdd.
     fn muladd_instance(&mut self, i: usize, (d, a, b, c): (Mat, Mat, Mat, Mat), flags: u32) {
         let p = self.p;
@@ -364,21 +399,33 @@ impl Batch<'_, '_> {
         let all_f32 = [sd, sa, sb, sc].iter().all(|s| s.cm.is_f32_arena());
         self.flops += (2 * m * n * k) as u64;
         if all_f32 {
-            let dr = (sd.off + i * m * n, m * n);
+            // Row r of D is C's row r plus A's row r times B, the same FMAs in the same order
+            // for every row (`kernels::matmul_f32`): rows where A and C repeat the row above
+            // repeat it in D too, so only the rows before them (`mm`) are computed. C is only
+            // looked at when A has such rows (an accumulator of zeros would be read whole).
+            let rows_a = match sa.cm.rows == sd.cm.rows && sc.cm.rows == sd.cm.rows {
+                true => self.rows_to_compute(a, i),
+                false => m,
+            };
+            let mm = match rows_a < m {
+                true => rows_a.max(self.rows_to_compute(c, i)),
+                false => m,
+            };
+            let dr = (sd.off + i * m * n, mm * n);
             let srcs = [
-                (sa.off + i * m * k, m * k),
+                (sa.off + i * m * k, mm * k),
                 (sb.off + i * k * n, k * n),
-                (sc.off + i * m * n, m * n),
+                (sc.off + i * m * n, mm * n),
             ];
             match split_dst(&mut self.mf, dr, &srcs) {
-                Some((dm, s)) => kernels::matmul_f32(m, n, k, s[0], s[1], s[2], dm),
+                Some((dm, s)) => kernels::matmul_f32(mm, n, k, s[0], s[1], s[2], dm),
                 None => {
                     let s: Vec<Vec<f32>> = srcs
                         .iter()
                         .map(|&(o, l)| self.mf[o..o + l].to_vec())
                         .collect();
                     kernels::matmul_f32(
-                        m,
+                        mm,
                         n,
                         k,
                         &s[0],
@@ -404,6 +451,7 @@ impl Batch<'_, '_> {
                 }
                 self.scratch_f32 = wide;
             }
+            self.copy_row_down(d, i, mm);
         } else if [sd, sa, sb, sc].iter().all(|s| s.cm.num.is_float()) {
             let get = |s: &Self, slot: Mat, e: usize| {
                 let ms = p.mats[slot.ix()];

@@ -1977,7 +1977,24 @@ impl<'p, 'a> Batch<'p, 'a> {
             if let (true, Some(f)) = (arena, fold) {
                 let (nd, nm) = (sd.cm.elems(), sm.cm.elems());
                 let (dk, mk) = (self.mat_off[d.ix()] + i * nd, self.mat_off[m.ix()] + i * nm);
-                if plan.which.len() == nd && fold_tile(&plan, &self.mf[mk..mk + nm], f, &mut accf) {
+                // Result row r of a Row reduction folds source row r alone, the same way for
+                // every row: rows that repeat the row above give its result (a plan for the
+                // rows up to the first of them, from the same cache).
+                let rows = match mode {
+                    coopmat_tensor::ops::ReduceMode::Row if sd.cm.rows == sm.cm.rows => {
+                        self.rows_to_compute(m, i)
+                    }
+                    _ => sm.cm.rows as usize,
+                };
+                let part = if rows < sm.cm.rows as usize {
+                    let r = rows as u32;
+                    Some(ReducePlan::get((mode, r, sm.cm.cols, r, sd.cm.cols))?)
+                } else {
+                    None
+                };
+                let plan = part.as_ref().unwrap_or(&plan);
+                let (nd, nm) = (rows * sd.cm.cols as usize, rows * sm.cm.cols as usize);
+                if plan.which.len() == nd && fold_tile(plan, &self.mf[mk..mk + nm], f, &mut accf) {
                     self.instr += rest;
                     self.lane_instr += rest * g as u64;
                     let result = &mut self.mf[dk..dk + nd];
@@ -1993,6 +2010,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                             }
                         }
                     }
+                    self.copy_row_down(d, i, rows);
                     continue;
                 }
             }
@@ -2144,21 +2162,49 @@ impl<'p, 'a> Batch<'p, 'a> {
             let s = b.slot(x);
             (s.cm.num == Num::F32 && s.cm.elems() == n).then_some(s.off + i * n)
         };
-        // The arena offset of parameter p's tile: 2 is the element, 3.. the extras.
-        let param = |b: &Self, p: usize| match p {
-            2 => f32_tile(b, m),
+        // Parameter p's tile: 2 is the element, 3.. the extras.
+        let param = |p: usize| match p {
+            2 => Some(m),
             _ => match extras.get(p.wrapping_sub(3)) {
-                Some(&(v, true)) => f32_tile(b, v.mat),
+                Some(&(v, true)) => Some(v.mat),
                 _ => None,
             },
         };
-        let (num, ka, kb) = match f {
-            ElementFold::Un { num, a, .. } => (num, param(self, a), Some(0)),
-            ElementFold::Bin { num, a, b, .. } => (num, param(self, a), param(self, b)),
+        let (num, ma, mb) = match f {
+            ElementFold::Un { num, a, .. } => (num, param(a), None),
+            ElementFold::Bin { num, a, b, .. } => (num, param(a), param(b)),
         };
-        let (Some(dk), Some(ka), Some(kb), Num::F32) = (f32_tile(self, d), ka, kb, num) else {
+        let offset = |x: Option<Mat>| x.and_then(|x| f32_tile(self, x));
+        let kb = match f {
+            ElementFold::Un { .. } => Some(0),
+            ElementFold::Bin { .. } => offset(mb),
+        };
+        let (Some(dk), Some(ka), Some(kb), Num::F32) = (f32_tile(self, d), offset(ma), kb, num)
+        else {
             return false;
         };
+        // The op reads the element and its operands' elements at the same place alone, the
+        // same way in every row: rows where every operand repeats the row above repeat its
+        // result, so only the elements of the rows before them are computed.
+        let shape = self.slot(d).cm;
+        let same_shape = |x: Mat| {
+            let c = self.slot(x).cm;
+            (c.rows, c.cols) == (shape.rows, shape.cols)
+        };
+        let all_rows = shape.rows as usize;
+        let rows = match [ma, mb] {
+            [Some(a), b] if same_shape(a) && b.is_none_or(same_shape) => {
+                let rows_a = self.rows_to_compute(a, i);
+                match b {
+                    Some(b) if rows_a < all_rows => rows_a.max(self.rows_to_compute(b, i)),
+                    Some(_) => all_rows,
+                    None => rows_a,
+                }
+            }
+            _ => all_rows,
+        };
+        let n_all = n;
+        let n = rows * shape.cols as usize;
         if let ElementFold::Un { op: UnOp::Exp, .. } = f {
             // Straight from the f32 tile, without widening it into u64 columns and back:
             // the same function on the same values, the lanes outside its range through `un1`
@@ -2174,8 +2220,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
             self.mf[dk..dk + n].copy_from_slice(&wide);
             self.scratch_f32 = wide;
+            self.copy_row_down(d, i, rows);
             self.instr += 1;
-            self.lane_instr += n as u64;
+            self.lane_instr += n_all as u64;
             return true;
         }
         let lanes = MAX_LANES.min(n);
@@ -2205,9 +2252,10 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
         }
         self.scratch_cols = c;
+        self.copy_row_down(d, i, rows);
         // What the call would have counted: one op over the tile's lanes.
         self.instr += 1;
-        self.lane_instr += n as u64;
+        self.lane_instr += n_all as u64;
         true
     }
 

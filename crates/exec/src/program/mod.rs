@@ -140,6 +140,12 @@ pub struct EngineOptions {
     /// 0 turns reuse off. Default 128 MiB; never more than a quarter of
     /// [`EngineOptions::memory_limit`].
     pub decoded_tile_cache: u64,
+    /// Compute once the rows of a row-local tile op (a MulAdd, a row reduction, a per-element
+    /// function the engine folds) whose operand rows repeat the row above them bit for bit,
+    /// and copy the result row into the rest (DESIGN.md, "Repeated rows computed once"): the
+    /// padded rows of flash attention's tiles. The results are the same bits either way. On
+    /// by default.
+    pub repeated_rows_once: bool,
 }
 
 impl EngineOptions {
@@ -175,6 +181,7 @@ impl Default for EngineOptions {
             max_memory: 0,
             pack_workgroups: true,
             decoded_tile_cache: 128 << 20,
+            repeated_rows_once: true,
         }
     }
 }
