@@ -46,6 +46,17 @@ fn leaf_value(num: Num, raw: u64) -> u64 {
 
 /// How f32 bits `raw` are kept in the f32 arena: as they are, but a NaN through f64 (which
 /// quiets a signaling one, as every other kind's f64 round trip does).
+/// The f32 an f32-arena tile of `num` elements holds for the element bits `raw`
+/// ([`Batch::mat_set`]).
+fn arena_value(num: Num, raw: u64) -> f32 {
+    match num {
+        Num::F32 => arena_f32(raw),
+        // Not a NaN: the table's value is the exact one the f64 path gives.
+        Num::F16 if !floats::f16_is_nan(raw as u16) => floats::f16_to_f32(raw as u16),
+        _ => floats::to_f64(num, raw) as f32,
+    }
+}
+
 fn arena_f32(raw: u64) -> f32 {
     let v = f32::from_bits(raw as u32);
     if v.is_nan() {
@@ -979,12 +990,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         let s = self.slot(m);
         let k = s.off + i * s.cm.elems() + e;
         if s.cm.is_f32_arena() {
-            self.mf[k] = match s.cm.num {
-                Num::F32 => arena_f32(raw),
-                // Not a NaN: the table's value is the exact one the f64 path gives.
-                Num::F16 if !floats::f16_is_nan(raw as u16) => floats::f16_to_f32(raw as u16),
-                _ => floats::to_f64(s.cm.num, raw) as f32,
-            };
+            self.mf[k] = arena_value(s.cm.num, raw);
         } else {
             self.mw[k] = trunc(raw, s.cm.num.bits());
         }

@@ -74,6 +74,11 @@ pub(super) struct TileSources {
     runs_disjoint: bool,
     /// The elements whose source is not memory.
     others: Vec<usize>,
+    /// Of those, the maximal runs of consecutive elements with one Constant source (first
+    /// element, length, the clamp value): a clamped tile's padded rows, filled whole.
+    constant_runs: Vec<(usize, usize, u32)>,
+    /// And the rest of them, visited one by one.
+    not_constant: Vec<usize>,
     /// DecodeFunc's arguments for the memory elements, offset-free, built on first use.
     decode_args: std::cell::OnceCell<DecodeArgs>,
     /// DecodeVectorFunc's arguments for the V-groups (None where the layout does not allow
@@ -136,11 +141,24 @@ impl TileSources {
         let keeps_object = srcs
             .iter()
             .any(|s| matches!(s, ElementSource::Clipped | ElementSource::Discarded));
-        let others = (0..srcs.len())
+        let others: Vec<usize> = (0..srcs.len())
             .filter(|&e| srcs[e].memory().is_none())
             .collect();
+        let mut constant_runs: Vec<(usize, usize, u32)> = Vec::new();
+        let mut not_constant = Vec::new();
+        for &e in &others {
+            match (srcs[e], constant_runs.last_mut()) {
+                (ElementSource::Constant(v), Some((e0, len, w))) if *e0 + *len == e && *w == v => {
+                    *len += 1
+                }
+                (ElementSource::Constant(v), _) => constant_runs.push((e, 1, v)),
+                _ => not_constant.push(e),
+            }
+        }
         TileSources {
             others,
+            constant_runs,
+            not_constant,
             srcs,
             runs,
             run_stride,
@@ -530,26 +548,31 @@ pub(super) struct ReducePlan {
 type ReduceKey = (coopmat_tensor::ops::ReduceMode, u32, u32, u32, u32);
 
 impl ReducePlan {
-    /// The plan of `key`, from a process-wide cache: it depends on the shapes alone, and every
-    /// workgroup of every dispatch of a flash-attention pipeline needs the same few.
-    fn get(key: ReduceKey) -> Result<std::sync::Arc<ReducePlan>, Fault> {
-        use std::sync::{Arc, Mutex};
-        type Plans = Vec<(ReduceKey, Arc<ReducePlan>)>;
-        static PLANS: Mutex<Plans> = Mutex::new(Vec::new());
-        if let Some((_, p)) = PLANS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .find(|(k, _)| *k == key)
-        {
-            return Ok(p.clone());
+    /// The plan of `key`, from a cache of the thread's: it depends on the shapes alone, and
+    /// every workgroup of every dispatch of a flash-attention pipeline needs the same few. Per
+    /// thread, not per process: a shared cache's lock and reference counts were 2.5 % of flash
+    /// attention on two workers.
+    fn get(key: ReduceKey) -> Result<std::rc::Rc<ReducePlan>, Fault> {
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        thread_local! {
+            static PLANS: RefCell<Vec<(ReduceKey, Rc<ReducePlan>)>> = const { RefCell::new(Vec::new()) };
         }
-        let plan = Arc::new(ReducePlan::new(key)?);
-        let mut plans = PLANS.lock().unwrap_or_else(|e| e.into_inner());
-        if plans.len() >= 64 {
-            plans.remove(0);
+        if let Some(p) = PLANS.with_borrow(|plans| {
+            plans
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, p)| p.clone())
+        }) {
+            return Ok(p);
         }
-        plans.push((key, plan.clone()));
+        let plan = Rc::new(ReducePlan::new(key)?);
+        PLANS.with_borrow_mut(|plans| {
+            if plans.len() >= 64 {
+                plans.remove(0);
+            }
+            plans.push((key, plan.clone()));
+        });
         Ok(plan)
     }
 
@@ -1220,11 +1243,20 @@ impl<'p, 'a> Batch<'p, 'a> {
             mem_elems.clear();
             // With the memory elements moved in bulk only the others are left to visit.
             let bulk = runs_done || columns_decode.is_some();
-            let visit: &mut dyn Iterator<Item = (usize, &ElementSource)> = if bulk {
-                &mut srcs.others.iter().map(|&e| (e, &srcs.srcs[e]))
-            } else {
-                &mut srcs.srcs.iter().enumerate()
-            };
+            let visit: &mut dyn Iterator<Item = (usize, &ElementSource)> =
+                if bulk && cm.is_f32_arena() {
+                    // Clamped stretches filled whole, with the value `mat_set` would give each.
+                    let tile = s.off + i * n_el;
+                    for &(e0, len, v) in &srcs.constant_runs {
+                        let x = crate::exec::arena_value(cm.num, constant_bits(v, bits));
+                        self.mf[tile + e0..tile + e0 + len].fill(x);
+                    }
+                    &mut srcs.not_constant.iter().map(|&e| (e, &srcs.srcs[e]))
+                } else if bulk {
+                    &mut srcs.others.iter().map(|&e| (e, &srcs.srcs[e]))
+                } else {
+                    &mut srcs.srcs.iter().enumerate()
+                };
             for (e, src) in visit {
                 match src {
                     ElementSource::Memory(te) => {
