@@ -199,6 +199,8 @@ struct Batch<'p, 'a> {
     scratch_f32: Vec<f32>,
     /// Scratch columns of element folds (reused between ops).
     scratch_cols: Vec<u64>,
+    /// Argument columns of per-element calls (reused between ops).
+    element_args: Vec<Vec<u64>>,
     /// The tensor layout and view values the registers' handles name (`tensor_values`).
     layouts: tensor_values::Interned,
     views: tensor_values::Interned,
@@ -333,6 +335,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             tile_words: Vec::new(),
             scratch_f32: Vec::new(),
             scratch_cols: Vec::new(),
+            element_args: Vec::new(),
             layouts: tensor_values::Interned::new(tensor_values::Tensor::Layout.words()),
             views: tensor_values::Interned::new(tensor_values::Tensor::View.words()),
             values_lent: false,
@@ -1251,6 +1254,13 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         let extent = leaf_extent(leaves);
         let scalar_only = leaves.iter().all(|x| matches!(x, MemLeaf::Scalar { .. }));
+        // Narrow leaves (a vector of bytes) written a word at a time: every byte of a word is
+        // this lane's, so the word holds what the byte writes would leave.
+        let packed = if nw == 0 && scalar_only {
+            packed_words(leaves)
+        } else {
+            None
+        };
         let mut cache = memory::ResolveCache::default();
         each_lane!(mask, lanes, dense, |l| {
             let addr = self.cols[pc + l];
@@ -1263,6 +1273,15 @@ impl<'p, 'a> Batch<'p, 'a> {
                     let w0 = b / 4;
                     for k in 0..nw {
                         words[w0 + k].store(self.cols[col(v.col + k as u32) + l] as u32, Relaxed);
+                    }
+                    continue;
+                }
+                if let Some(packed) = packed.as_ref().filter(|_| b % 4 == 0) {
+                    for (w, parts) in words[b / 4..].iter().zip(packed) {
+                        let word = parts.iter().fold(0, |acc, &(c, shift, m)| {
+                            acc | (self.cols[col(v.col + c) + l] as u32 & m) << shift
+                        });
+                        w.store(word, Relaxed);
                     }
                     continue;
                 }
@@ -2257,6 +2276,39 @@ fn word_run(leaves: &[MemLeaf]) -> usize {
         matches!(*x, MemLeaf::Scalar { off, num, col } if off == 4 * k as u32 && col == k as u32 && matches!(num, Num::Int(32) | Num::F32))
     });
     if ok { leaves.len() } else { 0 }
+}
+
+/// Narrow scalar leaves that cover whole words, each byte once and each leaf inside one word
+/// (a vector of bytes): per word, its leaves as (column, shift, mask), so that a lane's value
+/// is stored a word at a time. None otherwise, or past 16 words.
+fn packed_words(leaves: &[MemLeaf]) -> Option<Vec<Vec<(u32, u32, u32)>>> {
+    let extent = usize::try_from(leaf_extent(leaves)).ok()?;
+    if extent == 0 || !extent.is_multiple_of(4) || extent > 64 {
+        return None;
+    }
+    let mut covered = vec![false; extent];
+    let mut words = vec![Vec::new(); extent / 4];
+    for leaf in leaves {
+        let MemLeaf::Scalar { off, num, col } = *leaf else {
+            return None;
+        };
+        let (off, bytes) = (off as usize, num.bytes() as usize);
+        if !matches!(bytes, 1 | 2 | 4) || off % 4 + bytes > 4 {
+            return None;
+        }
+        for b in &mut covered[off..off + bytes] {
+            if std::mem::replace(b, true) {
+                return None;
+            }
+        }
+        let mask = if bytes == 4 {
+            u32::MAX
+        } else {
+            (1 << (8 * bytes)) - 1
+        };
+        words[off / 4].push((col, 8 * (off % 4) as u32, mask));
+    }
+    covered.iter().all(|&b| b).then_some(words)
 }
 
 /// Bytes from the start of a value to the end of its last leaf.

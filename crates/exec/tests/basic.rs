@@ -825,3 +825,60 @@ void main() {{
     let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
     assert_eq!(e.kind, ErrorKind::DivergentBarrier, "{e}");
 }
+
+/// Stores of byte and 16-bit vectors write what their component stores would, a word at a
+/// time where the components fill whole words (u8vec4, i8vec4, u16vec2, u16vec4); a u8vec2 (half
+/// a word) leaves the other half as it was. Values chosen so that every byte differs from the
+/// buffer's fill and masking a component to its width matters (negative i8s).
+#[test]
+fn narrow_vector_stores_write_their_bytes() {
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer A { u8vec4 a[]; };
+layout(std430, binding = 1) buffer B { i8vec4 b[]; };
+layout(std430, binding = 2) buffer C { u16vec2 c[]; };
+layout(std430, binding = 3) buffer D { u16vec4 d[]; };
+layout(std430, binding = 4) buffer E { u8vec2 e[]; };
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    a[i] = u8vec4(i, i + 1u, 255u - i, i * 3u);
+    b[i] = i8vec4(-int(i), int(i), -1, -128);
+    c[i] = u16vec2(i * 1000u, 65535u - i);
+    d[i] = u16vec4(i, i << 8, 40000u + i, 7u);
+    e[2u * i + 1u] = u8vec2(i + 7u, 200u - i);
+}"#,
+    ) else {
+        return;
+    };
+    let mut res = Resources::default();
+    for (b, len) in [(0, 256), (1, 256), (2, 256), (3, 512), (4, 256)] {
+        res.buffers.insert((0, b), vec![0xa5; len]);
+    }
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &Default::default())
+        .unwrap();
+    p.dispatch(&mut res, [1, 1, 1]).unwrap();
+    for i in 0..64usize {
+        let u = i as u32;
+        let at = |b: u32, k: usize| &res.buffers[&(0, b)][k..];
+        assert_eq!(
+            at(0, 4 * i)[..4],
+            [u as u8, (u + 1) as u8, (255 - u) as u8, (u * 3) as u8]
+        );
+        let bi = [(-(u as i32)) as u8, u as u8, 0xff, 0x80];
+        assert_eq!(at(1, 4 * i)[..4], bi, "i8vec4 {i}");
+        let c: Vec<u8> = [((u * 1000) & 0xffff) as u16, (65535 - u) as u16]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(at(2, 4 * i)[..4], c[..], "u16vec2 {i}");
+        let d: Vec<u8> = [u as u16, ((u << 8) & 0xffff) as u16, (40000 + u) as u16, 7]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(at(3, 8 * i)[..8], d[..], "u16vec4 {i}");
+        let e = [0xa5, 0xa5, (u + 7) as u8, (200 - u) as u8];
+        assert_eq!(at(4, 4 * i)[..4], e, "u8vec2 {i} and the half beside it");
+    }
+}

@@ -2128,49 +2128,42 @@ impl<'p, 'a> Batch<'p, 'a> {
             {
                 continue;
             }
-            let mut v = Vec::new();
-            self.tile_bits(m, i, &mut v);
-            // A fold that reads neither the row nor the column takes the elements as they are.
-            let mut args = if fold.is_some_and(|f| !f.reads_param(0) && !f.reads_param(1)) {
-                vec![Vec::new(), Vec::new(), v]
-            } else {
-                let mut rows = vec![0u64; n];
-                let mut cols = vec![0u64; n];
-                let mut elems = vec![0u64; n];
-                coopmat_tensor::ops::per_element::<u64, coopmat_tensor::TensorError>(
-                    &v,
-                    sm.rows,
-                    sm.cols,
-                    |r, c, x| {
-                        let e = (r * sm.cols + c) as usize;
-                        rows[e] = r as u64;
-                        cols[e] = c as u64;
-                        elems[e] = x;
-                        Ok(x)
-                    },
-                )
-                .map_err(tfault)?;
-                vec![rows, cols, elems]
-            };
-            for &(x, is_mat) in extras {
+            // The argument columns, in buffers kept between ops: the row, the column and the
+            // element of each lane (row-major, as `coopmat_tensor::ops::per_element` visits
+            // them), then the extras.
+            let mut args = std::mem::take(&mut self.element_args);
+            args.resize_with(3 + extras.len(), Vec::new);
+            self.tile_bits(m, i, &mut args[2]);
+            // A fold that reads neither the row nor the column takes the elements alone.
+            if fold.is_none_or(|f| f.reads_param(0) || f.reads_param(1))
+                && let [rows, cols, ..] = &mut args[..]
+            {
+                let (c, r) = (sm.cols as usize, sm.rows as usize);
+                rows.clear();
+                cols.clear();
+                for row in 0..r as u64 {
+                    rows.extend(std::iter::repeat_n(row, c));
+                    cols.extend(0..c as u64);
+                }
+            }
+            for (&(x, is_mat), a) in extras.iter().zip(&mut args[3..]) {
                 if is_mat {
-                    let mut a = Vec::new();
-                    self.tile_bits(x.mat, i, &mut a);
-                    args.push(a);
+                    self.tile_bits(x.mat, i, a);
                 } else {
                     // A non-matrix operand: the instance's first active lane's value.
-                    let mut a = vec![0u64; x.ncols as usize * n];
+                    a.clear();
                     for c in 0..x.ncols as usize {
                         let val = self.cols[(x.col.ix() + c) * self.lanes + l0];
-                        a[c * n..(c + 1) * n].fill(val);
+                        a.extend(std::iter::repeat_n(val, n));
                     }
-                    args.push(a);
                 }
             }
             let r = match fold {
-                Some(f) => self.element_fold(f, &args, n),
-                None => self.call_sub(func, &args, n, l0)?,
+                Some(f) => Ok(self.element_fold(f, &args, n)),
+                None => self.call_sub(func, &args, n, l0),
             };
+            self.element_args = args;
+            let r = r?;
             self.set_tile_bits(d, i, &r[..n.min(r.len())]);
         }
         Ok(())
