@@ -540,7 +540,8 @@ pub(super) struct ReducePlan {
     elems: usize,
     which: Vec<usize>,
     /// `Some(n)` when result element e is list `e / n`'s value (a Row reduction: each result
-    /// row of n elements is its list's), so a result is filled row by row.
+    /// row of n elements is its list's; a Row|Column one: n is the whole result), so a result
+    /// is filled row by row.
     row_fill: Option<usize>,
 }
 
@@ -605,7 +606,12 @@ impl ReducePlan {
             return Err(tfault("reduction source outside the source matrix"));
         }
         let contiguous = lists.iter().enumerate().all(|(i, &e)| e as usize == i);
-        let n = dcols as usize;
+        // A whole-matrix reduction's one value fills the result as one "row".
+        let n = if uniq.len() == 1 {
+            which.len()
+        } else {
+            dcols as usize
+        };
         let row_fill = (n > 0 && which.iter().enumerate().all(|(e, &k)| k == e / n)).then_some(n);
         Ok(ReducePlan {
             groups: uniq.len(),

@@ -14,6 +14,7 @@
 
 use crate::eval::tensor::{LAYOUT_WORDS, VIEW_WORDS};
 use rustc_hash::FxHashMap;
+use std::hash::{BuildHasher, BuildHasherDefault};
 
 /// Which kind of value a handle names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,8 +75,9 @@ pub(super) struct Interned {
     words: usize,
     /// Encoding `h` at `values[h·words..]`.
     values: Vec<u64>,
-    /// Handle of each live encoding.
-    index: FxHashMap<Box<[u64]>, u32>,
+    /// Handle of each live encoding, hashed by the encoding it names in `values` (no copy of
+    /// it: interning a value allocates nothing but the table's growth).
+    index: hashbrown::HashTable<u32>,
     /// Handles whose entries were collected, reused first.
     free: Vec<u32>,
     /// Entry count at which [`Interned::intern`] asks for a collection.
@@ -92,7 +94,7 @@ impl Interned {
         let mut t = Interned {
             words,
             values: Vec::new(),
-            index: FxHashMap::default(),
+            index: hashbrown::HashTable::new(),
             free: Vec::new(),
             collect_at: FIRST_COLLECTION,
             memo: FxHashMap::default(),
@@ -112,7 +114,8 @@ impl Interned {
         self.values.clear();
         self.values.resize(self.words, 0);
         self.index.clear();
-        self.index.insert(vec![0; self.words].into_boxed_slice(), 0);
+        let zero = hash_words(&self.values);
+        self.index.insert_unique(zero, 0, |_| zero);
         self.free.clear();
         self.collect_at = FIRST_COLLECTION;
     }
@@ -153,13 +156,16 @@ impl Interned {
 
     /// The handle of `value` (`words` long), added if new.
     pub fn intern(&mut self, value: &[u64]) -> u64 {
-        if let Some(&h) = self.index.get(value) {
+        let (w, values) = (self.words, &self.values);
+        let entry = |h: u32| &values[h as usize * w..(h as usize + 1) * w];
+        let hash = hash_words(value);
+        if let Some(&h) = self.index.find(hash, |&h| entry(h) == value) {
             return h as u64;
         }
         let h = match self.free.pop() {
             Some(h) => {
-                let at = h as usize * self.words;
-                self.values[at..at + self.words].copy_from_slice(value);
+                let at = h as usize * w;
+                self.values[at..at + w].copy_from_slice(value);
                 h
             }
             None => {
@@ -167,7 +173,10 @@ impl Interned {
                 (self.len() - 1) as u32
             }
         };
-        self.index.insert(value.into(), h);
+        let values = &self.values;
+        self.index.insert_unique(hash, h, |&h| {
+            hash_words(&values[h as usize * w..(h as usize + 1) * w])
+        });
         h as u64
     }
 
@@ -179,7 +188,7 @@ impl Interned {
         self.memo.clear();
         let w = self.words;
         let mut freed = Vec::new();
-        self.index.retain(|_, h| {
+        self.index.retain(|h| {
             let keep = *h == 0 || referenced.get(*h as usize).copied().unwrap_or(true);
             if !keep {
                 freed.push(*h);
@@ -193,6 +202,11 @@ impl Interned {
         // Growth doubles the live entries before the next look, so collections stay rare.
         self.collect_at = (2 * (self.len() - self.free.len())).max(FIRST_COLLECTION);
     }
+}
+
+/// The hash of an encoding (Fx: its words are small integers and handles, no adversary).
+fn hash_words(v: &[u64]) -> u64 {
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(v)
 }
 
 #[cfg(test)]
