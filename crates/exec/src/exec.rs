@@ -1526,13 +1526,16 @@ impl<'p, 'a> Batch<'p, 'a> {
                 if dense && self.extract_uniform(*d, s, *idx, length) {
                     return Ok(());
                 }
+                // `mat_get` with the slot looked up once.
+                let n = s.cm.elems();
                 each_lane!(mask, lanes, dense, |l| {
                     let (inst, j) = at.split(l);
                     let e = j + self.elem_index(*idx, l, length)? * at.scope;
-                    self.cols[col(*d) + l] = if e < s.cm.elems() {
-                        self.mat_get(*m, inst, e)
-                    } else {
-                        0
+                    let k = s.off + inst * n + e;
+                    self.cols[col(*d) + l] = match (e < n, s.cm.is_f32_arena()) {
+                        (false, _) => 0,
+                        (true, true) => arena_bits(s.cm.num, self.mf[k]),
+                        (true, false) => self.mw[k],
                     };
                 });
             }
@@ -1552,11 +1555,16 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
             }
             Op::CmSplat(CmSplatArgs { d, v }) => {
+                // Every element gets what `mat_set` gives the instance's first lane's value.
                 let s = self.slot(*d);
+                let n = s.cm.elems();
                 for (i, l) in self.instances(*d, mask) {
                     let x = self.cols[col(*v) + l];
-                    for e in 0..s.cm.elems() {
-                        self.mat_set(*d, i, e, x);
+                    let tile = s.off + i * n..s.off + (i + 1) * n;
+                    if s.cm.is_f32_arena() {
+                        self.mf[tile].fill(arena_value(s.cm.num, x));
+                    } else {
+                        self.mw[tile].fill(trunc(x, s.cm.num.bits()));
                     }
                 }
             }
