@@ -1277,8 +1277,8 @@ impl<'p, 'a> Batch<'p, 'a> {
                     continue;
                 }
                 if let Some(packed) = packed.as_ref().filter(|_| b % 4 == 0) {
-                    for (w, parts) in words[b / 4..].iter().zip(packed) {
-                        let word = parts.iter().fold(0, |acc, &(c, shift, m)| {
+                    for (k, w) in words[b / 4..].iter().take(packed.words).enumerate() {
+                        let word = packed.of(k).iter().fold(0, |acc, &(c, shift, m)| {
                             acc | (self.cols[col(v.col + c) + l] as u32 & m) << shift
                         });
                         w.store(word, Relaxed);
@@ -2288,14 +2288,19 @@ fn word_run(leaves: &[MemLeaf]) -> usize {
 
 /// Narrow scalar leaves that cover whole words, each byte once and each leaf inside one word
 /// (a vector of bytes): per word, its leaves as (column, shift, mask), so that a lane's value
-/// is stored a word at a time. None otherwise, or past 16 words.
-fn packed_words(leaves: &[MemLeaf]) -> Option<Vec<Vec<(u32, u32, u32)>>> {
+/// is stored a word at a time. None otherwise, or past 16 words. On the stack: this is worked
+/// out for every narrow store an op makes.
+fn packed_words(leaves: &[MemLeaf]) -> Option<PackedWords> {
     let extent = usize::try_from(leaf_extent(leaves)).ok()?;
-    if extent == 0 || !extent.is_multiple_of(4) || extent > 64 {
+    if extent == 0 || !extent.is_multiple_of(4) || extent > 4 * PACKED_WORDS {
         return None;
     }
-    let mut covered = vec![false; extent];
-    let mut words = vec![Vec::new(); extent / 4];
+    let mut covered = 0u64;
+    let mut out = PackedWords {
+        words: extent / 4,
+        parts: [[(0, 0, 0); 4]; PACKED_WORDS],
+        count: [0; PACKED_WORDS],
+    };
     for leaf in leaves {
         let MemLeaf::Scalar { off, num, col } = *leaf else {
             return None;
@@ -2304,19 +2309,38 @@ fn packed_words(leaves: &[MemLeaf]) -> Option<Vec<Vec<(u32, u32, u32)>>> {
         if !matches!(bytes, 1 | 2 | 4) || off % 4 + bytes > 4 {
             return None;
         }
-        for b in &mut covered[off..off + bytes] {
-            if std::mem::replace(b, true) {
-                return None;
-            }
+        let these = ((1u64 << bytes) - 1) << off;
+        if covered & these != 0 {
+            return None;
         }
+        covered |= these;
         let mask = if bytes == 4 {
             u32::MAX
         } else {
             (1 << (8 * bytes)) - 1
         };
-        words[off / 4].push((col, 8 * (off % 4) as u32, mask));
+        let w = off / 4;
+        out.parts[w][out.count[w] as usize] = (col, 8 * (off % 4) as u32, mask);
+        out.count[w] += 1;
     }
-    covered.iter().all(|&b| b).then_some(words)
+    (covered == u64::MAX >> (64 - extent)).then_some(out)
+}
+
+/// Words [`packed_words`] handles at most (64 bytes).
+const PACKED_WORDS: usize = 16;
+
+/// What [`packed_words`] works out: per word (`words` of them), its leaves.
+struct PackedWords {
+    words: usize,
+    parts: [[(u32, u32, u32); 4]; PACKED_WORDS],
+    count: [u8; PACKED_WORDS],
+}
+
+impl PackedWords {
+    /// Word `w`'s leaves: (column, shift, mask).
+    fn of(&self, w: usize) -> &[(u32, u32, u32)] {
+        &self.parts[w][..self.count[w] as usize]
+    }
 }
 
 /// Bytes from the start of a value to the end of its last leaf.
