@@ -2030,8 +2030,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                 } else {
                     None
                 };
-                let plan = part.as_ref().unwrap_or(&plan);
-                let (nd, nm) = (rows * sd.cm.cols as usize, rows * sm.cm.cols as usize);
+                let (plan, nd, nm) = match &part {
+                    Some(p) => (p, rows * sd.cm.cols as usize, rows * sm.cm.cols as usize),
+                    None => (&plan, nd, nm),
+                };
                 if plan.which.len() == nd && fold_tile(plan, &self.mf[mk..mk + nm], f, &mut accf) {
                     self.instr += rest;
                     self.lane_instr += rest * g as u64;
