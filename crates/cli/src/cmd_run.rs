@@ -485,5 +485,11 @@ pub fn run(args: Args) -> Result<u8> {
             String::new()
         }
     );
+    if st.repeated_rows > 0 {
+        outln!(
+            "rows copied from the row above instead of computed: {} (--every-row computes them)",
+            st.repeated_rows
+        );
+    }
     Ok(0)
 }
