@@ -44,8 +44,6 @@ fn leaf_value(num: Num, raw: u64) -> u64 {
     }
 }
 
-/// How f32 bits `raw` are kept in the f32 arena: as they are, but a NaN through f64 (which
-/// quiets a signaling one, as every other kind's f64 round trip does).
 /// The f32 an f32-arena tile of `num` elements holds for the element bits `raw`
 /// ([`Batch::mat_set`]).
 fn arena_value(num: Num, raw: u64) -> f32 {
@@ -57,6 +55,8 @@ fn arena_value(num: Num, raw: u64) -> f32 {
     }
 }
 
+/// How f32 bits `raw` are kept in the f32 arena: as they are, but a NaN through f64 (which
+/// quiets a signaling one, as every other kind's f64 round trip does).
 fn arena_f32(raw: u64) -> f32 {
     let v = f32::from_bits(raw as u32);
     if v.is_nan() {
