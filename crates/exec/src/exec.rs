@@ -989,6 +989,19 @@ impl<'p, 'a> Batch<'p, 'a> {
         true
     }
 
+    /// Elements `elems` of instance `i` of slot `m` set to what [`Batch::mat_set`] gives each
+    /// for `raw`: one conversion and one fill (a splat, a tensor load's clamped stretch).
+    fn fill_elements(&mut self, m: Mat, i: usize, elems: std::ops::Range<usize>, raw: u64) {
+        let s = self.slot(m);
+        let base = s.off + i * s.cm.elems();
+        let range = base + elems.start..base + elems.end;
+        if s.cm.is_f32_arena() {
+            self.mf[range].fill(arena_value(s.cm.num, raw));
+        } else {
+            self.mw[range].fill(trunc(raw, s.cm.num.bits()));
+        }
+    }
+
     fn mat_set(&mut self, m: Mat, i: usize, e: usize, raw: u64) {
         let s = self.slot(m);
         let k = s.off + i * s.cm.elems() + e;
@@ -1555,17 +1568,11 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
             }
             Op::CmSplat(CmSplatArgs { d, v }) => {
-                // Every element gets what `mat_set` gives the instance's first lane's value.
-                let s = self.slot(*d);
-                let n = s.cm.elems();
+                // Every element is the instance's first lane's value.
+                let n = self.slot(*d).cm.elems();
                 for (i, l) in self.instances(*d, mask) {
                     let x = self.cols[col(*v) + l];
-                    let tile = s.off + i * n..s.off + (i + 1) * n;
-                    if s.cm.is_f32_arena() {
-                        self.mf[tile].fill(arena_value(s.cm.num, x));
-                    } else {
-                        self.mw[tile].fill(trunc(x, s.cm.num.bits()));
-                    }
+                    self.fill_elements(*d, i, 0..n, x);
                 }
             }
             Op::CmUn(x) => self.cm_un(x, mask)?,

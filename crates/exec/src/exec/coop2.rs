@@ -1249,20 +1249,15 @@ impl<'p, 'a> Batch<'p, 'a> {
             mem_elems.clear();
             // With the memory elements moved in bulk only the others are left to visit.
             let bulk = runs_done || columns_decode.is_some();
-            let visit: &mut dyn Iterator<Item = (usize, &ElementSource)> =
-                if bulk && cm.is_f32_arena() {
-                    // Clamped stretches filled whole, with the value `mat_set` would give each.
-                    let tile = s.off + i * n_el;
-                    for &(e0, len, v) in &srcs.constant_runs {
-                        let x = crate::exec::arena_value(cm.num, constant_bits(v, bits));
-                        self.mf[tile + e0..tile + e0 + len].fill(x);
-                    }
-                    &mut srcs.not_constant.iter().map(|&e| (e, &srcs.srcs[e]))
-                } else if bulk {
-                    &mut srcs.others.iter().map(|&e| (e, &srcs.srcs[e]))
-                } else {
-                    &mut srcs.srcs.iter().enumerate()
-                };
+            let visit: &mut dyn Iterator<Item = (usize, &ElementSource)> = if bulk {
+                // Clamped stretches filled whole.
+                for &(e0, len, v) in &srcs.constant_runs {
+                    self.fill_elements(d, i, e0..e0 + len, constant_bits(v, bits));
+                }
+                &mut srcs.not_constant.iter().map(|&e| (e, &srcs.srcs[e]))
+            } else {
+                &mut srcs.srcs.iter().enumerate()
+            };
             for (e, src) in visit {
                 match src {
                     ElementSource::Memory(te) => {
