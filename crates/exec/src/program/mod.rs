@@ -314,6 +314,9 @@ pub(crate) struct BatchStorage {
     pub mf: F32Arena,
     pub mw: Vec<u64>,
     pub local: Vec<Vec<std::sync::atomic::AtomicU32>>,
+    /// Whether `cols` holds the program's constant columns: no op writes them (every result
+    /// has a column of its own), so a batch built on this storage need not fill them again.
+    pub consts_set: bool,
 }
 
 /// The f32 matrix arena: `len` zeroed f32s that start on a 64-byte boundary. Slots start a
