@@ -565,23 +565,26 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         self.pending[fi][0] = mask;
         let budget = p.options.instruction_budget;
+        // The mask words that can hold this batch's lanes: every mask below is a subset of
+        // `full`, so the words past them are zero (a batch of 128 lanes has 2 of 16).
+        let nw = self.lanes.div_ceil(64).min(MW);
         let mut cur = 0usize;
         loop {
-            while cur < nb && self.pending[fi][cur].iter().all(|&w| w == 0) {
+            while cur < nb && self.pending[fi][cur][..nw].iter().all(|&w| w == 0) {
                 cur += 1;
             }
             if cur >= nb {
                 break;
             }
             let mut active = std::mem::replace(&mut self.pending[fi][cur], [0; MW]);
-            for (a, e) in active.iter_mut().zip(&self.exited) {
+            for (a, e) in active[..nw].iter_mut().zip(&self.exited) {
                 *a &= !e;
             }
-            let count: u32 = active.iter().map(|w| w.count_ones()).sum();
+            let count: u32 = active[..nw].iter().map(|w| w.count_ones()).sum();
             if count == 0 {
                 continue;
             }
-            let dense = active == self.full;
+            let dense = active[..nw] == self.full[..nw];
             let block = &f.blocks[cur];
             self.instr += block.ops.len() as u64 + 1;
             self.lane_instr += (block.ops.len() as u64 + 1) * count as u64;
@@ -630,45 +633,45 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.t_muladd += t0.elapsed();
             }
             let mut next = cur;
-            let mut go = |b: &mut Self, e: &Edge, m: Mask| {
-                if m.iter().all(|&w| w == 0) {
+            let mut go = |b: &mut Self, e: &Edge, m: &Mask| {
+                if m[..nw].iter().all(|&w| w == 0) {
                     return;
                 }
-                let dense = m == b.full;
+                let dense = m[..nw] == b.full[..nw];
                 // Every lane that may still run takes the edge: no lane can read the phi's
                 // old tiles or the incoming value's after it, so the tiles may move.
-                let everyone = dense || (0..MW).all(|k| m[k] == b.live[k] & !b.exited[k]);
+                let everyone = dense || (0..nw).all(|k| m[k] == b.live[k] & !b.exited[k]);
                 if e.parallel {
-                    b.copy_parallel(&e.phis, &m, dense);
+                    b.copy_parallel(&e.phis, m, dense);
                 } else {
                     for (&(dst, src), &movable) in e.phis.iter().zip(&e.movable) {
                         if movable && everyone && dst.nmats == src.nmats && src.nmats > 0 {
                             // Every lane leaves the incoming value behind: its tiles become
                             // the phi's without a copy.
-                            b.copy_val(Val { nmats: 0, ..dst }, Val { nmats: 0, ..src }, &m, dense);
+                            b.copy_val(Val { nmats: 0, ..dst }, Val { nmats: 0, ..src }, m, dense);
                             for k in 0..dst.nmats {
                                 b.mat_off.swap((dst.mat + k).ix(), (src.mat + k).ix());
                             }
                         } else {
-                            b.copy_val(dst, src, &m, dense);
+                            b.copy_val(dst, src, m, dense);
                         }
                     }
                 }
                 let t = &mut b.pending[fi][e.target as usize];
-                for k in 0..MW {
+                for k in 0..nw {
                     t[k] |= m[k];
                 }
                 next = next.min(e.target as usize);
             };
             match &block.term.0 {
-                Term::Branch(e) => go(self, e, active),
+                Term::Branch(e) => go(self, e, &active),
                 Term::Cond { c, t, f: fe } => {
                     let base = c.ix() * self.lanes;
                     let mt = nonzero_lanes(&self.cols[base..base + self.lanes], &active);
                     let mf: Mask = std::array::from_fn(|k| active[k] & !mt[k]);
                     // Phis read values before any of the edges writes (parallel copies).
-                    go(self, t, mt);
-                    go(self, fe, mf);
+                    go(self, t, &mt);
+                    go(self, fe, &mf);
                 }
                 Term::Switch {
                     sel,
@@ -679,7 +682,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     if cases.is_empty() {
                         // OpSwitch with only a default (glslang emits them for `do {} while
                         // (false)` blocks): every active lane takes it.
-                        go(self, default, active);
+                        go(self, default, &active);
                         cur = next;
                         continue;
                     }
@@ -694,9 +697,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                         masks[k][l / 64] |= 1 << (l % 64);
                     });
                     for (k, (_, e)) in cases.iter().enumerate() {
-                        go(self, e, masks[k]);
+                        go(self, e, &masks[k]);
                     }
-                    go(self, default, masks[cases.len()]);
+                    go(self, default, &masks[cases.len()]);
                 }
                 Term::Return(v) => {
                     if let (Some(v), Some(r)) = (v, f.ret) {
