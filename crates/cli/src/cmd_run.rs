@@ -491,5 +491,11 @@ pub fn run(args: Args) -> Result<u8> {
             st.repeated_rows
         );
     }
+    if st.matrix_moves > 0 {
+        outln!(
+            "matrix copies that took their dead source's storage instead: {}",
+            st.matrix_moves
+        );
+    }
     Ok(0)
 }

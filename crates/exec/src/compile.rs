@@ -53,6 +53,14 @@ struct Inst<'a> {
     a: &'a [u32],
 }
 
+/// The source of a matrix copy that is dead after it (`Cx::dead_copy_source`).
+enum DeadSource {
+    /// A value whose one use is the store copying it into a promoted variable.
+    StoredValue(u32),
+    /// A promoted variable that a load copies into this result, stored before read again.
+    LoadedVariable(u32),
+}
+
 /// Slot-sharing classes (see the value pre-pass in `compile`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum PoolKey {
@@ -313,6 +321,12 @@ struct Cx<'m> {
     /// Stores to promoted variables that a later store of the same block overwrites before any
     /// read (`Cx::promoted_store`), by instruction index: they compile to nothing.
     dead_stores: HashSet<usize>,
+    /// Values whose one use is a store to a promoted matrix variable, which may take their
+    /// matrix storage (`Op::Move`, `Cx::dead_copy_source`).
+    moving_stores: HashSet<u32>,
+    /// Loads of a promoted matrix variable that is stored before it is read again, whose
+    /// result may take the variable's matrix storage (`Op::Move`).
+    moving_loads: HashSet<u32>,
     /// Splats of a scalar whose every use is an operand of a per-component op
     /// (`Cx::splat_operand`): splat id -> scalar id. They compile to nothing; the ops read
     /// the scalar for every component.
@@ -393,6 +407,8 @@ impl<'m> Cx<'m> {
             aliased: HashSet::new(),
             splats: HashMap::new(),
             dead_stores: HashSet::new(),
+            moving_stores: HashSet::new(),
+            moving_loads: HashSet::new(),
             descriptor_arrays: HashMap::new(),
             forward_pointers: HashSet::new(),
             hoisted: HashMap::new(),
@@ -870,6 +886,26 @@ impl<'m> Cx<'m> {
                                 self.vals.insert(rid, v);
                             }
                         }
+                    }
+                    // Matrix copies that may trade storage instead (`Op::Move`).
+                    let owned = |id: u32| {
+                        (fresh.contains(&id) || pooled.contains(&id))
+                            && !final_loads.contains(&id)
+                            && !self.aliased.contains(&id)
+                            && !self.const_ids.contains(&id)
+                            && du
+                                .uses(id)
+                                .iter()
+                                .all(|&(u, _)| m.instructions[u].opcode != op::Phi)
+                    };
+                    match self.dead_copy_source(&du, b, i, &hoisted) {
+                        Some(DeadSource::StoredValue(v)) if owned(v) => {
+                            self.moving_stores.insert(v);
+                        }
+                        Some(DeadSource::LoadedVariable(x)) if owned(x) => {
+                            self.moving_loads.insert(x);
+                        }
+                        _ => {}
                     }
                     // Values whose last use is this instruction are free from the next one on.
                     dying.retain(|&(last, k, v, _)| {
@@ -2458,6 +2494,82 @@ impl<'m> Cx<'m> {
                 nmats,
             },
         ))
+    }
+
+    /// Whether instruction `i` of block `b` copies a matrix value (OpLoad or OpStore of a
+    /// promoted variable holding matrices, used whole) whose source is dead after it, so that
+    /// the copy may move the source's matrix storage instead (`Op::Move`); the caller checks
+    /// that the value named has registers of its own.
+    /// - A stored value: its one use is this store, and it is computed earlier in the same
+    ///   block (not hoisted out of a loop), so every run of the store follows a run of its
+    ///   definition, which writes the storage again.
+    /// - A loaded variable: the next instruction of the block after this load that names the
+    ///   variable or a pointer into it stores the whole variable, so nothing reads its
+    ///   registers before they are written again.
+    fn dead_copy_source(
+        &self,
+        du: &coopmat_spirv::module::DefUse,
+        b: &coopmat_spirv::module::Block,
+        i: usize,
+        hoisted: &licm::Hoisted,
+    ) -> Option<DeadSource> {
+        let m = self.m;
+        let inst = &m.instructions[i];
+        let holds_matrices = |var: u32| self.promoted.get(&var).is_some_and(|v| v.nmats > 0);
+        match inst.opcode {
+            op::Store => {
+                let (var, value) = (inst.word(0)?, inst.word(1)?);
+                let def = b
+                    .body
+                    .clone()
+                    .take_while(|&j| j < i)
+                    .find(|&j| m.instructions[j].result_id == Some(value))?;
+                (holds_matrices(var)
+                    && self.single_use.get(&value) == Some(&i)
+                    && m.instructions[def].opcode != op::Phi
+                    && !hoisted.moved.contains(&def))
+                .then_some(DeadSource::StoredValue(value))
+            }
+            op::Load => {
+                let (x, var) = (inst.result_id?, inst.word(2)?);
+                if !holds_matrices(var) || hoisted.moved.contains(&i) {
+                    return None;
+                }
+                // The variable and the access chains into it (transitively): a promoted
+                // variable's pointers are used by nothing else (`Cx::promotable`), checked
+                // again here; names and decorations lie outside every function.
+                let mut pointers = vec![var];
+                let mut k = 0;
+                while let Some(&p) = pointers.get(k) {
+                    for &(u, n) in du.uses(p) {
+                        let ui = &m.instructions[u];
+                        match (ui.opcode, n) {
+                            (op::AccessChain | op::InBoundsAccessChain, 2) => {
+                                pointers.push(ui.result_id?);
+                            }
+                            (op::Load, 2) | (op::Store, 0) => {}
+                            _ if m.owner(u).is_none() => {}
+                            _ => return None,
+                        }
+                    }
+                    if pointers.len() > 64 {
+                        return None;
+                    }
+                    k += 1;
+                }
+                // The next instruction of the block that names any of them stores the whole
+                // variable.
+                let next = b
+                    .body
+                    .clone()
+                    .filter(|&u| u > i)
+                    .find(|&u| m.instructions[u].id_refs().any(|id| pointers.contains(&id)))?;
+                let ni = &m.instructions[next];
+                (ni.opcode == op::Store && ni.word(0) == Some(var))
+                    .then_some(DeadSource::LoadedVariable(x))
+            }
+            _ => None,
+        }
     }
 
     /// Notes OpStore `inst` (instruction `i`) for store-to-load forwarding and dead stores

@@ -170,6 +170,9 @@ struct Batch<'p, 'a> {
     chained: u64,
     /// Result rows copied from the row above (`DispatchStats::repeated_rows`).
     repeated_rows: u64,
+    /// Matrix slots that took their source's storage instead of a copy
+    /// (`DispatchStats::matrix_moves`).
+    moved: u64,
     /// Batches built on spare storage (`DispatchStats::batches_reused`): this one's and its
     /// sub-batch's.
     reused: u64,
@@ -250,6 +253,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         stats.uniform_copies += take(&mut self.uniform_copies);
         stats.chained_muladds += take(&mut self.chained);
         stats.repeated_rows += take(&mut self.repeated_rows);
+        stats.matrix_moves += take(&mut self.moved);
         stats.batches_reused += take(&mut self.reused);
         stats.decode_time += take(&mut self.t_decode);
         stats.muladd_time += take(&mut self.t_muladd);
@@ -339,6 +343,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             uniform_copies: 0,
             chained: 0,
             repeated_rows: 0,
+            moved: 0,
             reused,
             printf: String::new(),
             sub: None,
@@ -862,6 +867,29 @@ impl<'p, 'a> Batch<'p, 'a> {
         .copy(&columns);
         for k in 0..a.nmats {
             self.mat_copy(d.mat + k, a.mat + k, mask);
+        }
+    }
+
+    /// [`Op::Move`]: when every lane that may still run is active, each matrix slot of `d`
+    /// takes the storage of its slot of `a` (which holds `d`'s old storage after, as `a` is
+    /// dead); else, or where the two slots differ in type, a copy. Columns are copied. (Lanes
+    /// that are not live or have exited read no slot again, as on a phi's edge.)
+    fn move_val(&mut self, d: Val, a: Val, mask: &Mask, dense: bool) {
+        let nw = self.lanes.div_ceil(64).min(MW);
+        let everyone = dense || (0..nw).all(|k| mask[k] == self.live[k] & !self.exited[k]);
+        if !everyone || d.nmats != a.nmats {
+            return self.copy_val(d, a, mask, dense);
+        }
+        self.copy_val(Val { nmats: 0, ..d }, Val { nmats: 0, ..a }, mask, dense);
+        for k in 0..a.nmats {
+            let (dm, am) = (d.mat + k, a.mat + k);
+            let (sd, sa) = (&self.p.mats[dm.ix()], &self.p.mats[am.ix()]);
+            if dm != am && sd.cm == sa.cm && sd.inst == sa.inst {
+                self.mat_off.swap(dm.ix(), am.ix());
+                self.moved += 1;
+            } else {
+                self.mat_copy(dm, am, mask);
+            }
         }
     }
 
@@ -1399,6 +1427,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             Op::ExtractDyn(x) => cols.run(ColumnOp::ExtractDyn(x)),
             Op::InsertDyn(x) => cols.run(ColumnOp::InsertDyn(x)),
             Op::Copy(CopyArgs { d, a }) => self.copy_val(*d, *a, mask, dense),
+            Op::Move(CopyArgs { d, a }) => self.move_val(*d, *a, mask, dense),
             Op::Select(
                 sel @ SelectArgs {
                     c,

@@ -126,4 +126,7 @@ pub struct DispatchStats {
     /// Result rows of row-local tile ops copied from the row above instead of computed, their
     /// operand rows the same bits (`EngineOptions::repeated_rows_once`; per scope instance).
     pub repeated_rows: u64,
+    /// Matrix copies done by trading storage with a source that is dead after them (a
+    /// promoted matrix variable's loads and stores in a loop), per matrix slot (`Op::Move`).
+    pub matrix_moves: u64,
 }

@@ -658,6 +658,79 @@ void main() {{
     }
 }
 
+/// Matrix variables copied into one another in a loop (`Op::Move`): a load of a variable
+/// stored before it is read again, and a store of a value used by nothing else, trade storage
+/// instead of copying where every lane runs them, and copy where one subgroup does (the `if`);
+/// `x = a; a = a + b` reads `a` twice, so its first load must copy, and `t = x = b * 3.0`
+/// stores one value twice, so neither store may move it. Every result is exact
+/// (small multiples of a quarter), and two dispatches on the same pipeline (the second on the
+/// first's storage, whose slots traded places) agree with the reference.
+#[test]
+fn matrix_variables_move_where_their_source_dies() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer I {{ float inp[]; }};
+layout(std430, binding = 1) buffer O {{ float outp[]; }};
+void main() {{
+    uint sg = gl_SubgroupID;
+    coopmat<float, gl_ScopeSubgroup, 16, 8, gl_MatrixUseAccumulator> a, b, t, x;
+    coopMatLoad(a, inp, sg * 256, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b, inp, sg * 256 + 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    for (int i = 0; i < 4; i++) {{
+        t = a; a = b; b = t;
+        b = b * 2.0;
+        if (sg == 1) {{ t = a; a = b; b = t; }}
+        x = a;
+        a = a + b;
+        b = x - b;
+        t = x = b * 3.0;
+        b = t - b;
+    }}
+    coopMatStore(a, outp, sg * 256, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(b, outp, sg * 256 + 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let inp: Vec<f32> = (0..512).map(|i| (i % 37) as f32 * 0.25 - 4.0).collect();
+    let mut want = vec![0f32; 512];
+    for sg in 0..2 {
+        let mut a: Vec<f32> = inp[sg * 256..sg * 256 + 128].to_vec();
+        let mut b: Vec<f32> = inp[sg * 256 + 128..sg * 256 + 256].to_vec();
+        for _ in 0..4 {
+            std::mem::swap(&mut a, &mut b);
+            b.iter_mut().for_each(|v| *v *= 2.0);
+            if sg == 1 {
+                std::mem::swap(&mut a, &mut b);
+            }
+            let x = a.clone();
+            a = a.iter().zip(&b).map(|(p, q)| p + q).collect();
+            b = x.iter().zip(&b).map(|(p, q)| p - q).collect();
+            let t: Vec<f32> = b.iter().map(|v| v * 3.0).collect();
+            b = t.iter().zip(&b).map(|(p, q)| p - q).collect();
+        }
+        want[sg * 256..sg * 256 + 128].copy_from_slice(&a);
+        want[sg * 256 + 128..sg * 256 + 256].copy_from_slice(&b);
+    }
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &Default::default())
+        .unwrap();
+    for round in 0..2 {
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), bytes_f32(&inp));
+        res.buffers.insert((0, 1), vec![0; 4 * 512]);
+        let stats = p.dispatch(&mut res, [1, 1, 1]).unwrap();
+        assert_eq!(f32s(&res.buffers[&(0, 1)]), want, "round {round}");
+        // Per iteration, with both subgroups running: t = a, a = b and b = t each a load
+        // and a store that move; x = a a store that moves (its load must copy).
+        assert!(
+            stats.matrix_moves >= 4 * 7,
+            "round {round}: {} moves",
+            stats.matrix_moves
+        );
+    }
+}
+
 /// The lint's workgroup-vote proof against the engine: llama.cpp's flash_attn_cm1 block skip
 /// (the lint fixture `vote_skip.comp`) over blocks that are skipped (every mask value below the
 /// threshold), kept by one invocation of one subgroup, kept by all with values that differ, and

@@ -30,16 +30,23 @@ impl<'m> Cx<'m> {
             op::Load if self.promoted_ptr(arg(0)?).is_some() => {
                 let a = self.promoted_ptr(arg(0)?).unwrap_or(d);
                 // A load that reads the variable's final value has its registers (no copy).
-                if a != d {
+                if a != d && self.moving_loads.contains(&rid) {
+                    out.push(Op::Move(CopyArgs { d, a }));
+                } else if a != d {
                     out.push(Op::Copy(CopyArgs { d, a }));
                 }
             }
             op::Store if self.promoted_ptr(arg(0)?).is_some() => {
                 let v = self.val(arg(1)?)?;
-                out.push(Op::Copy(CopyArgs {
+                let copy = CopyArgs {
                     d: self.promoted_ptr(arg(0)?).unwrap_or(v),
                     a: v,
-                }));
+                };
+                out.push(if self.moving_stores.contains(&arg(1)?) {
+                    Op::Move(copy)
+                } else {
+                    Op::Copy(copy)
+                });
             }
             // One index into a promoted matrix variable (`Cx::matrix_loaded_and_stored`): an
             // element of the lane's share, accessed by the loads and stores through it.

@@ -1030,11 +1030,12 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
             Op::Bitcast(x) => k.bitcast(x),
             Op::Trunc(x) => k.trunc_col(x),
             Op::Select(x) if x.nmats == 0 => k.select(x),
-            Op::Copy(x) if x.a.nmats == 0 => k.copy(x),
+            Op::Copy(x) | Op::Move(x) if x.a.nmats == 0 => k.copy(x),
             Op::ExtractDyn(x) => k.extract_dyn(x),
             Op::InsertDyn(x) => k.insert_dyn(x),
             Op::Select(_)
             | Op::Copy(_)
+            | Op::Move(_)
             | Op::Load(_)
             | Op::Store(_)
             | Op::LoadStore(_)

@@ -658,6 +658,11 @@ pub enum Op {
     Select(SelectArgs),
     /// Copy a whole value (columns and matrix slots).
     Copy(CopyArgs),
+    /// A [`Op::Copy`] after which the source's matrix slots are dead until written again (the
+    /// compiler proved it: a stored value's only use, or a variable stored before it is read
+    /// again). Where every lane runs it, each matrix slot trades storage with its source
+    /// instead of being copied, as a loop's phis do on their edges (`Edge::movable`).
+    Move(CopyArgs),
     /// OpVectorExtractDynamic over `n` components (index `w` bits wide).
     ExtractDyn(ExtractDynArgs),
     InsertDyn(InsertDynArgs),
@@ -732,7 +737,7 @@ impl Op {
             | Op::AccessChain(_)
             | Op::Trunc(_) => true,
             Op::Select(x) => x.nmats == 0,
-            Op::Copy(x) => x.d.nmats == 0 && x.a.nmats == 0,
+            Op::Copy(x) | Op::Move(x) => x.d.nmats == 0 && x.a.nmats == 0,
             Op::Once(x) => x.is_pure_lane_op(),
             Op::Load(_)
             | Op::Store(_)
@@ -775,7 +780,9 @@ impl Op {
             Op::Sg(a) => Some((a.d, a.result_components())),
             Op::Select(SelectArgs { d, n, nmats, .. }) => (*nmats == 0).then_some((*d, *n)),
             Op::Bitcast(BitcastArgs { d, nd, .. }) => Some((*d, *nd)),
-            Op::Copy(CopyArgs { d, .. }) | Op::Load(LoadArgs { d, .. }) => {
+            Op::Copy(CopyArgs { d, .. })
+            | Op::Move(CopyArgs { d, .. })
+            | Op::Load(LoadArgs { d, .. }) => {
                 (d.nmats == 0 && d.ncols > 0).then_some((d.col, d.ncols))
             }
             Op::ExtractDyn(ExtractDynArgs { d, .. })
@@ -1166,7 +1173,7 @@ pub struct SelectArgs {
 }
 
 /// Copy a whole value (columns and matrix slots).
-/// (Operands of [`Op::Copy`].)
+/// (Operands of [`Op::Copy`] and [`Op::Move`].)
 #[derive(Clone, Debug)]
 #[allow(missing_docs)]
 pub struct CopyArgs {
