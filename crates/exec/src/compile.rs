@@ -1032,6 +1032,7 @@ impl<'m> Cx<'m> {
             pack,
             options: self.options,
             spare: Default::default(),
+            plain_verdicts: Default::default(),
         })
     }
 

@@ -2938,7 +2938,7 @@ impl Pipeline {
         };
         let push = memory::from_bytes(push_bytes);
         let mut sh = shared(p, resources, &push, groups);
-        sh.tiles = tile_cache(p, resources);
+        sh.tiles = tile_cache(p, resources, groups);
         let total = groups.iter().map(|&g| g as u64).product::<u64>();
         // Batches of `pack` consecutive workgroups (one unless the program packs them).
         let pack = p.pack.max(1) as u64;
@@ -3066,6 +3066,7 @@ impl Pipeline {
 fn tile_cache(
     p: &Program,
     resources: &BoundResources<'_>,
+    groups: [u32; 3],
 ) -> Option<std::sync::Arc<tiles::TileCache>> {
     // Within a quarter of the memory limit the dispatch's variables are held to.
     let cap = p.options.decoded_tile_cache;
@@ -3091,7 +3092,12 @@ fn tile_cache(
             ranges.push((r.start as usize, r.end as usize));
         }
     }
-    Some(std::sync::Arc::new(tiles::TileCache::new(cap, ranges)))
+    let learned = (p.plain_verdicts.clone(), groups);
+    Some(std::sync::Arc::new(tiles::TileCache::new(
+        cap,
+        ranges,
+        Some(learned),
+    )))
 }
 
 /// The worker pool of `threads` threads, built on first use and kept: a Vulkan application

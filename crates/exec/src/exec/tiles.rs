@@ -25,6 +25,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
+use crate::program::{PLAIN_VERDICT_SLOTS, PlainVerdicts};
+
 /// A tile's elements in tile order, as a load left them in the f32 arena.
 pub(super) enum TileElements {
     /// f16 bits, two to a word (the first in the low half): the arena's values are exactly
@@ -223,11 +225,37 @@ pub(super) struct TileCache {
     plain_hits: [AtomicU32; PLAIN_SLOTS],
     /// Per load (by its salt, modulo the length): the uses after which its tiles are done.
     expect: [AtomicU32; PLAIN_SLOTS],
+    /// The pipeline's verdicts on keeping plain tiles, and this dispatch's key among them (its
+    /// workgroup counts hashed, the low two bits clear); none in the unit tests.
+    learned: Option<(Arc<PlainVerdicts>, u64)>,
+}
+
+/// A verdict of [`PlainVerdicts`]: keep the load's tiles.
+const VERDICT_KEEP: u64 = 1;
+/// A verdict of [`PlainVerdicts`]: do not keep them.
+const VERDICT_SKIP: u64 = 2;
+
+impl Drop for TileCache {
+    /// Leaves the verdict of every load judged in this dispatch (its trial done) to the
+    /// pipeline's next dispatches with the same workgroup counts.
+    fn drop(&mut self) {
+        let Some((verdicts, key)) = &self.learned else {
+            return;
+        };
+        for (slot, kept) in self.plain_kept.iter().enumerate() {
+            let kept = kept.load(Relaxed);
+            if kept >= PLAIN_TRIAL {
+                let keep = self.plain_hits[slot].load(Relaxed).saturating_mul(8) >= kept;
+                let verdict = if keep { VERDICT_KEEP } else { VERDICT_SKIP };
+                verdicts.0[slot].store(key | verdict, Relaxed);
+            }
+        }
+    }
 }
 
 /// Slots of the per-load counters of tiles read without a decode function (loads whose salts
 /// share a slot share their counts: a policy, not a result).
-const PLAIN_SLOTS: usize = 64;
+const PLAIN_SLOTS: usize = PLAIN_VERDICT_SLOTS;
 
 /// Tiles a load without a decode function keeps before its reuse is judged.
 const PLAIN_TRIAL: u32 = 256;
@@ -250,9 +278,20 @@ fn key_hash(key: &[u64]) -> u64 {
 }
 
 impl TileCache {
-    /// A cache of at most `cap` bytes; `written` are the address ranges of writable buffers.
-    pub fn new(cap: u64, written: Vec<(usize, usize)>) -> Self {
+    /// A cache of at most `cap` bytes; `written` are the address ranges of writable buffers;
+    /// `learned`: the pipeline's verdicts and this dispatch's workgroup counts.
+    pub fn new(
+        cap: u64,
+        written: Vec<(usize, usize)>,
+        learned: Option<(Arc<PlainVerdicts>, [u32; 3])>,
+    ) -> Self {
+        let learned = learned.map(|(v, groups)| {
+            use std::hash::{BuildHasher, BuildHasherDefault};
+            let key = BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(groups);
+            (v, key & !3)
+        });
         TileCache {
+            learned,
             cap,
             written,
             entries: Mutex::default(),
@@ -270,6 +309,12 @@ impl TileCache {
     /// about as much: flash attention's K tiles, read once each, took 60 % longer with them.
     pub fn keeps_plain(&self, salt: u32) -> bool {
         let slot = salt as usize % PLAIN_SLOTS;
+        if let Some((verdicts, key)) = &self.learned {
+            let v = verdicts.0[slot].load(Relaxed);
+            if v & !3 == *key && v & 3 != 0 {
+                return v & 3 == VERDICT_KEEP;
+            }
+        }
         let kept = self.plain_kept[slot].load(Relaxed);
         kept < PLAIN_TRIAL || self.plain_hits[slot].load(Relaxed).saturating_mul(8) >= kept
     }
@@ -376,7 +421,7 @@ mod tests {
             );
         }
         // A second insert under the same key keeps the first tile and says so.
-        let cache = TileCache::new(1 << 20, Vec::new());
+        let cache = TileCache::new(1 << 20, Vec::new(), None);
         let tile = || KeptTile {
             elements: TileElements::of(&plain, true),
             workgroup: Vec::new(),
@@ -406,7 +451,7 @@ mod tests {
     #[test]
     fn eviction_takes_the_least_recently_used_tile() {
         // Room for two tiles of 16 bytes with their one-word keys.
-        let cache = TileCache::new(2 * (16 + 8), Vec::new());
+        let cache = TileCache::new(2 * (16 + 8), Vec::new(), None);
         cache.insert(vec![1], small_tile(), 0);
         cache.insert(vec![2], small_tile(), 0);
         assert!(cache.get(&[1]).is_some());
@@ -424,9 +469,39 @@ mod tests {
     /// them all, whether the extra use comes while the tile waits in the done queue or after
     /// its drop.
     #[test]
+    fn verdicts_on_plain_tiles_carry_to_dispatches_of_the_same_counts() {
+        let verdicts = Arc::new(PlainVerdicts::default());
+        let dispatch = |groups: [u32; 3]| {
+            TileCache::new(1 << 20, Vec::new(), Some((verdicts.clone(), groups)))
+        };
+        // Load 5 keeps its trial's tiles and none is reused; load 6 has one hit in four.
+        let first = dispatch([8, 4, 1]);
+        for k in 0..PLAIN_TRIAL {
+            assert!(first.keeps_plain(5) && first.keeps_plain(6));
+            first.count_plain(5, false);
+            first.count_plain(6, false);
+            if k % 4 == 0 {
+                first.count_plain(6, true);
+            }
+        }
+        assert!(!first.keeps_plain(5) && first.keeps_plain(6));
+        drop(first);
+        // The same counts start from the verdicts, with no trial.
+        let same = dispatch([8, 4, 1]);
+        assert!(!same.keeps_plain(5) && same.keeps_plain(6));
+        // A load judged in no dispatch, and other counts, are on trial again.
+        assert!(same.keeps_plain(7));
+        let other = dispatch([8, 2, 1]);
+        assert!(other.keeps_plain(5) && other.keeps_plain(6));
+        // A cache with nothing learned (and a dispatch without its trial done) changes nothing.
+        drop(other);
+        assert!(!dispatch([8, 4, 1]).keeps_plain(5));
+    }
+
+    #[test]
     fn tiles_used_as_expected_are_dropped_and_others_kept() {
         let keys = (DONE_QUEUE + 10) as u64;
-        let cache = TileCache::new(1 << 30, Vec::new());
+        let cache = TileCache::new(1 << 30, Vec::new(), None);
         for k in 0..keys {
             cache.insert(vec![k], small_tile(), 1);
             assert!(cache.get(&[k]).is_some());
@@ -440,7 +515,7 @@ mod tests {
         assert!(cache.get(&[0]).is_none() && cache.get(&[keys - 1]).is_some());
 
         // Reused twice while in the done queue: the load's tiles stay from then on.
-        let busy = TileCache::new(1 << 30, Vec::new());
+        let busy = TileCache::new(1 << 30, Vec::new(), None);
         busy.insert(vec![7], small_tile(), 2);
         busy.reused(&[7]);
         busy.reused(&[7]);
@@ -451,7 +526,7 @@ mod tests {
         assert!(busy.get(&[7]).is_some() && busy.get(&[100]).is_some());
 
         // Made again after its drop: the load's later tiles stay.
-        let again = TileCache::new(1 << 30, Vec::new());
+        let again = TileCache::new(1 << 30, Vec::new(), None);
         for k in 0..keys {
             again.insert(vec![k], small_tile(), 3);
             again.reused(&[k]);

@@ -301,6 +301,9 @@ pub(crate) struct Program {
     pub options: EngineOptions,
     /// Storage of the batches of finished dispatches, for the next dispatch's batches.
     pub spare: BatchPool,
+    /// What earlier dispatches learned about keeping the tiles of loads without a decode
+    /// function (`exec::tiles::TileCache::keeps_plain`).
+    pub plain_verdicts: std::sync::Arc<PlainVerdicts>,
 }
 
 /// The big buffers of a batch (registers, matrix arenas, local memory) kept when it ends, so
@@ -317,6 +320,23 @@ pub(crate) struct BatchStorage {
     /// Whether `cols` holds the program's constant columns: no op writes them (every result
     /// has a column of its own), so a batch built on this storage need not fill them again.
     pub consts_set: bool,
+}
+
+/// Per slot of load salts (see `exec::tiles`): the verdict of the last dispatch that judged
+/// whether that load's tiles are worth keeping (bits 0-1: 0 none, 1 keep, 2 skip) and a hash of
+/// its workgroup counts (the other bits). A dispatch with the same counts starts from that
+/// verdict instead of keeping tiles on trial: which tiles stay is policy, never a result.
+pub(crate) struct PlainVerdicts(pub [std::sync::atomic::AtomicU64; PLAIN_VERDICT_SLOTS]);
+
+/// Slots of [`PlainVerdicts`] (the tile cache's per-load counters have as many).
+pub(crate) const PLAIN_VERDICT_SLOTS: usize = 64;
+
+impl Default for PlainVerdicts {
+    fn default() -> Self {
+        PlainVerdicts(std::array::from_fn(|_| {
+            std::sync::atomic::AtomicU64::new(0)
+        }))
+    }
 }
 
 /// The f32 matrix arena: `len` zeroed f32s that start on a 64-byte boundary. Slots start a
