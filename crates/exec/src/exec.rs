@@ -742,7 +742,14 @@ impl<'p, 'a> Batch<'p, 'a> {
         let Some(l0) = crate::eval::first_active(mask) else {
             return Ok(());
         };
-        self.uniform_copies += mask.iter().map(|w| w.count_ones() as u64).sum::<u64>() - 1;
+        // Only the words that can hold the batch's lanes (the baseline build's `count_ones` is a
+        // bit-count of its own, and sixteen of them were a third of a scalar `Once`).
+        let nw = self.lanes.div_ceil(64).min(MW);
+        self.uniform_copies += mask[..nw]
+            .iter()
+            .map(|w| w.count_ones() as u64)
+            .sum::<u64>()
+            - 1;
         let lanes = self.lanes;
         // One-component lane ops straight from the lane's operands, with the per-lane
         // functions the column kernels are defined by (`bin1`, `un1`, `cvt1`): through the
