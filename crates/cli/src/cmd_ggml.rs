@@ -334,12 +334,7 @@ pub fn run(a: Args) -> Result<u8> {
             stats.chained_muladds
         );
     }
-    if stats.repeated_rows > 0 {
-        outln!(
-            "rows copied from the row above instead of computed: {} (--every-row computes them)",
-            stats.repeated_rows
-        );
-    }
+    crate::engine_args::report_repeated_rows(stats.repeated_rows);
     if max_rel > tol || !max_rel.is_finite() {
         bail!("result outside tolerance: {max_rel:.3e} > {tol:.3e}");
     }

@@ -485,12 +485,7 @@ pub fn run(args: Args) -> Result<u8> {
             String::new()
         }
     );
-    if st.repeated_rows > 0 {
-        outln!(
-            "rows copied from the row above instead of computed: {} (--every-row computes them)",
-            st.repeated_rows
-        );
-    }
+    crate::engine_args::report_repeated_rows(st.repeated_rows);
     if st.matrix_moves > 0 {
         outln!(
             "matrix copies that took their dead source's storage instead: {}",

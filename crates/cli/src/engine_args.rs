@@ -8,6 +8,16 @@ use coopmat_exec::{DecodePolicy, EngineOptions};
 /// Most worker threads accepted (more than this only adds scheduling overhead).
 pub const MAX_THREADS: usize = 1024;
 
+/// Prints, when a dispatch copied rows from the row above instead of computing them
+/// (`DispatchStats::repeated_rows`), how many, and the option (`--every-row`) that turns it off.
+pub fn report_repeated_rows(rows: u64) {
+    if rows > 0 {
+        outln!(
+            "rows copied from the row above instead of computed: {rows} (--every-row computes them)"
+        );
+    }
+}
+
 /// Engine options on the command line.
 #[derive(clap::Args, Clone, Debug)]
 pub struct EngineArgs {

@@ -23,6 +23,13 @@ mod subgroup;
 mod tensor_values;
 mod tiles;
 
+/// The Fx hash of `v` (the engine's own keys: small integers, handles and addresses, no
+/// adversary), for tables that store a hash instead of the key.
+fn fx_hash<T: std::hash::Hash + ?Sized>(v: &T) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(v)
+}
+
 /// The raw bits of an element of type `num` held as `v` in the f32 arena (what
 /// [`Batch::mat_get`] reads).
 #[inline(always)]
@@ -570,9 +577,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         self.pending[fi][0] = mask;
         let budget = p.options.instruction_budget;
-        // The mask words that can hold this batch's lanes: every mask below is a subset of
-        // `full`, so the words past them are zero (a batch of 128 lanes has 2 of 16).
-        let nw = self.lanes.div_ceil(64).min(MW);
+        let nw = self.mask_words();
         let mut cur = 0usize;
         loop {
             while cur < nb && self.pending[fi][cur][..nw].iter().all(|&w| w == 0) {
@@ -645,7 +650,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let dense = m[..nw] == b.full[..nw];
                 // Every lane that may still run takes the edge: no lane can read the phi's
                 // old tiles or the incoming value's after it, so the tiles may move.
-                let everyone = dense || (0..nw).all(|k| m[k] == b.live[k] & !b.exited[k]);
+                let everyone = b.all_that_run(m, dense);
                 if e.parallel {
                     b.copy_parallel(&e.phis, m, dense);
                 } else {
@@ -744,8 +749,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         };
         // Only the words that can hold the batch's lanes (the baseline build's `count_ones` is a
         // bit-count of its own, and sixteen of them were a third of a scalar `Once`).
-        let nw = self.lanes.div_ceil(64).min(MW);
-        self.uniform_copies += mask[..nw]
+        self.uniform_copies += mask[..self.mask_words()]
             .iter()
             .map(|w| w.count_ones() as u64)
             .sum::<u64>()
@@ -877,14 +881,24 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
     }
 
+    /// The mask words that can hold this batch's lanes: every mask is a subset of `full`, so
+    /// the words past them are zero (a batch of 128 lanes has 2 of 16).
+    fn mask_words(&self) -> usize {
+        self.lanes.div_ceil(64).min(MW)
+    }
+
+    /// Whether `mask` (`dense`: the whole batch) holds every lane that may still run: live and
+    /// not exited. The others read no register or slot again.
+    fn all_that_run(&self, mask: &Mask, dense: bool) -> bool {
+        dense || (0..self.mask_words()).all(|k| mask[k] == self.live[k] & !self.exited[k])
+    }
+
     /// [`Op::Move`]: when every lane that may still run is active, each matrix slot of `d`
     /// takes the storage of its slot of `a` (which holds `d`'s old storage after, as `a` is
     /// dead); else, or where the two slots differ in type, a copy. Columns are copied. (Lanes
     /// that are not live or have exited read no slot again, as on a phi's edge.)
     fn move_val(&mut self, d: Val, a: Val, mask: &Mask, dense: bool) {
-        let nw = self.lanes.div_ceil(64).min(MW);
-        let everyone = dense || (0..nw).all(|k| mask[k] == self.live[k] & !self.exited[k]);
-        if !everyone || d.nmats != a.nmats {
+        if !self.all_that_run(mask, dense) || d.nmats != a.nmats {
             return self.copy_val(d, a, mask, dense);
         }
         self.copy_val(Val { nmats: 0, ..d }, Val { nmats: 0, ..a }, mask, dense);

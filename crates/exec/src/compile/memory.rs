@@ -30,10 +30,13 @@ impl<'m> Cx<'m> {
             op::Load if self.promoted_ptr(arg(0)?).is_some() => {
                 let a = self.promoted_ptr(arg(0)?).unwrap_or(d);
                 // A load that reads the variable's final value has its registers (no copy).
-                if a != d && self.moving_loads.contains(&rid) {
-                    out.push(Op::Move(CopyArgs { d, a }));
-                } else if a != d {
-                    out.push(Op::Copy(CopyArgs { d, a }));
+                if a != d {
+                    let copy = CopyArgs { d, a };
+                    out.push(if self.moving_loads.contains(&rid) {
+                        Op::Move(copy)
+                    } else {
+                        Op::Copy(copy)
+                    });
                 }
             }
             op::Store if self.promoted_ptr(arg(0)?).is_some() => {

@@ -14,7 +14,6 @@
 
 use crate::eval::tensor::{LAYOUT_WORDS, VIEW_WORDS};
 use rustc_hash::FxHashMap;
-use std::hash::{BuildHasher, BuildHasherDefault};
 
 /// Which kind of value a handle names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +113,7 @@ impl Interned {
         self.values.clear();
         self.values.resize(self.words, 0);
         self.index.clear();
-        let zero = hash_words(&self.values);
+        let zero = super::fx_hash(&self.values[..]);
         self.index.insert_unique(zero, 0, |_| zero);
         self.free.clear();
         self.collect_at = FIRST_COLLECTION;
@@ -158,7 +157,7 @@ impl Interned {
     pub fn intern(&mut self, value: &[u64]) -> u64 {
         let (w, values) = (self.words, &self.values);
         let entry = |h: u32| &values[h as usize * w..(h as usize + 1) * w];
-        let hash = hash_words(value);
+        let hash = super::fx_hash(value);
         if let Some(&h) = self.index.find(hash, |&h| entry(h) == value) {
             return h as u64;
         }
@@ -175,7 +174,7 @@ impl Interned {
         };
         let values = &self.values;
         self.index.insert_unique(hash, h, |&h| {
-            hash_words(&values[h as usize * w..(h as usize + 1) * w])
+            super::fx_hash(&values[h as usize * w..(h as usize + 1) * w])
         });
         h as u64
     }
@@ -202,11 +201,6 @@ impl Interned {
         // Growth doubles the live entries before the next look, so collections stay rare.
         self.collect_at = (2 * (self.len() - self.free.len())).max(FIRST_COLLECTION);
     }
-}
-
-/// The hash of an encoding (Fx: its words are small integers and handles, no adversary).
-fn hash_words(v: &[u64]) -> u64 {
-    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(v)
 }
 
 #[cfg(test)]

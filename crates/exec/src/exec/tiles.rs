@@ -203,7 +203,7 @@ impl Entries {
                 if self.done.len() >= DONE_KEYS {
                     self.done.clear();
                 }
-                self.done.insert(key_hash(&k));
+                self.done.insert(super::fx_hash(&k[..]));
             }
         }
     }
@@ -226,14 +226,9 @@ pub(super) struct TileCache {
     /// Per load (by its salt, modulo the length): the uses after which its tiles are done.
     expect: [AtomicU32; PLAIN_SLOTS],
     /// The pipeline's verdicts on keeping plain tiles, and this dispatch's key among them (its
-    /// workgroup counts hashed, the low two bits clear); none in the unit tests.
+    /// workgroup counts hashed); none in the unit tests.
     learned: Option<(Arc<PlainVerdicts>, u64)>,
 }
-
-/// A verdict of [`PlainVerdicts`]: keep the load's tiles.
-const VERDICT_KEEP: u64 = 1;
-/// A verdict of [`PlainVerdicts`]: do not keep them.
-const VERDICT_SKIP: u64 = 2;
 
 impl Drop for TileCache {
     /// Leaves the verdict of every load judged in this dispatch (its trial done) to the
@@ -246,8 +241,7 @@ impl Drop for TileCache {
             let kept = kept.load(Relaxed);
             if kept >= PLAIN_TRIAL {
                 let keep = self.plain_hits[slot].load(Relaxed).saturating_mul(8) >= kept;
-                let verdict = if keep { VERDICT_KEEP } else { VERDICT_SKIP };
-                verdicts.0[slot].store(key | verdict, Relaxed);
+                verdicts.set(slot, *key, keep);
             }
         }
     }
@@ -272,11 +266,6 @@ const DONE_KEYS: usize = 1 << 20;
 /// and reused by one other, as in a matmul with two column tiles.
 const FIRST_EXPECT: u32 = 2;
 
-fn key_hash(key: &[u64]) -> u64 {
-    use std::hash::{BuildHasher, BuildHasherDefault};
-    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(key)
-}
-
 impl TileCache {
     /// A cache of at most `cap` bytes; `written` are the address ranges of writable buffers;
     /// `learned`: the pipeline's verdicts and this dispatch's workgroup counts.
@@ -285,13 +274,8 @@ impl TileCache {
         written: Vec<(usize, usize)>,
         learned: Option<(Arc<PlainVerdicts>, [u32; 3])>,
     ) -> Self {
-        let learned = learned.map(|(v, groups)| {
-            use std::hash::{BuildHasher, BuildHasherDefault};
-            let key = BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(groups);
-            (v, key & !3)
-        });
         TileCache {
-            learned,
+            learned: learned.map(|(v, groups)| (v, super::fx_hash(&groups))),
             cap,
             written,
             entries: Mutex::default(),
@@ -309,11 +293,10 @@ impl TileCache {
     /// about as much: flash attention's K tiles, read once each, took 60 % longer with them.
     pub fn keeps_plain(&self, salt: u32) -> bool {
         let slot = salt as usize % PLAIN_SLOTS;
-        if let Some((verdicts, key)) = &self.learned {
-            let v = verdicts.0[slot].load(Relaxed);
-            if v & !3 == *key && v & 3 != 0 {
-                return v & 3 == VERDICT_KEEP;
-            }
+        if let Some(keep) =
+            (self.learned.as_ref()).and_then(|(verdicts, key)| verdicts.get(slot, *key))
+        {
+            return keep;
         }
         let kept = self.plain_kept[slot].load(Relaxed);
         kept < PLAIN_TRIAL || self.plain_hits[slot].load(Relaxed).saturating_mul(8) >= kept
@@ -374,7 +357,7 @@ impl TileCache {
             e.count_use(&key, &self.expect);
             return true;
         }
-        if !e.done.is_empty() && e.done.remove(&key_hash(&key)) {
+        if !e.done.is_empty() && e.done.remove(&super::fx_hash(&key[..])) {
             self.expect[site].store(u32::MAX, Relaxed);
         }
         while e.bytes + size > self.cap && e.evict_one() {}

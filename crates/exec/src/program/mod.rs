@@ -323,10 +323,10 @@ pub(crate) struct BatchStorage {
 }
 
 /// Per slot of load salts (see `exec::tiles`): the verdict of the last dispatch that judged
-/// whether that load's tiles are worth keeping (bits 0-1: 0 none, 1 keep, 2 skip) and a hash of
-/// its workgroup counts (the other bits). A dispatch with the same counts starts from that
-/// verdict instead of keeping tiles on trial: which tiles stay is policy, never a result.
-pub(crate) struct PlainVerdicts(pub [std::sync::atomic::AtomicU64; PLAIN_VERDICT_SLOTS]);
+/// whether that load's tiles are worth keeping, under a key of its workgroup counts. A dispatch
+/// with the same counts starts from that verdict instead of keeping tiles on trial: which tiles
+/// stay is policy, never a result.
+pub(crate) struct PlainVerdicts([std::sync::atomic::AtomicU64; PLAIN_VERDICT_SLOTS]);
 
 /// Slots of [`PlainVerdicts`] (the tile cache's per-load counters have as many).
 pub(crate) const PLAIN_VERDICT_SLOTS: usize = 64;
@@ -336,6 +336,25 @@ impl Default for PlainVerdicts {
         PlainVerdicts(std::array::from_fn(|_| {
             std::sync::atomic::AtomicU64::new(0)
         }))
+    }
+}
+
+impl PlainVerdicts {
+    /// A slot's word: the key with its low two bits cleared, and in them the verdict.
+    const KEEP: u64 = 1;
+    const SKIP: u64 = 2;
+
+    /// Slot `slot`'s verdict (keep or not) when one was left under `key`.
+    pub fn get(&self, slot: usize, key: u64) -> Option<bool> {
+        let w = self.0[slot % PLAIN_VERDICT_SLOTS].load(std::sync::atomic::Ordering::Relaxed);
+        (w & !3 == key & !3 && w & 3 != 0).then_some(w & 3 == Self::KEEP)
+    }
+
+    /// Leaves slot `slot`'s verdict under `key`.
+    pub fn set(&self, slot: usize, key: u64, keep: bool) {
+        let verdict = if keep { Self::KEEP } else { Self::SKIP };
+        self.0[slot % PLAIN_VERDICT_SLOTS]
+            .store(key & !3 | verdict, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
