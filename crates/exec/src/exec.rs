@@ -755,6 +755,17 @@ impl<'p, 'a> Batch<'p, 'a> {
             .sum::<u64>()
             - 1;
         let lanes = self.lanes;
+        // A layout or view set (flash attention slices its layouts every KV step): the memo
+        // or the set for the one lane, without the mask scans of the general path.
+        if let Op::Coop2(c) = inner
+            && let Some((op, d, src, args)) = c.set_op()
+        {
+            let h = self.set_value_at(op, src, args, l0)?;
+            let col = &mut self.cols[d.ix() * lanes..][..lanes];
+            col[l0] = h;
+            self.fill_from_lane(d, l0, mask, dense);
+            return Ok(());
+        }
         // One-component lane ops straight from the lane's operands, with the per-lane
         // functions the column kernels are defined by (`bin1`, `un1`, `cvt1`): through the
         // column machinery a single lane cost about 85 cycles, and flash attention runs 32
@@ -796,21 +807,27 @@ impl<'p, 'a> Batch<'p, 'a> {
             cols
         };
         for k in 0..n {
-            let col = &mut self.cols[c.at(k).ix() * lanes..][..lanes];
-            let v = col[l0];
-            if dense {
-                kernels::fill_column(col, v);
-                continue;
-            }
-            for (w, &bits) in mask.iter().enumerate() {
-                let mut b = bits;
-                while b != 0 {
-                    col[w * 64 + b.trailing_zeros() as usize] = v;
-                    b &= b - 1;
-                }
-            }
+            self.fill_from_lane(c.at(k), l0, mask, dense);
         }
         Ok(())
+    }
+
+    /// Copies lane `l0`'s value of column `c` into every lane of `mask`.
+    fn fill_from_lane(&mut self, c: Col, l0: usize, mask: &Mask, dense: bool) {
+        let lanes = self.lanes;
+        let col = &mut self.cols[c.ix() * lanes..][..lanes];
+        let v = col[l0];
+        if dense {
+            kernels::fill_column(col, v);
+            return;
+        }
+        for (w, &bits) in mask.iter().enumerate() {
+            let mut b = bits;
+            while b != 0 {
+                col[w * 64 + b.trailing_zeros() as usize] = v;
+                b &= b - 1;
+            }
+        }
     }
 
     /// The phi copies of an edge whose incoming values overlap its phis: all read first.

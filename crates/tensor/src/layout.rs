@@ -76,6 +76,23 @@ fn check_count(op: &'static str, expected: usize, got: usize) -> Result<(), Tens
     }
 }
 
+/// The per-dimension state of a layout, for [`TensorLayout::from_fields`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LayoutFields {
+    /// `blockSize[i]`.
+    pub block_size: Coord,
+    /// `layoutDimension[i]`.
+    pub layout_dimension: Coord,
+    /// `stride[i]`.
+    pub stride: Coord,
+    /// `offset[i]` (signed).
+    pub offset: [i32; MAX_DIM],
+    /// `span[i]`.
+    pub span: Coord,
+    /// The raw clamp value.
+    pub clamp_value: u32,
+}
+
 /// `tensorLayoutNV<LDim, clampMode>` state.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TensorLayout {
@@ -105,6 +122,32 @@ impl TensorLayout {
             offset: [0; MAX_DIM],
             span: [0; MAX_DIM],
             clamp_value: 0,
+        })
+    }
+
+    /// A layout with every field given (entries at index >= `dims` are ignored and kept 0):
+    /// what `create` followed by `set_block_size`, `set_stride`, a slice and
+    /// `set_clamp_value` would build, without replaying them. None of those can fail once the
+    /// dimension count is valid, so that is the only check (an engine rebuilds a layout from
+    /// its stored fields for every tensor op; the replay cost four divisions and six copies).
+    pub fn from_fields(
+        dims: u32,
+        clamp_mode: ClampMode,
+        fields: &LayoutFields,
+    ) -> Result<Self, TensorError> {
+        let dims = check_dims("OpTypeTensorLayoutNV", dims)?;
+        let keep =
+            |v: &Coord| -> Coord { std::array::from_fn(|i| if i < dims { v[i] } else { 0 }) };
+        let offset = std::array::from_fn(|i| if i < dims { fields.offset[i] } else { 0 });
+        Ok(Self {
+            dims,
+            clamp_mode,
+            block_size: keep(&fields.block_size),
+            layout_dimension: keep(&fields.layout_dimension),
+            stride: keep(&fields.stride),
+            offset,
+            span: keep(&fields.span),
+            clamp_value: fields.clamp_value,
         })
     }
 
@@ -274,6 +317,31 @@ impl TensorView {
             clip_row_span: u32::MAX,
             clip_col_offset: 0,
             clip_col_span: u32::MAX,
+        })
+    }
+
+    /// A view with every field given: what `create`, `set_stride` and `set_clip` would build
+    /// (entries at index >= `dims` are ignored and kept 0). Checks what `create` checks (the
+    /// dimension count and the permutation); nothing else can fail.
+    pub fn from_fields(
+        dims: u32,
+        has_dimensions: bool,
+        permutation: &[u32],
+        view_dimension: &Coord,
+        view_stride: &Coord,
+        (row_offset, row_span, col_offset, col_span): (u32, u32, u32, u32),
+    ) -> Result<Self, TensorError> {
+        let v = Self::create(dims, has_dimensions, permutation)?;
+        let keep =
+            |c: &Coord| -> Coord { std::array::from_fn(|i| if i < v.dims { c[i] } else { 0 }) };
+        Ok(Self {
+            view_dimension: keep(view_dimension),
+            view_stride: keep(view_stride),
+            clip_row_offset: row_offset,
+            clip_row_span: row_span,
+            clip_col_offset: col_offset,
+            clip_col_span: col_span,
+            ..v
         })
     }
 

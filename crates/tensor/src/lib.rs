@@ -24,7 +24,7 @@ pub use address::{
 pub use decode::{
     DecodeVectorCalls, DecodeVectorGroup, VectorMember, decode_vector_calls, decode_vector_groups,
 };
-pub use layout::{ClampMode, Coord, MAX_DIM, TensorLayout, TensorView};
+pub use layout::{ClampMode, Coord, LayoutFields, MAX_DIM, TensorLayout, TensorView};
 
 /// Errors of the tensor semantics. Each names the instruction or pipeline step that failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

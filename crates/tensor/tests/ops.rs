@@ -277,3 +277,51 @@ fn per_element_transpose_convert() {
     // Unused import guard: views are exercised in pipeline.rs.
     let _ = TensorView::create(1, false, &[0]).unwrap();
 }
+
+proptest! {
+    /// `TensorLayout::from_fields` builds what the setters build from the same fields
+    /// (create, block size, dimension, stride, slice, clamp value), and `TensorView::from_fields`
+    /// what create, dimension, stride and clip build; both refuse what `create` refuses.
+    #[test]
+    fn layouts_and_views_from_fields_match_the_setters(
+        dims in 0u32..7, mode in 0usize..5, f in proptest::array::uniform5(any::<u32>()),
+        g in proptest::array::uniform5(any::<u32>()), h in proptest::array::uniform5(any::<u32>()),
+        o in proptest::array::uniform5(any::<i32>()), s in proptest::array::uniform5(any::<u32>()),
+        clamp in any::<u32>(), perm_seed in any::<u64>(), clip in any::<(u32, u32, u32, u32)>(),
+        has in any::<bool>(),
+    ) {
+        let mode = ClampMode::ALL[mode];
+        let fields = coopmat_tensor::LayoutFields {
+            block_size: f, layout_dimension: g, stride: h, offset: o, span: s, clamp_value: clamp,
+        };
+        let direct = TensorLayout::from_fields(dims, mode, &fields);
+        let replay = TensorLayout::create(dims, mode).and_then(|l| {
+            let n = l.dims();
+            let slice: Vec<u32> = (0..n).flat_map(|i| [o[i] as u32, s[i]]).collect();
+            Ok(l.set_dimension(&g[..n])?
+                .set_stride(&h[..n])?
+                .set_block_size(&f[..n])?
+                .slice(&slice)?
+                .set_clamp_value(clamp))
+        });
+        prop_assert_eq!(direct, replay);
+        // A permutation of 0..dims (or, for some seeds, a repeated entry, which both refuse).
+        let n = dims.clamp(1, 5) as usize;
+        let mut perm: Vec<u32> = (0..n as u32).collect();
+        for i in (1..n).rev() {
+            perm.swap(i, (perm_seed >> (3 * i)) as usize % (i + 1));
+        }
+        if perm_seed % 7 == 0 && n > 1 {
+            perm[0] = perm[1];
+        }
+        let perm = &perm[..n.min(dims as usize).max(1)];
+        let direct = TensorView::from_fields(dims, has, perm, &g, &h, clip);
+        let replay = TensorView::create(dims, has, perm).and_then(|v| {
+            let n = v.dims();
+            Ok(v.set_dimension(&g[..n])?
+                .set_stride(&h[..n])?
+                .set_clip(clip.0, clip.1, clip.2, clip.3))
+        });
+        prop_assert_eq!(direct, replay);
+    }
+}

@@ -9,7 +9,7 @@
 //! semantics themselves come from `coopmat_tensor`.
 
 use crate::ExecError;
-use coopmat_tensor::{ClampMode, MAX_DIM, TensorLayout, TensorView};
+use coopmat_tensor::{ClampMode, LayoutFields, MAX_DIM, TensorLayout, TensorView};
 
 /// Words of a layout's encoding: dims, clamp mode, `blockSize[5]`, `layoutDimension[5]`,
 /// `stride[5]`, `offset[5]`, `span[5]`, clampValue.
@@ -18,8 +18,8 @@ pub(crate) const LAYOUT_WORDS: usize = 28;
 /// `viewStride[5]`, clip (rowOffset, rowSpan, colOffset, colSpan).
 pub(crate) const VIEW_WORDS: usize = 21;
 
-/// A layout from its encoding (fields are replayed through the `coopmat_tensor` setters so
-/// every invariant of the type holds).
+/// A layout from its encoding (every field as stored: an encoding is only ever made by
+/// [`layout_to`] from a valid layout, or all zeros, which fails on its dimension count).
 pub(crate) fn layout_from(c: &[u64]) -> Result<TensorLayout, ExecError> {
     let te = |e: coopmat_tensor::TensorError| ExecError::invalid(e.to_string());
     let w = |i: usize| c[i] as u32;
@@ -31,23 +31,16 @@ pub(crate) fn layout_from(c: &[u64]) -> Result<TensorLayout, ExecError> {
     }
     // Fields on the stack: a layout is rebuilt for every tensor op that reads one.
     let f = |base: usize| -> [u32; MAX_DIM] { std::array::from_fn(|i| w(base + i)) };
-    let mut slice = [0u32; 2 * MAX_DIM];
-    for i in 0..dims {
-        slice[2 * i] = w(17 + i);
-        slice[2 * i + 1] = w(22 + i);
-    }
-    let l = TensorLayout::create(dims as u32, ClampMode::from_raw(w(1)).map_err(te)?)
-        .map_err(te)?
-        .set_dimension(&f(7)[..dims])
-        .map_err(te)?
-        .set_stride(&f(12)[..dims])
-        .map_err(te)?
-        .set_block_size(&f(2)[..dims])
-        .map_err(te)?
-        .slice(&slice[..2 * dims])
-        .map_err(te)?
-        .set_clamp_value(w(27));
-    Ok(l)
+    let fields = LayoutFields {
+        block_size: f(2),
+        layout_dimension: f(7),
+        stride: f(12),
+        offset: f(17).map(|o| o as i32),
+        span: f(22),
+        clamp_value: w(27),
+    };
+    TensorLayout::from_fields(dims as u32, ClampMode::from_raw(w(1)).map_err(te)?, &fields)
+        .map_err(te)
 }
 
 /// The encoding of a layout.
@@ -76,14 +69,15 @@ pub(crate) fn view_from(c: &[u64]) -> Result<TensorView, ExecError> {
         )));
     }
     let f = |base: usize| -> [u32; MAX_DIM] { std::array::from_fn(|i| w(base + i)) };
-    // set_dimension also recomputes the strides; set_stride then restores the stored ones.
-    Ok(TensorView::create(dims as u32, w(1) != 0, &f(2)[..dims])
-        .map_err(te)?
-        .set_dimension(&f(7)[..dims])
-        .map_err(te)?
-        .set_stride(&f(12)[..dims])
-        .map_err(te)?
-        .set_clip(w(17), w(18), w(19), w(20)))
+    TensorView::from_fields(
+        dims as u32,
+        w(1) != 0,
+        &f(2)[..dims],
+        &f(7),
+        &f(12),
+        (w(17), w(18), w(19), w(20)),
+    )
+    .map_err(te)
 }
 
 /// The encoding of a view.

@@ -802,6 +802,92 @@ fn tfault(e: impl std::fmt::Display) -> Fault {
     }
 }
 
+impl C2 {
+    /// A layout or view set's op, result column, input and argument columns.
+    pub(super) fn set_op(&self) -> Option<(SetOp, Col, Col, &[Col])> {
+        match self {
+            C2::SetLayout { kind, d, src, args } => Some((SetOp::Layout(*kind), *d, *src, args)),
+            C2::SetView { kind, d, src, args } => Some((SetOp::View(*kind), *d, *src, args)),
+            C2::CreateLayout { .. }
+            | C2::CreateView { .. }
+            | C2::Load { .. }
+            | C2::Store { .. }
+            | C2::QcomArray(_)
+            | C2::QcomMatrix(_)
+            | C2::GetCoord { .. }
+            | C2::Reduce { .. }
+            | C2::PerElement { .. }
+            | C2::Transpose { .. } => None,
+        }
+    }
+}
+
+/// A layout or view set op: the field it sets.
+#[derive(Clone, Copy)]
+pub(super) enum SetOp {
+    /// OpTensorLayoutSet*NV and OpTensorLayoutSliceNV.
+    Layout(LayoutSet),
+    /// OpTensorViewSet*NV.
+    View(ViewSet),
+}
+
+impl SetOp {
+    /// The kind of value it sets.
+    fn kind(self) -> Tensor {
+        match self {
+            SetOp::Layout(_) => Tensor::Layout,
+            SetOp::View(_) => Tensor::View,
+        }
+    }
+
+    /// Its key in its kind's memo of set results (`tensor_values::SetKey`).
+    fn key(self) -> u8 {
+        match self {
+            SetOp::Layout(k) => k as u8,
+            SetOp::View(k) => k as u8,
+        }
+    }
+
+    /// The encoding `out` of the value it makes from encoding `inp` and argument words `a`.
+    fn apply(self, inp: &[u64], a: &[u64], out: &mut [u64]) -> Result<(), Fault> {
+        match self {
+            SetOp::Layout(kind) => {
+                let l = layout_from(inp).map_err(tfault)?;
+                let a32 = a32_of(a)?;
+                let a32 = &a32[..a.len()];
+                let r = match kind {
+                    LayoutSet::Dimension => l.set_dimension(a32),
+                    LayoutSet::Stride => l.set_stride(a32),
+                    LayoutSet::BlockSize => l.set_block_size(a32),
+                    LayoutSet::Slice => l.slice(a32),
+                    LayoutSet::ClampValue => {
+                        Ok(l.set_clamp_value(a32.first().copied().unwrap_or(0)))
+                    }
+                }
+                .map_err(tfault)?;
+                layout_to(&r, out);
+            }
+            SetOp::View(kind) => {
+                let v = view_from(inp).map_err(tfault)?;
+                let a32 = a32_of(a)?;
+                let a32 = &a32[..a.len()];
+                let r = match kind {
+                    ViewSet::Dimension => v.set_dimension(a32).map_err(tfault)?,
+                    ViewSet::Stride => v.set_stride(a32).map_err(tfault)?,
+                    ViewSet::Clip => {
+                        if a32.len() != 4 {
+                            return Err(tfault("OpTensorViewSetClipNV: expected 4 operands"));
+                        }
+                        v.set_clip(a32[0], a32[1], a32[2], a32[3])
+                    }
+                };
+                view_to(&r, out);
+            }
+        }
+        Ok(())
+    }
+}
+
 impl<'p, 'a> Batch<'p, 'a> {
     pub(super) fn coop2(&mut self, c: &C2, mask: &Mask) -> Result<(), Fault> {
         match c {
@@ -831,47 +917,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                 self.fill_cols(*d, &[h], mask);
             }
             C2::SetLayout { kind, d, src, args } => {
-                let kind = *kind;
-                // The op's key in the memo of set results (`tensor_values::SetKey`).
-                let op = kind as u8;
-                self.per_lane_value(Tensor::Layout, op, *d, *src, args, mask, |inp, a, out| {
-                    let l = layout_from(inp).map_err(tfault)?;
-                    let a32 = a32_of(a)?;
-                    let a32 = &a32[..a.len()];
-                    let r = match kind {
-                        LayoutSet::Dimension => l.set_dimension(a32),
-                        LayoutSet::Stride => l.set_stride(a32),
-                        LayoutSet::BlockSize => l.set_block_size(a32),
-                        LayoutSet::Slice => l.slice(a32),
-                        LayoutSet::ClampValue => {
-                            Ok(l.set_clamp_value(a32.first().copied().unwrap_or(0)))
-                        }
-                    }
-                    .map_err(tfault)?;
-                    layout_to(&r, out);
-                    Ok(())
-                })?;
+                self.set_value(SetOp::Layout(*kind), *d, *src, args, mask)?
             }
             C2::SetView { kind, d, src, args } => {
-                let kind = *kind;
-                let op = kind as u8;
-                self.per_lane_value(Tensor::View, op, *d, *src, args, mask, |inp, a, out| {
-                    let v = view_from(inp).map_err(tfault)?;
-                    let a32 = a32_of(a)?;
-                    let a32 = &a32[..a.len()];
-                    let r = match kind {
-                        ViewSet::Dimension => v.set_dimension(a32).map_err(tfault)?,
-                        ViewSet::Stride => v.set_stride(a32).map_err(tfault)?,
-                        ViewSet::Clip => {
-                            if a32.len() != 4 {
-                                return Err(tfault("OpTensorViewSetClipNV: expected 4 operands"));
-                            }
-                            v.set_clip(a32[0], a32[1], a32[2], a32[3])
-                        }
-                    };
-                    view_to(&r, out);
-                    Ok(())
-                })?;
+                self.set_value(SetOp::View(*kind), *d, *src, args, mask)?
             }
             C2::Load {
                 d,
@@ -948,39 +997,20 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
     }
 
-    /// Computes a layout/view value (handles in column `d`) per active lane from the value
-    /// `src` and argument columns; lanes whose inputs equal the previous lane's reuse its
-    /// result (values are almost always uniform). Uniform inputs the same set op (`op`) saw
-    /// before in this workgroup give the handle it gave then.
-    #[allow(clippy::too_many_arguments)]
-    fn per_lane_value(
+    /// Computes a layout/view set (handles in column `d`) per active lane from the value `src`
+    /// and argument columns; lanes whose inputs equal the previous lane's reuse its result
+    /// (values are almost always uniform: then one evaluation, [`Batch::set_value_at`]).
+    fn set_value(
         &mut self,
-        kind: Tensor,
-        op: u8,
+        op: SetOp,
         d: Col,
         src: Col,
         args: &[Col],
         mask: &Mask,
-        f: impl Fn(&[u64], &[u64], &mut [u64]) -> Result<(), Fault>,
     ) -> Result<(), Fault> {
         let lanes = self.lanes;
         let Some(first) = mask_lanes(mask).next() else {
             return Ok(());
-        };
-        // Encodings on the stack (this runs for every layout and view op).
-        let mut out = [0u64; MAX_VALUE_WORDS];
-        let out = &mut out[..kind.words()];
-        let mut run = |b: &mut Self, h: u64, av: &[u64], l: usize| -> Result<u64, Fault> {
-            let mut inp = [0u64; MAX_VALUE_WORDS];
-            let value = b.values(kind).get(h);
-            let inp = &mut inp[..value.len().min(MAX_VALUE_WORDS)];
-            inp.copy_from_slice(&value[..inp.len()]);
-            f(inp, av, out).map_err(|e| Fault {
-                kind: ErrorKind::InvalidOperand,
-                what: e.what,
-                lane: Some(l),
-            })?;
-            Ok(b.intern_value(kind, out))
         };
         // Uniform inputs (the usual case: layouts and views are built from constants, push
         // constants and workgroup ids): one evaluation, found by comparing whole columns
@@ -995,27 +1025,12 @@ impl<'p, 'a> Batch<'p, 'a> {
                 mask_lanes(mask).all(|l| column[l] == v)
             }
         };
-        let at = |b: &Self, c: Col, l: usize| b.cols[c.ix() * lanes + l];
-        if uniform(src) && args.iter().all(|&c| uniform(c)) && args.len() <= MAX_SET_ARGS {
-            let mut av = [0u64; MAX_SET_ARGS];
-            for (x, &c) in av.iter_mut().zip(args) {
-                *x = at(self, c, first);
-            }
-            let input = at(self, src, first);
-            let key = tensor_values::SetKey::new(op, input, &av[..args.len()]);
-            let h = match key.and_then(|k| self.values(kind).recall(&k)) {
-                Some(h) => h,
-                None => {
-                    let h = run(self, input, &av[..args.len()], first)?;
-                    if let Some(k) = key {
-                        self.values_mut(kind).remember(k, h);
-                    }
-                    h
-                }
-            };
+        if uniform(src) && args.iter().all(|&c| uniform(c)) {
+            let h = self.set_value_at(op, src, args, first)?;
             self.fill_cols(d, &[h], mask);
             return Ok(());
         }
+        let at = |b: &Self, c: Col, l: usize| b.cols[c.ix() * lanes + l];
         let mut prev: Option<(u64, Vec<u64>, u64)> = None;
         let mut av = vec![0u64; args.len()];
         for l in mask_lanes(mask) {
@@ -1026,7 +1041,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             let r = match &prev {
                 Some((ph, pa, r)) if *ph == h && *pa == av => *r,
                 _ => {
-                    let r = run(self, h, &av, l)?;
+                    let r = self.run_set(op, h, &av, l)?;
                     prev = Some((h, av.clone(), r));
                     r
                 }
@@ -1034,6 +1049,62 @@ impl<'p, 'a> Batch<'p, 'a> {
             self.cols[d.ix() * lanes + l] = r;
         }
         Ok(())
+    }
+
+    /// The handle set op `op` gives for lane `l`'s operands: the one it gave before for the
+    /// same input handle and arguments in this workgroup (the memo), else computed and
+    /// interned. [`Batch::once`] calls this straight for a set proved uniform.
+    pub(super) fn set_value_at(
+        &mut self,
+        op: SetOp,
+        src: Col,
+        args: &[Col],
+        l: usize,
+    ) -> Result<u64, Fault> {
+        let lanes = self.lanes;
+        let input = self.cols[src.ix() * lanes + l];
+        let mut buf = [0u64; MAX_SET_ARGS];
+        let long: Vec<u64>;
+        let av: &[u64] = if args.len() <= MAX_SET_ARGS {
+            for (x, &c) in buf.iter_mut().zip(args) {
+                *x = self.cols[c.ix() * lanes + l];
+            }
+            &buf[..args.len()]
+        } else {
+            long = args
+                .iter()
+                .map(|&c| self.cols[c.ix() * lanes + l])
+                .collect();
+            &long
+        };
+        let kind = op.kind();
+        let key = tensor_values::SetKey::new(op.key(), input, av);
+        if let Some(h) = key.and_then(|k| self.values(kind).recall(&k)) {
+            return Ok(h);
+        }
+        let h = self.run_set(op, input, av, l)?;
+        if let Some(k) = key {
+            self.values_mut(kind).remember(k, h);
+        }
+        Ok(h)
+    }
+
+    /// Set op `op` on the value of handle `h` with argument words `av`, interned.
+    fn run_set(&mut self, op: SetOp, h: u64, av: &[u64], l: usize) -> Result<u64, Fault> {
+        let kind = op.kind();
+        // Encodings on the stack (this runs for every layout and view set that misses the memo).
+        let mut inp = [0u64; MAX_VALUE_WORDS];
+        let value = self.values(kind).get(h);
+        let inp = &mut inp[..value.len().min(MAX_VALUE_WORDS)];
+        inp.copy_from_slice(&value[..inp.len()]);
+        let mut out = [0u64; MAX_VALUE_WORDS];
+        let out = &mut out[..kind.words()];
+        op.apply(inp, av, out).map_err(|e| Fault {
+            kind: ErrorKind::InvalidOperand,
+            what: e.what,
+            lane: Some(l),
+        })?;
+        Ok(self.intern_value(kind, out))
     }
 
     /// The interned values of `kind`.
