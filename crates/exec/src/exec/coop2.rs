@@ -225,7 +225,7 @@ fn fold_tile(plan: &ReducePlan, v: &[f32], fold: Fold, acc: &mut Vec<f32>) -> bo
     if plan.groups == 0 || len == 0 || v.len() != plan.elems {
         return false;
     }
-    if v.iter().fold(false, |nan, x| nan | x.is_nan()) {
+    if kernels::any_nan(v) {
         return false;
     }
     acc.clear();
@@ -251,21 +251,8 @@ fn fold_tile(plan: &ReducePlan, v: &[f32], fold: Fold, acc: &mut Vec<f32>) -> bo
                 let l = list(k);
                 let first = v[l[0] as usize];
                 let m = match plan.contiguous {
-                    // Sixteen partial extremes: one vector instruction a chunk.
-                    true => {
-                        let run = &v[l[0] as usize..][..len];
-                        let mut part = [first; 16];
-                        let chunks = run.chunks_exact(16);
-                        for &x in chunks.remainder() {
-                            part[0] = extreme(part[0], x);
-                        }
-                        for c in chunks {
-                            for (p, &x) in part.iter_mut().zip(c) {
-                                *p = extreme(*p, x);
-                            }
-                        }
-                        part.iter().fold(first, |a, &b| extreme(a, b))
-                    }
+                    // No NaN (checked above): the vector kernel.
+                    true => kernels::extreme_f32(&v[l[0] as usize..][..len], max, first),
                     false => l.iter().fold(first, |a, &e| extreme(a, v[e as usize])),
                 };
                 let m = if m == 0.0 {
@@ -2093,7 +2080,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         // Column loops pay off over wide groups; a whole-matrix reduction (Row|Column: one
         // group, a step per element) folds element by element with the same `bin1`.
         let columns = (8..=MAX_LANES).contains(&g);
-        let mut c = vec![0u64; if columns { 3 * g } else { 0 }];
+        // Sized on first use: the folds on f32 tiles need none (two Row reductions a KV step).
+        let mut c = Vec::new();
         let (mut src, mut result) = (Vec::new(), Vec::new());
         let mut accf = Vec::new();
         // Result element e is its list's value `acc[which[e]]`.
@@ -2174,6 +2162,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     // (the same bits as `bin1`, `eval::fast_path_tests`).
                     Some(Fold::Bin { op, num, swapped }) if columns && step.len() == g => {
                         let (first, second) = if swapped { (2, 1) } else { (1, 2) };
+                        c.resize(3 * g, 0);
                         for (k, &e) in step.iter().enumerate() {
                             c[first * g + k] = acc[k];
                             c[second * g + k] = el(e);
