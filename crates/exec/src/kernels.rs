@@ -1338,11 +1338,16 @@ pub enum F32Arith {
     Mul,
     /// `x / y`.
     Div,
+    /// GLSL.std.450 FMax without NaNs: `y` if `x < y`, else `x` (equal operands, ±0 included,
+    /// give `x`). A NaN operand is reported, not handled.
+    Max,
+    /// FMin without NaNs: `y` if `y < x`, else `x`. A NaN operand is reported.
+    Min,
 }
 
 /// `out[i] = xs[i] op ys[i]` in f32 (IEEE, round to nearest even) over the common length, at
 /// the CPU's vector width; true when some result is a NaN (whose bits the caller decides: the
-/// vector op's are not the engine's).
+/// vector op's are not the engine's), or for Max and Min when some operand is one.
 pub fn f32_arith(op: F32Arith, xs: &[f32], ys: &[f32], out: &mut [f32]) -> bool {
     f32_arith_with(level(), op, xs, ys, out)
 }
@@ -1372,11 +1377,29 @@ fn f32_arith_body(op: F32Arith, xs: &[f32], ys: &[f32], out: &mut [f32]) -> bool
         }
         nan
     }
+    // A compare-select (one vmaxps-like blend a vector): its NaN test is on the operands, since
+    // a NaN second operand would not show in the result.
+    #[inline(always)]
+    fn pick(
+        xs: &[f32],
+        ys: &[f32],
+        out: &mut [f32],
+        first_wins: impl Fn(f32, f32) -> bool,
+    ) -> bool {
+        let mut nan = false;
+        for ((o, &x), &y) in out.iter_mut().zip(xs).zip(ys) {
+            nan |= x.is_nan() | y.is_nan();
+            *o = if first_wins(x, y) { x } else { y };
+        }
+        nan
+    }
     match op {
         F32Arith::Add => each(xs, ys, out, |x, y| x + y),
         F32Arith::Sub => each(xs, ys, out, |x, y| x - y),
         F32Arith::Mul => each(xs, ys, out, |x, y| x * y),
         F32Arith::Div => each(xs, ys, out, |x, y| x / y),
+        F32Arith::Max => pick(xs, ys, out, |x, y| !(x < y)),
+        F32Arith::Min => pick(xs, ys, out, |x, y| !(y < x)),
     }
 }
 
@@ -3016,12 +3039,34 @@ mod tests {
     /// vector tail), and report a NaN result wherever it is: 0·∞, ∞−∞, 0/0, a NaN operand.
     #[test]
     fn f32_tile_arithmetic_matches_scalar_f32_at_every_level() {
-        let ops = [F32Arith::Add, F32Arith::Sub, F32Arith::Mul, F32Arith::Div];
+        let ops = [
+            F32Arith::Add,
+            F32Arith::Sub,
+            F32Arith::Mul,
+            F32Arith::Div,
+            F32Arith::Max,
+            F32Arith::Min,
+        ];
+        // GLSL.std.450's FMax and FMin without NaNs (equal operands give the first).
         let scalar = |op: F32Arith, x: f32, y: f32| match op {
             F32Arith::Add => x + y,
             F32Arith::Sub => x - y,
             F32Arith::Mul => x * y,
             F32Arith::Div => x / y,
+            F32Arith::Max => {
+                if x < y {
+                    y
+                } else {
+                    x
+                }
+            }
+            F32Arith::Min => {
+                if y < x {
+                    y
+                } else {
+                    x
+                }
+            }
         };
         for level in levels() {
             for len in [0usize, 1, 7, 8, 15, 16, 17, 33, 100] {
@@ -3034,6 +3079,18 @@ mod tests {
                         let want = scalar(op, xs[i], ys[i]);
                         assert_eq!(out[i].to_bits(), want.to_bits(), "{level:?} {op:?} {i}");
                     }
+                }
+                // ±0 in both orders: the first operand.
+                let (zx, zy) = (vec![-0.0f32; len], vec![0.0f32; len]);
+                for op in [F32Arith::Max, F32Arith::Min] {
+                    let mut out = vec![1f32; len];
+                    assert!(!f32_arith_with(level, op, &zx, &zy, &mut out));
+                    assert!(
+                        out.iter().all(|x| x.to_bits() == 0x8000_0000),
+                        "{level:?} {op:?}"
+                    );
+                    assert!(!f32_arith_with(level, op, &zy, &zx, &mut out));
+                    assert!(out.iter().all(|x| x.to_bits() == 0), "{level:?} {op:?}");
                 }
                 let mut out = vec![0f32; len];
                 assert!(!f32_scale_with(level, &xs, -0.3, &mut out));
@@ -3052,6 +3109,11 @@ mod tests {
                     x2[at] = f32::NAN;
                     assert!(any_nan_with(level, &x2));
                     assert!(f32_arith_with(level, F32Arith::Add, &x2, &ys, &mut out));
+                    // Max and Min report a NaN operand on either side.
+                    for op in [F32Arith::Max, F32Arith::Min] {
+                        assert!(f32_arith_with(level, op, &x2, &ys, &mut out));
+                        assert!(f32_arith_with(level, op, &ys, &x2, &mut out));
+                    }
                     assert!(f32_scale_with(level, &x2, 2.0, &mut out));
                     x2[at] = f32::INFINITY;
                     assert!(f32_scale_with(level, &x2, 0.0, &mut out));

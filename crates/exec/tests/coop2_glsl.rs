@@ -743,6 +743,46 @@ fn min_max_reductions_fold_to_the_called_functions_bits() {
     }
 }
 
+/// Per-element max and min with a matrix operand (functions the engine folds onto the f32
+/// tiles) give the called functions' bits (uniformity observed turns folding off): ±0 in both
+/// orders, infinities, ties, and NaNs on either side with different payloads.
+#[test]
+fn per_element_min_max_fold_to_the_called_functions_bits() {
+    let Some(spv) = compile(&src("per_element_min_max.comp"), &[]) else {
+        return;
+    };
+    let m = coopmat_spirv::Module::from_bytes(&spv).unwrap();
+    let picks = [
+        0x8000_0000u32,
+        0,
+        0x3f80_0000,
+        0xbf80_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x4000_0000,
+    ];
+    let mut input: Vec<u32> = (0..512)
+        .map(|i| picks[(i * 5 + i / 7) % picks.len()])
+        .collect();
+    for round in 0..2 {
+        let go = |observe: bool| {
+            let ins = vec![
+                input.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                vec![0; 1024 * 4],
+            ];
+            run_folds_observed(&m, ins, observe).remove(1)
+        };
+        let (folded, called) = (go(false), go(true));
+        assert_eq!(folded, called, "round {round}");
+        assert!(folded.iter().any(|&b| b != 0), "stored nothing");
+        // Then NaNs in either tile, a quiet and a signaling payload.
+        input[3] = 0x7fc0_1234;
+        input[256 + 9] = 0xff80_0001;
+        input[20] = 0x7f80_0002;
+        input[256 + 20] = 0xffc0_0003;
+    }
+}
+
 /// A per-element `exp` (a function the engine folds, then runs through its f32 exp kernel
 /// straight on the tile) gives the bits the called function gives (uniformity observed turns
 /// folding off): values across the whole range, ±0, subnormals, and the inputs the kernel

@@ -2342,6 +2342,34 @@ impl<'p, 'a> Batch<'p, 'a> {
             self.lane_instr += n_all as u64;
             return true;
         }
+        // FMax and FMin (flash attention's running row maxima) straight on the f32 tiles, as
+        // `exp` above; a lane with a NaN operand is redone with `bin1`.
+        if let ElementFold::Bin { op, .. } = f
+            && matches!(op, BinOp::FMax | BinOp::NMax | BinOp::FMin | BinOp::NMin)
+        {
+            let kop = if matches!(op, BinOp::FMax | BinOp::NMax) {
+                kernels::F32Arith::Max
+            } else {
+                kernels::F32Arith::Min
+            };
+            let mut wide = std::mem::take(&mut self.scratch_f32);
+            wide.resize(n, 0.0);
+            let (xs, ys) = (&self.mf[ka..ka + n], &self.mf[kb..kb + n]);
+            if kernels::f32_arith(kop, xs, ys, &mut wide) {
+                for ((o, &x), &y) in wide.iter_mut().zip(xs).zip(ys) {
+                    if x.is_nan() || y.is_nan() {
+                        let r = bin1(op, Num::F32, x.to_bits() as u64, y.to_bits() as u64);
+                        *o = arena_f32(r);
+                    }
+                }
+            }
+            self.mf[dk..dk + n].copy_from_slice(&wide);
+            self.scratch_f32 = wide;
+            self.copy_row_down(d, i, rows);
+            self.instr += 1;
+            self.lane_instr += n_all as u64;
+            return true;
+        }
         let lanes = MAX_LANES.min(n);
         // Every column a kernel reads is written first: no clearing.
         let mut c = std::mem::take(&mut self.scratch_cols);
