@@ -1384,12 +1384,12 @@ fn f32_arith_body(op: F32Arith, xs: &[f32], ys: &[f32], out: &mut [f32]) -> bool
         xs: &[f32],
         ys: &[f32],
         out: &mut [f32],
-        first_wins: impl Fn(f32, f32) -> bool,
+        second_wins: impl Fn(f32, f32) -> bool,
     ) -> bool {
         let mut nan = false;
         for ((o, &x), &y) in out.iter_mut().zip(xs).zip(ys) {
             nan |= x.is_nan() | y.is_nan();
-            *o = if first_wins(x, y) { x } else { y };
+            *o = if second_wins(x, y) { y } else { x };
         }
         nan
     }
@@ -1398,8 +1398,8 @@ fn f32_arith_body(op: F32Arith, xs: &[f32], ys: &[f32], out: &mut [f32]) -> bool
         F32Arith::Sub => each(xs, ys, out, |x, y| x - y),
         F32Arith::Mul => each(xs, ys, out, |x, y| x * y),
         F32Arith::Div => each(xs, ys, out, |x, y| x / y),
-        F32Arith::Max => pick(xs, ys, out, |x, y| !(x < y)),
-        F32Arith::Min => pick(xs, ys, out, |x, y| !(y < x)),
+        F32Arith::Max => pick(xs, ys, out, |x, y| x < y),
+        F32Arith::Min => pick(xs, ys, out, |x, y| y < x),
     }
 }
 
