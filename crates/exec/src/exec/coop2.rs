@@ -2335,12 +2335,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 }
             }
-            self.mf[dk..dk + n].copy_from_slice(&wide);
-            self.scratch_f32 = wide;
-            self.copy_row_down(d, i, rows);
-            self.instr += 1;
-            self.lane_instr += n_all as u64;
-            return true;
+            return self.end_tile_fold(wide, (d, i), dk, rows, n_all);
         }
         // FMax and FMin (flash attention's running row maxima) straight on the f32 tiles, as
         // `exp` above; a lane with a NaN operand is redone with `bin1`.
@@ -2363,12 +2358,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                     }
                 }
             }
-            self.mf[dk..dk + n].copy_from_slice(&wide);
-            self.scratch_f32 = wide;
-            self.copy_row_down(d, i, rows);
-            self.instr += 1;
-            self.lane_instr += n_all as u64;
-            return true;
+            return self.end_tile_fold(wide, (d, i), dk, rows, n_all);
         }
         let lanes = MAX_LANES.min(n);
         // Every column a kernel reads is written first: no clearing.
@@ -2399,6 +2389,25 @@ impl<'p, 'a> Batch<'p, 'a> {
         self.scratch_cols = c;
         self.copy_row_down(d, i, rows);
         // What the call would have counted: one op over the tile's lanes.
+        self.instr += 1;
+        self.lane_instr += n_all as u64;
+        true
+    }
+
+    /// Ends a fold computed straight on f32 tiles into `wide` (the batch's scratch, given back):
+    /// its values into instance `i` of `d` at `dk`, the rows past `rows` repeating the last one
+    /// computed, and what the call would have counted (one op over `n_all` lanes).
+    fn end_tile_fold(
+        &mut self,
+        wide: Vec<f32>,
+        (d, i): (Mat, usize),
+        dk: usize,
+        rows: usize,
+        n_all: usize,
+    ) -> bool {
+        self.mf[dk..dk + wide.len()].copy_from_slice(&wide);
+        self.scratch_f32 = wide;
+        self.copy_row_down(d, i, rows);
         self.instr += 1;
         self.lane_instr += n_all as u64;
         true
