@@ -590,7 +590,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             for (a, e) in active[..nw].iter_mut().zip(&self.exited) {
                 *a &= !e;
             }
-            let count = kernels::count_bits(&active[..nw]);
+            let count: u32 = active[..nw].iter().map(|w| w.count_ones()).sum();
             if count == 0 {
                 continue;
             }
@@ -749,7 +749,11 @@ impl<'p, 'a> Batch<'p, 'a> {
         };
         // Only the words that can hold the batch's lanes (the baseline build's `count_ones` is a
         // bit-count of its own, and sixteen of them were a third of a scalar `Once`).
-        self.uniform_copies += kernels::count_bits(&mask[..self.mask_words()]) as u64 - 1;
+        self.uniform_copies += mask[..self.mask_words()]
+            .iter()
+            .map(|w| w.count_ones() as u64)
+            .sum::<u64>()
+            - 1;
         let lanes = self.lanes;
         // A layout or view set (flash attention slices its layouts every KV step): the memo
         // or the set for the one lane, without the mask scans of the general path.

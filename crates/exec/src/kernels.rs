@@ -1556,25 +1556,6 @@ fn extreme_f32_avx512(xs: &[f32], max: bool, first: f32) -> f32 {
     extreme_f32_body(xs, max, first)
 }
 
-/// Set bits in `words` (a mask's lanes). The baseline build counts a word with a dozen SSE2
-/// instructions; every CPU with AVX2 has `popcnt`, one instruction a word (the block loop
-/// counts each block's lanes, sixteen words in a per-element call's sub-batch).
-pub fn count_bits(words: &[u64]) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    if level() != Level::Base {
-        // SAFETY: level() is Avx2 or Avx512 only when AVX2 is present, and every AVX2 CPU has
-        // POPCNT (x86-64-v3 includes v2).
-        return unsafe { count_bits_popcnt(words) };
-    }
-    words.iter().map(|w| w.count_ones()).sum()
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-fn count_bits_popcnt(words: &[u64]) -> u32 {
-    words.iter().map(|w| w.count_ones()).sum()
-}
-
 /// Whether some value of `xs` is a NaN, at the CPU's vector width.
 pub fn any_nan(xs: &[f32]) -> bool {
     any_nan_with(level(), xs)
@@ -3019,22 +3000,6 @@ mod tests {
                     f32::NEG_INFINITY
                 );
             }
-        }
-    }
-
-    /// [`count_bits`] counts every set bit, whichever instruction the CPU has.
-    #[test]
-    fn count_bits_counts_every_bit() {
-        let words = [
-            0u64,
-            u64::MAX,
-            0x8000_0000_0000_0001,
-            0x00ff_00ff_00ff_00ff,
-            1 << 63,
-        ];
-        for n in 0..=words.len() {
-            let want: u32 = words[..n].iter().map(|w| w.count_ones()).sum();
-            assert_eq!(count_bits(&words[..n]), want);
         }
     }
 
