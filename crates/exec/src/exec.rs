@@ -1067,16 +1067,17 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let src = &self.mf[tile + first..tile + first + avail];
                 // f16 values narrowed at the vector width (flash attention extracts from an
                 // f16 tile every KV step: 900 cycles element by element), unless one is a NaN.
-                let mut words = [0u32; MAX_LANES / 2];
-                let vector = s.cm.num == Num::F16
-                    && avail.is_multiple_of(2)
-                    && avail <= 2 * words.len()
-                    && !kernels::f32_to_f16_pairs(src, &mut words[..avail / 2]);
-                if vector {
-                    for (k, x) in inside.iter_mut().enumerate() {
-                        *x = (words[k / 2] >> (16 * (k % 2)) & 0xffff) as u64;
+                let mut vector = false;
+                if s.cm.num == Num::F16 && avail.is_multiple_of(2) && avail <= MAX_LANES {
+                    let mut words = [0u32; MAX_LANES / 2];
+                    vector = !kernels::f32_to_f16_pairs(src, &mut words[..avail / 2]);
+                    if vector {
+                        for (k, x) in inside.iter_mut().enumerate() {
+                            *x = (words[k / 2] >> (16 * (k % 2)) & 0xffff) as u64;
+                        }
                     }
-                } else {
+                }
+                if !vector {
                     for (x, &v) in inside.iter_mut().zip(src) {
                         *x = arena_bits(s.cm.num, v);
                     }
