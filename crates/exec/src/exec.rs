@@ -761,9 +761,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             && let Some((op, d, src, args)) = c.set_op()
         {
             let h = self.set_value_at(op, src, args, l0)?;
-            let col = &mut self.cols[d.ix() * lanes..][..lanes];
-            col[l0] = h;
-            self.fill_from_lane(d, l0, mask, dense);
+            self.fill_cols(d, &[h], mask);
             return Ok(());
         }
         // One-component lane ops straight from the lane's operands, with the per-lane

@@ -965,7 +965,7 @@ impl<'p, 'a> Batch<'p, 'a> {
 
     /// Writes the same value into columns `d..` of every active lane (a plain fill when all
     /// are active).
-    fn fill_cols(&mut self, d: Col, v: &[u64], mask: &Mask) {
+    pub(super) fn fill_cols(&mut self, d: Col, v: &[u64], mask: &Mask) {
         let lanes = self.lanes;
         let dense = *mask == self.full;
         for (k, &x) in v.iter().enumerate() {
@@ -2387,16 +2387,11 @@ impl<'p, 'a> Batch<'p, 'a> {
             }
         }
         self.scratch_cols = c;
-        self.copy_row_down(d, i, rows);
-        // What the call would have counted: one op over the tile's lanes.
-        self.instr += 1;
-        self.lane_instr += n_all as u64;
-        true
+        self.fold_done(d, i, rows, n_all)
     }
 
     /// Ends a fold computed straight on f32 tiles into `wide` (the batch's scratch, given back):
-    /// its values into instance `i` of `d` at `dk`, the rows past `rows` repeating the last one
-    /// computed, and what the call would have counted (one op over `n_all` lanes).
+    /// its values into instance `i` of `d` at `dk`, then [`Batch::fold_done`].
     fn end_tile_fold(
         &mut self,
         wide: Vec<f32>,
@@ -2407,6 +2402,13 @@ impl<'p, 'a> Batch<'p, 'a> {
     ) -> bool {
         self.mf[dk..dk + wide.len()].copy_from_slice(&wide);
         self.scratch_f32 = wide;
+        self.fold_done(d, i, rows, n_all)
+    }
+
+    /// The end of every fold on f32 tiles: instance `i` of `d`'s rows past `rows` repeat the
+    /// last one computed, and the counts are what the call would have counted (one op over
+    /// `n_all` lanes).
+    fn fold_done(&mut self, d: Mat, i: usize, rows: usize, n_all: usize) -> bool {
         self.copy_row_down(d, i, rows);
         self.instr += 1;
         self.lane_instr += n_all as u64;
