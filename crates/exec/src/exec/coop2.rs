@@ -58,6 +58,20 @@ pub(super) struct SourceCache {
     results: Vec<u64>,
     /// Scratch f16 pairs of a decoded tile that is not kept.
     halves: Vec<u32>,
+    /// Where each tensor load (by salt and instance) last read its runs, and how far it moved
+    /// from the time before: [`Batch::next_runs`].
+    strides: rustc_hash::FxHashMap<(u32, usize), RunStride>,
+}
+
+/// Tensor loads whose steps a batch tracks before it starts over.
+const MAX_TRACKED_LOADS: usize = 4096;
+
+/// A tensor load's last position: the object, the byte of its index 0 and the step before.
+#[derive(Clone, Copy)]
+struct RunStride {
+    object: (bool, u32),
+    byte: usize,
+    step: usize,
 }
 
 /// Tile sources kept by a thread before it starts over (a flash-attention dispatch needs
@@ -351,6 +365,53 @@ fn run_to_f32(words: &[AtomicU32], byte: usize, num: Num, out: &mut [f32]) {
     }
     for (j, x) in out[at..].iter_mut().enumerate() {
         *x = lut[memory::read_bytes(words, byte + 2 * j, 2) as usize];
+    }
+}
+
+/// Fetches every cache line of `runs` (elements of `cb` bytes, index 0 at byte `start` of
+/// `words`) that lies inside `words`.
+fn prefetch_runs(words: &[AtomicU32], runs: &[(usize, u64, usize)], start: usize, cb: u64) {
+    for &(_, i0, len) in runs {
+        let first = start.wrapping_add((i0.wrapping_mul(cb)) as usize);
+        for byte in (first..first.saturating_add(len * cb as usize)).step_by(64) {
+            if let Some(w) = words.get(byte / 4) {
+                kernels::prefetch(w);
+            }
+        }
+    }
+}
+
+/// Runs of equal length one after the other into `out` (`byte_of` gives a run's first byte):
+/// runs equally far apart in memory (a tensor's rows) through one vector conversion of the
+/// whole set, others run by run ([`run_to_f32`]). One call instead of one per run: a flash
+/// attention step converts 32 rows of 128 halves for each of K and V.
+fn runs_to_f32(
+    words: &[AtomicU32],
+    runs: &[(usize, u64, usize)],
+    byte_of: impl Fn(u64) -> usize,
+    num: Num,
+    out: &mut [f32],
+) {
+    let Some(&(_, _, len)) = runs.first() else {
+        return;
+    };
+    let first = byte_of(runs[0].1);
+    let step = runs.get(1).map(|r| byte_of(r.1).wrapping_sub(first));
+    let even = step.is_some_and(|step| {
+        runs.windows(2)
+            .all(|w| byte_of(w[1].1).wrapping_sub(byte_of(w[0].1)) == step)
+    });
+    if let Some(step) = step.filter(|_| even)
+        && num == Num::F16
+        && len % 2 == 0
+        && first % 4 == 0
+        && step % 4 == 0
+        && kernels::f16_rows_to_f32(words, (first / 4, step / 4, runs.len(), len / 2), out)
+    {
+        return;
+    }
+    for (&(_, i0, _), out) in runs.iter().zip(out.chunks_exact_mut(len)) {
+        run_to_f32(words, byte_of(i0), num, out);
     }
 }
 
@@ -1188,7 +1249,8 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// Moves a tile's memory runs (each inside the object `(sh, idx)` from byte `b0`, checked
-    /// by the caller) into the f32 arena from `tile`. Runs along rows are copied as they come.
+    /// by the caller) into the f32 arena from `tile`. Runs along rows that follow one another
+    /// in the tile are converted together ([`runs_to_f32`]).
     /// Runs along columns (a transposing view: ggml's B tiles) that fill up to
     /// [`TRANSPOSE_GROUP`] adjacent columns with the same length are read one after the other
     /// into a scratch block and written back row by row, so that each row of the group is one
@@ -1209,33 +1271,60 @@ impl<'p, 'a> Batch<'p, 'a> {
         let mut r = 0;
         while r < runs.len() {
             let (e0, _, len) = runs[r];
+            let words = self.mem.words(sh, idx);
             let group = if stride == 1 {
-                1
+                // Along rows: straight into the arena, the runs that follow one another in the
+                // tile (whole tile rows: a flash attention's V tile) together.
+                let group = 1 + runs[r + 1..]
+                    .iter()
+                    .enumerate()
+                    .take_while(|&(j, &(e, _, l))| e == e0 + (j + 1) * len && l == len)
+                    .count();
+                let out = &mut self.mf[tile + e0..tile + e0 + group * len];
+                runs_to_f32(words, &runs[r..r + group], byte_of, num, out);
+                group
             } else {
-                1 + runs[r + 1..]
+                // Up to TRANSPOSE_GROUP adjacent columns of the same length: their runs one
+                // after the other into the scratch block, then as columns.
+                let group = 1 + runs[r + 1..]
                     .iter()
                     .take(TRANSPOSE_GROUP - 1)
                     .enumerate()
                     .take_while(|&(j, &(e, _, l))| e == e0 + j + 1 && l == len)
-                    .count()
-            };
-            let words = self.mem.words(sh, idx);
-            if stride == 1 {
-                // Along a row: straight into the arena.
-                let out = &mut self.mf[tile + e0..tile + e0 + len];
-                run_to_f32(words, byte_of(runs[r].1), num, out);
-            } else {
-                // The group's runs (all `len` long) one after the other, then as columns.
+                    .count();
                 row.resize(group * len, 0.0);
-                for (&(_, i0, _), out) in runs[r..r + group].iter().zip(row.chunks_exact_mut(len)) {
-                    run_to_f32(words, byte_of(i0), num, out);
-                }
+                runs_to_f32(words, &runs[r..r + group], byte_of, num, &mut row);
                 let end = tile + e0 + (len - 1) * stride + group;
                 kernels::runs_to_columns(&row, len, group, &mut self.mf[tile + e0..end], stride);
-            }
+                group
+            };
             r += group;
         }
         self.src_cache.row = row;
+    }
+
+    /// Records that tensor load `at` (salt, instance) read its runs from byte `start` of
+    /// `object` (the byte of index 0); returns the step to the next read when this one moved
+    /// by the same step as the one before (wrapping: a step down is as good as one up).
+    fn next_runs(&mut self, at: (u32, usize), object: (bool, u32), start: usize) -> Option<usize> {
+        // One entry a load op and instance of the programs this batch ran: bounded anyway.
+        if self.src_cache.strides.len() >= MAX_TRACKED_LOADS {
+            self.src_cache.strides.clear();
+        }
+        let last = self.src_cache.strides.insert(
+            at,
+            RunStride {
+                object,
+                byte: start,
+                step: 0,
+            },
+        );
+        let last = last.filter(|l| l.object == object)?;
+        let step = start.wrapping_sub(last.byte);
+        if let Some(now) = self.src_cache.strides.get_mut(&at) {
+            now.step = step;
+        }
+        (step != 0 && step == last.step).then_some(step)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1311,19 +1400,27 @@ impl<'p, 'a> Batch<'p, 'a> {
                 decode.is_none() && (f16_arena || f32_arena) && srcs.runs_inside(shift.0, cb, avail)
             });
             if let Some((sh, idx, b0, _)) = run_object {
-                // Runs are short (a tile's row or column) and far apart in the source (a
-                // tensor's rows): touch every cache line of every run first, so that the misses
-                // overlap instead of each run waiting for its own.
-                let words = self.mem.words(sh, idx);
-                for &(_, i0, len) in &srcs.runs {
-                    let first = b0 + (i0.wrapping_add(shift.0) * cb) as usize;
-                    for byte in (first..first + len * cb as usize).step_by(64) {
-                        if let Some(w) = words.get(byte / 4) {
-                            kernels::prefetch(w);
-                        }
-                    }
+                let start = b0.wrapping_add((shift.0.wrapping_mul(cb)) as usize);
+                // The same step as last time (a loop walking a tensor: flash attention's K and
+                // V, one block of rows a step): this load's lines were fetched by the last one.
+                let step = self.next_runs((salt, i), (sh, idx), start);
+                if step.is_none() {
+                    // Runs are short (a tile's row or column) and far apart in the source (a
+                    // tensor's rows): touch every cache line of every run first, so that the
+                    // misses overlap instead of each run waiting for its own.
+                    prefetch_runs(self.mem.words(sh, idx), &srcs.runs, start, cb);
                 }
                 self.place_runs(&srcs, (sh, idx, b0), shift.0, cm.num, s.off + i * n_el);
+                if let Some(step) = step {
+                    // The next load's lines now, so that its misses overlap the work in
+                    // between instead of the next step waiting for memory at its start.
+                    prefetch_runs(
+                        self.mem.words(sh, idx),
+                        &srcs.runs,
+                        start.wrapping_add(step),
+                        cb,
+                    );
+                }
             }
             let runs_done = run_object.is_some();
             // DecodeFunc calls only (the usual case), or DecodeVectorFunc wherever the spec
@@ -2718,6 +2815,65 @@ impl<'p, 'a> Batch<'p, 'a> {
 mod tests {
     use super::*;
     use coopmat_tensor::{ClampMode, TensorLayout, TensorView};
+
+    /// Runs converted together by [`runs_to_f32`] are the runs converted one by one: evenly
+    /// spaced runs (the one-call path: tensor rows, rows as long as the stride, a stride down),
+    /// uneven ones, odd lengths, a run that starts mid-word, f32 elements, and a NaN among f16s
+    /// (which the vector conversion hands back to the row path).
+    #[test]
+    fn runs_converted_together_equal_runs_one_by_one() {
+        let mut next = coopmat_testkit::xorshift64(0x51ed_270b_2718_2818);
+        // Finite halves (exponent below 31) except where a case plants a NaN.
+        let words: Vec<u32> = (0..4096).map(|_| (next() as u32) & 0x3bff_3bff).collect();
+        let mut nan = words.clone();
+        nan[700] = 0x7e01_3c00;
+        let cases: [(&[u32], Num, u64, usize, &[u64]); 9] = [
+            (&words, Num::F16, 0, 16, &[0, 64, 128, 192]),
+            (&words, Num::F16, 8, 64, &[0, 64, 128, 192]),
+            (&words, Num::F16, 0, 32, &[640, 480, 320, 160, 0]),
+            (&words, Num::F16, 0, 16, &[0, 64, 160, 192]),
+            (&words, Num::F16, 0, 15, &[0, 64, 128]),
+            (&words, Num::F16, 1, 16, &[0, 64, 128]),
+            (&words, Num::F16, 2, 48, &[2, 130, 258, 386]),
+            (&words, Num::F32, 0, 16, &[0, 32, 64]),
+            (&nan, Num::F16, 0, 128, &[1280, 1408, 1536]),
+        ];
+        for (n, &(src, num, b0, len, starts)) in cases.iter().enumerate() {
+            let atomics: Vec<AtomicU32> = src.iter().map(|&w| AtomicU32::new(w)).collect();
+            let cb = num.bytes() as u64;
+            let byte_of = |i0: u64| (b0 + i0 * cb) as usize;
+            let runs: Vec<(usize, u64, usize)> = starts
+                .iter()
+                .enumerate()
+                .map(|(j, &i0)| (j * len, i0, len))
+                .collect();
+            let mut together = vec![0f32; runs.len() * len];
+            runs_to_f32(&atomics, &runs, byte_of, num, &mut together);
+            let mut one_by_one = vec![0f32; runs.len() * len];
+            for (&(_, i0, _), out) in runs.iter().zip(one_by_one.chunks_exact_mut(len)) {
+                run_to_f32(&atomics, byte_of(i0), num, out);
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&together), bits(&one_by_one), "case {n}");
+            // And both are the elements themselves.
+            for (j, &(_, i0, _)) in runs.iter().enumerate() {
+                for k in 0..len {
+                    let byte = byte_of(i0) + k * cb as usize;
+                    let x = memory::read_bytes(&atomics, byte, cb as u32);
+                    let want = if num == Num::F16 {
+                        floats::f16_lut()[x as usize].to_bits()
+                    } else {
+                        x as u32
+                    };
+                    assert_eq!(
+                        together[j * len + k].to_bits(),
+                        want,
+                        "case {n} run {j} element {k}"
+                    );
+                }
+            }
+        }
+    }
 
     /// Decode results packed in tile order by [`halves_in_tile_order`] are the write list's
     /// placement, element for element: DecodeVectorFunc's interleaved shapes (V = 4 and 2, one
