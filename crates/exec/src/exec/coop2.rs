@@ -403,9 +403,9 @@ fn runs_to_f32(
     });
     if let Some(step) = step.filter(|_| even)
         && num == Num::F16
-        && len % 2 == 0
-        && first % 4 == 0
-        && step % 4 == 0
+        && len.is_multiple_of(2)
+        && first.is_multiple_of(4)
+        && step.is_multiple_of(4)
         && kernels::f16_rows_to_f32(words, (first / 4, step / 4, runs.len(), len / 2), out)
     {
         return;
@@ -2827,7 +2827,9 @@ mod tests {
         let words: Vec<u32> = (0..4096).map(|_| (next() as u32) & 0x3bff_3bff).collect();
         let mut nan = words.clone();
         nan[700] = 0x7e01_3c00;
-        let cases: [(&[u32], Num, u64, usize, &[u64]); 9] = [
+        // (words, element type, first byte, run length, run starts)
+        type Case<'a> = (&'a [u32], Num, u64, usize, &'a [u64]);
+        let cases: [Case; 9] = [
             (&words, Num::F16, 0, 16, &[0, 64, 128, 192]),
             (&words, Num::F16, 8, 64, &[0, 64, 128, 192]),
             (&words, Num::F16, 0, 32, &[640, 480, 320, 160, 0]),
