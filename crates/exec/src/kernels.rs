@@ -1985,6 +1985,81 @@ fn f32_to_f16_pairs_avx512(src: &[f32], dst: &mut [u32]) -> bool {
     tail | (nan != 0)
 }
 
+/// Sixteen runs of f16 pairs in memory, `nw` words each, `stride` words apart from word `w0`
+/// of `src` (a tensor's rows read through a transposing view: flash attention's K tile), as
+/// the sixteen columns of a block of `dst`: `dst[k·dst_stride + j]` = element k of run j,
+/// widened to f32. Converted and transposed in registers, 16×16 at a time, without the
+/// scratch copy of [`runs_to_columns`]. False where it does not apply (no AVX-512, `nw` not a
+/// multiple of 8, a run outside `src` or `dst` too short: nothing written) or when a run holds
+/// a NaN (vcvtph2ps quiets signaling ones; the block is then partly written, and the caller
+/// writes all of it again the other way).
+pub(crate) fn f16_runs_to_columns16(
+    src: &[std::sync::atomic::AtomicU32],
+    (w0, stride, nw): (usize, usize, usize),
+    dst: &mut [f32],
+    dst_stride: usize,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if level() == Level::Avx512 && nw > 0 && nw.is_multiple_of(8) {
+        let runs_fit = stride
+            .checked_mul(15)
+            .and_then(|x| x.checked_add(w0))
+            .and_then(|x| x.checked_add(nw))
+            .is_some_and(|end| end <= src.len());
+        let dst_fits = (2 * nw - 1)
+            .checked_mul(dst_stride)
+            .and_then(|x| x.checked_add(16))
+            .is_some_and(|end| end <= dst.len());
+        if runs_fit && dst_fits {
+            // SAFETY: AVX-512F is present (level); every run and the block were checked above.
+            return unsafe { f16_runs_to_columns16_avx512(src, (w0, stride, nw), dst, dst_stride) };
+        }
+    }
+    let _ = (src, w0, stride, nw, dst, dst_stride);
+    false
+}
+
+/// [`f16_runs_to_columns16`] with AVX-512F; false if some element is a NaN.
+///
+/// # Safety
+/// AVX-512F; words `w0 + j·stride .. + nw` of `src` exist for j < 16, and `dst` holds
+/// `(2·nw − 1)·dst_stride + 16` f32s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn f16_runs_to_columns16_avx512(
+    src: &[std::sync::atomic::AtomicU32],
+    (w0, stride, nw): (usize, usize, usize),
+    dst: &mut [f32],
+    dst_stride: usize,
+) -> bool {
+    use std::arch::x86_64::*;
+    let mut nan = 0u16;
+    for k0 in (0..nw).step_by(8) {
+        let rows: [__m512; 16] = std::array::from_fn(|j| {
+            let h: __m256i;
+            // SAFETY: words k0..k0 + 8 of run j are inside `src` (the caller's contract). In
+            // assembly for the reason given in `load_words_avx512`.
+            unsafe {
+                std::arch::asm!(
+                    "vmovdqu {h}, [{p}]",
+                    h = out(ymm_reg) h,
+                    p = in(reg) src.as_ptr().add(w0 + j * stride + k0),
+                    options(readonly, nostack, preserves_flags),
+                );
+            }
+            _mm512_cvtph_ps(h)
+        });
+        for v in &rows {
+            nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(*v, *v);
+        }
+        for (k, c) in transpose16(rows).iter().enumerate() {
+            // SAFETY: row 2·k0 + k < 2·nw of the block, so its 16 f32s end inside `dst`.
+            unsafe { _mm512_storeu_ps(dst.as_mut_ptr().add((2 * k0 + k) * dst_stride), *c) };
+        }
+    }
+    nan == 0
+}
+
 /// Writes `group` runs of `len` values each (`runs`, one run after the other) as the columns
 /// of a block of `dst`: `dst[k·stride + j] = runs[j·len + k]` (a tile loaded through a
 /// transposing view, whose runs lie along its columns). With AVX-512 and 16 runs, each row of
@@ -2691,6 +2766,80 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The fused f16 transpose places every element as widening then [`runs_to_columns`] does
+    /// (finite halves of every exponent, runs far apart and adjacent, a destination stride
+    /// wider than the block), writes nothing outside the block, and declines a NaN, a run
+    /// past the source's end, a short destination and a length that is no multiple of 16.
+    #[test]
+    fn f16_runs_to_columns16_equals_widening_then_transposing() {
+        use std::sync::atomic::AtomicU32;
+        let mut next = coopmat_testkit::xorshift64(0x2545_f491_4f6c_dd1d);
+        let words: Vec<u32> = (0..8192).map(|_| (next() as u32) & 0xfbff_fbff).collect();
+        let src: Vec<AtomicU32> = words.iter().map(|&w| AtomicU32::new(w)).collect();
+        let widen = |w: usize, k: usize| {
+            half::f16::from_bits((words[w + k / 2] >> (16 * (k % 2))) as u16).to_f32()
+        };
+        for (w0, stride, nw, dst_stride) in [(0, 64, 64, 32), (3, 8, 8, 16), (5, 200, 16, 40)] {
+            let len = 2 * nw;
+            let mut dst = vec![-1.0f32; (len - 1) * dst_stride + 16 + 5];
+            if level() != Level::Avx512 {
+                assert!(!f16_runs_to_columns16(
+                    &src,
+                    (w0, stride, nw),
+                    &mut dst,
+                    dst_stride
+                ));
+                continue;
+            }
+            assert!(f16_runs_to_columns16(
+                &src,
+                (w0, stride, nw),
+                &mut dst,
+                dst_stride
+            ));
+            for (i, &x) in dst.iter().enumerate() {
+                let (k, j) = (i / dst_stride, i % dst_stride);
+                let want = if k < len && j < 16 {
+                    widen(w0 + j * stride, k)
+                } else {
+                    -1.0
+                };
+                assert_eq!(
+                    x.to_bits(),
+                    want.to_bits(),
+                    "w0 {w0} stride {stride} at {i}"
+                );
+            }
+        }
+        let mut dst = vec![0f32; 64 * 64];
+        // A run past the end, a short destination, a length of 8 halves.
+        assert!(!f16_runs_to_columns16(
+            &src,
+            (8192 - 64 * 15, 64, 64),
+            &mut dst,
+            32
+        ));
+        assert!(!f16_runs_to_columns16(
+            &src,
+            (0, 64, 64),
+            &mut dst[..127 * 32],
+            32
+        ));
+        assert!(!f16_runs_to_columns16(&src, (0, 64, 4), &mut dst, 32));
+        let nan: Vec<AtomicU32> = words
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| {
+                AtomicU32::new(if i == 64 * 7 + 9 {
+                    0x7c01_0000 | w & 0xffff
+                } else {
+                    w
+                })
+            })
+            .collect();
+        assert!(!f16_runs_to_columns16(&nan, (0, 64, 64), &mut dst, 32));
     }
 
     /// Every level packs f32 values into f16 pairs as `half::f16::from_f32` rounds them (every

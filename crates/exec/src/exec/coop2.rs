@@ -395,24 +395,35 @@ fn runs_to_f32(
     let Some(&(_, _, len)) = runs.first() else {
         return;
     };
-    let first = byte_of(runs[0].1);
-    let step = runs.get(1).map(|r| byte_of(r.1).wrapping_sub(first));
-    let even = step.is_some_and(|step| {
-        runs.windows(2)
-            .all(|w| byte_of(w[1].1).wrapping_sub(byte_of(w[0].1)) == step)
-    });
-    if let Some(step) = step.filter(|_| even)
-        && num == Num::F16
-        && len.is_multiple_of(2)
-        && first.is_multiple_of(4)
-        && step.is_multiple_of(4)
-        && kernels::f16_rows_to_f32(words, (first / 4, step / 4, runs.len(), len / 2), out)
+    if let Some((w0, step)) = f16_word_rows(runs, &byte_of, num)
+        && kernels::f16_rows_to_f32(words, (w0, step, runs.len(), len / 2), out)
     {
         return;
     }
     for (&(_, i0, _), out) in runs.iter().zip(out.chunks_exact_mut(len)) {
         run_to_f32(words, byte_of(i0), num, out);
     }
+}
+
+/// Where runs of f16s (at least two, of one even length) are whole words evenly spaced in
+/// memory, as vector conversions read them: the first run's word and the step in words.
+fn f16_word_rows(
+    runs: &[(usize, u64, usize)],
+    byte_of: impl Fn(u64) -> usize,
+    num: Num,
+) -> Option<(usize, usize)> {
+    let (&(_, i0, len), rest) = runs.split_first()?;
+    let first = byte_of(i0);
+    let step = byte_of(rest.first()?.1).wrapping_sub(first);
+    let even = runs
+        .windows(2)
+        .all(|w| byte_of(w[1].1).wrapping_sub(byte_of(w[0].1)) == step);
+    (even
+        && num == Num::F16
+        && len.is_multiple_of(2)
+        && first.is_multiple_of(4)
+        && step.is_multiple_of(4))
+    .then_some((first / 4, step / 4))
 }
 
 /// `dst[j · step] = src[j]` for every j (one component of DecodeVectorFunc's results placed
@@ -1292,10 +1303,24 @@ impl<'p, 'a> Batch<'p, 'a> {
                     .enumerate()
                     .take_while(|&(j, &(e, _, l))| e == e0 + j + 1 && l == len)
                     .count();
-                row.resize(group * len, 0.0);
-                runs_to_f32(words, &runs[r..r + group], byte_of, num, &mut row);
                 let end = tile + e0 + (len - 1) * stride + group;
-                kernels::runs_to_columns(&row, len, group, &mut self.mf[tile + e0..end], stride);
+                let block = &mut self.mf[tile + e0..end];
+                let fused = group == 16
+                    && f16_word_rows(&runs[r..r + group], byte_of, num).is_some_and(
+                        |(w0, step)| {
+                            kernels::f16_runs_to_columns16(
+                                words,
+                                (w0, step, len / 2),
+                                block,
+                                stride,
+                            )
+                        },
+                    );
+                if !fused {
+                    row.resize(group * len, 0.0);
+                    runs_to_f32(words, &runs[r..r + group], byte_of, num, &mut row);
+                    kernels::runs_to_columns(&row, len, group, block, stride);
+                }
                 group
             };
             r += group;
