@@ -471,7 +471,7 @@ fn qcom_to_khr_on_small_subgroups_keeps_each_subgroups_rows() {
 }
 
 /// A matrix among PerElementOp's extra operands is passed element by element, at the same
-/// (row, column) as the element of the operated matrix.
+/// (row, column) as the element of the operated matrix; a vector operand, every component.
 #[test]
 fn per_element_op_passes_the_elements_of_matrix_operands() {
     let Some(spv) = compile(&src("per_element_matrix_operand.comp"), &[]) else {
@@ -485,6 +485,23 @@ fn per_element_op_passes_the_elements_of_matrix_operands() {
             let b = input[256 + c * 16 + r]; // loaded column-major
             let want = a * 3.0 + b - r as f32 + c as f32 * 0.5;
             assert_eq!(out[r * 16 + c], want, "({r},{c})");
+        }
+    }
+}
+
+/// A per-element call over more elements than the engine calls a function on at once
+/// (48x40 = 1920: the second part starts mid-row) gives each element its own row and column.
+#[test]
+fn per_element_op_on_a_large_matrix_gets_every_row_and_column() {
+    let Some(spv) = compile(&src("per_element_large.comp"), &[]) else {
+        return;
+    };
+    let input: Vec<f32> = (0..48 * 40).map(|i| (i % 89) as f32 * 0.5).collect();
+    let out = run(&spv, &input, 48 * 40).unwrap();
+    for r in 0..48 {
+        for c in 0..40 {
+            let want = input[r * 40 + c] * 2.0 + r as f32 * 64.0 + c as f32;
+            assert_eq!(out[r * 40 + c], want, "({r},{c})");
         }
     }
 }

@@ -368,6 +368,49 @@ fn run_to_f32(words: &[AtomicU32], byte: usize, num: Num, out: &mut [f32]) {
     }
 }
 
+/// An argument of a function the engine calls over many lanes ([`Batch::call_sub_logged`]),
+/// in the form that costs least to hand over: per-element calls pass the element's row and
+/// column and their non-matrix operands without building a column of `n` lanes for each.
+#[derive(Clone, Copy)]
+enum SubArg<'a> {
+    /// Each component's `n` lanes, one component after the other (`c·n + lane`).
+    Lanes(&'a [u64]),
+    /// One value a component, the same in every lane.
+    Same(&'a [u64]),
+    /// The row of lane `l` of a row-major tile of this many columns: `l / cols`.
+    Row(usize),
+    /// The column of lane `l` of a row-major tile of this many columns: `l % cols`.
+    Column(usize),
+}
+
+impl SubArg<'_> {
+    /// Component `c` of lanes `start .. start + out.len()` of a call over `n` lanes.
+    fn write(self, c: usize, (start, n): (usize, usize), out: &mut [u64]) {
+        match self {
+            SubArg::Lanes(a) => out.copy_from_slice(&a[c * n + start..c * n + start + out.len()]),
+            SubArg::Same(vals) => out.fill(vals[c]),
+            SubArg::Row(cols) | SubArg::Column(cols) => {
+                // Row by row of the tile (no division a lane): a run of one row's lanes is
+                // that row's index, or its columns counted up.
+                let cols = cols.max(1);
+                let (mut row, mut col) = (start / cols, start % cols);
+                let (mut at, n_out) = (0, out.len());
+                while at < n_out {
+                    let run = &mut out[at..(at + cols - col).min(n_out)];
+                    if matches!(self, SubArg::Row(_)) {
+                        run.fill(row as u64);
+                    } else {
+                        for (x, c) in run.iter_mut().zip(col as u64..) {
+                            *x = c;
+                        }
+                    }
+                    (at, row, col) = (at + run.len(), row + 1, 0);
+                }
+            }
+        }
+    }
+}
+
 /// Fetches every cache line of `runs` (elements of `cb` bytes, index 0 at byte `start` of
 /// `words`) that lies inside `words`.
 fn prefetch_runs(words: &[AtomicU32], runs: &[(usize, u64, usize)], start: usize, cb: u64) {
@@ -1847,7 +1890,11 @@ impl<'p, 'a> Batch<'p, 'a> {
             );
         }
         // coordInBlock needs no shift: the cached column is passed as it is.
-        let cols = [&args[0][..], &args[1][..], &da.coord_in_block[..]];
+        let cols = [
+            SubArg::Lanes(&args[0]),
+            SubArg::Lanes(&args[1]),
+            SubArg::Lanes(&da.coord_in_block),
+        ];
         let r = self.call_sub_logged(func, &cols, n, l0, log, results);
         self.src_cache.args = args;
         r
@@ -2010,7 +2057,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         l0: usize,
     ) -> Result<Vec<u64>, Fault> {
         let mut out = Vec::new();
-        let cols: Vec<&[u64]> = args.iter().map(|a| &a[..]).collect();
+        let cols: Vec<SubArg> = args.iter().map(|a| SubArg::Lanes(a)).collect();
         self.call_sub_logged(fid, &cols, n, l0, false, &mut out)?;
         Ok(out)
     }
@@ -2020,7 +2067,7 @@ impl<'p, 'a> Batch<'p, 'a> {
     fn call_sub_logged(
         &mut self,
         fid: u32,
-        args: &[&[u64]],
+        args: &[SubArg<'_>],
         n: usize,
         l0: usize,
         log: bool,
@@ -2047,14 +2094,18 @@ impl<'p, 'a> Batch<'p, 'a> {
             );
         }
         for (v, a) in f.params.iter().zip(args) {
-            if v.ncols as usize * n != a.len() || v.nmats != 0 {
+            let given = match a {
+                SubArg::Lanes(a) if a.len() == v.ncols as usize * n => v.ncols as usize,
+                SubArg::Lanes(a) => a.len() / n.max(1),
+                SubArg::Same(vals) => vals.len(),
+                SubArg::Row(_) | SubArg::Column(_) => 1,
+            };
+            if given != v.ncols as usize || v.nmats != 0 {
                 return fault(
                     ErrorKind::InvalidOperand,
                     format!(
-                        "function {}: a parameter has {} components, expected {}",
-                        f.name,
-                        v.ncols,
-                        a.len() / n.max(1)
+                        "function {}: a parameter has {} components, expected {given}",
+                        f.name, v.ncols,
                     ),
                 );
             }
@@ -2136,8 +2187,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             for (v, a) in f.params.iter().zip(args) {
                 for c in 0..v.ncols as usize {
                     let dst = (v.col.ix() + c) * MAX_LANES;
-                    sub.cols[dst..dst + cnt]
-                        .copy_from_slice(&a[c * n + start..c * n + start + cnt]);
+                    a.write(c, (start, n), &mut sub.cols[dst..dst + cnt]);
                 }
             }
             let mut m = [0u64; MW];
@@ -2348,11 +2398,11 @@ impl<'p, 'a> Batch<'p, 'a> {
             let mut args = std::mem::take(&mut self.element_args);
             args.resize_with(3 + extras.len(), Vec::new);
             self.tile_bits(m, i, &mut args[2]);
+            let (c, r) = (sm.cols as usize, sm.rows as usize);
             // A fold that reads neither the row nor the column takes the elements alone.
-            if fold.is_none_or(|f| f.reads_param(0) || f.reads_param(1))
+            if fold.is_some_and(|f| f.reads_param(0) || f.reads_param(1))
                 && let [rows, cols, ..] = &mut args[..]
             {
-                let (c, r) = (sm.cols as usize, sm.rows as usize);
                 rows.clear();
                 cols.clear();
                 for row in 0..r as u64 {
@@ -2364,17 +2414,33 @@ impl<'p, 'a> Batch<'p, 'a> {
                 if is_mat {
                     self.tile_bits(x.mat, i, a);
                 } else {
-                    // A non-matrix operand: the instance's first active lane's value.
+                    // A non-matrix operand: the instance's first active lane's value, one a
+                    // component (a fold takes it in every lane).
                     a.clear();
                     for c in 0..x.ncols as usize {
                         let val = self.cols[(x.col.ix() + c) * self.lanes + l0];
-                        a.extend(std::iter::repeat_n(val, n));
+                        a.extend(std::iter::repeat_n(val, if fold.is_some() { n } else { 1 }));
                     }
                 }
             }
             let r = match fold {
                 Some(f) => Ok(self.element_fold(f, &args, n)),
-                None => self.call_sub(func, &args, n, l0),
+                None => {
+                    // The call takes the row, the column and the non-matrix operands as they
+                    // are instead of as columns of n lanes.
+                    let mut call_args =
+                        vec![SubArg::Row(c), SubArg::Column(c), SubArg::Lanes(&args[2])];
+                    call_args.extend(extras.iter().zip(&args[3..]).map(|(&(_, is_mat), a)| {
+                        if is_mat {
+                            SubArg::Lanes(a)
+                        } else {
+                            SubArg::Same(a)
+                        }
+                    }));
+                    let mut out = Vec::new();
+                    self.call_sub_logged(func, &call_args, n, l0, false, &mut out)
+                        .map(|_| out)
+                }
             };
             self.element_args = args;
             let r = r?;
