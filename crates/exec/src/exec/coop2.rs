@@ -61,6 +61,9 @@ pub(super) struct SourceCache {
     /// Where each tensor load (by salt and instance) last read its runs, and how far it moved
     /// from the time before: [`Batch::next_runs`].
     strides: rustc_hash::FxHashMap<(u32, usize), RunStride>,
+    /// The tile each tensor load (by salt and instance) last kept in the dispatch's cache: the
+    /// next one it keeps is linked from it ([`tiles::KeptTile::next`]).
+    last_kept: rustc_hash::FxHashMap<(u32, usize), std::sync::Weak<tiles::KeptTile>>,
 }
 
 /// Tensor loads whose steps a batch tracks before it starts over.
@@ -1457,6 +1460,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let k0 = s.off + i * n_el;
                 t.elements.write_to(&mut self.mf[k0..k0 + n_el]);
                 c.reused(k);
+                // The tile this load kept after it, most likely the next step's.
+                if let Some(next) = t.next.get().and_then(std::sync::Weak::upgrade) {
+                    next.elements.prefetch();
+                }
                 continue;
             }
             let fast = match self.mem.resolve(base, l0, 0, false) {
@@ -1616,18 +1623,16 @@ impl<'p, 'a> Batch<'p, 'a> {
             } else {
                 self.src_cache.elems = mem_elems;
             }
-            if let (Some(k), Some(c)) = (plain_key, &self.tiles) {
+            if let (Some(k), Some(c)) = (plain_key, self.tiles.clone()) {
                 let k0 = s.off + i * n_el;
                 let elements = tiles::TileElements::of(&self.mf[k0..k0 + n_el], f16_arena);
-                let present = c.insert(
-                    k.to_vec(),
-                    tiles::KeptTile {
-                        bytes: elements.bytes(),
-                        elements,
-                        workgroup: Vec::new(),
-                    },
-                    salt,
-                );
+                let tile = tiles::KeptTile {
+                    bytes: elements.bytes(),
+                    elements,
+                    workgroup: Vec::new(),
+                    next: Default::default(),
+                };
+                let present = self.keep_tile(k.to_vec(), tile, (salt, i));
                 // A tile another worker kept while this one read it counts as reused:
                 // workgroups running side by side miss together (the first two of a GEMM's
                 // tile row, which then judged B tiles not worth keeping in most runs), the
@@ -1701,6 +1706,9 @@ impl<'p, 'a> Batch<'p, 'a> {
         if let (Some(t), Some(c), Some(k)) = (kept, &self.tiles, &key) {
             t.elements.write_to(&mut self.mf[tile]);
             c.reused(k);
+            if let Some(next) = t.next.get().and_then(std::sync::Weak::upgrade) {
+                next.elements.prefetch();
+            }
             return Ok(());
         }
         let mut r = std::mem::take(&mut self.src_cache.results);
@@ -1728,9 +1736,8 @@ impl<'p, 'a> Batch<'p, 'a> {
             match (key, reads) {
                 (Some(k), Some(reads)) => {
                     if let Some(kept) = self.tile_to_keep(&reads, tiles::TileElements::Half(words))
-                        && let Some(c) = &self.tiles
                     {
-                        c.insert(k.to_vec(), kept, salt);
+                        self.keep_tile(k.to_vec(), kept, (salt, i));
                     }
                 }
                 _ => self.src_cache.halves = words,
@@ -1757,11 +1764,33 @@ impl<'p, 'a> Batch<'p, 'a> {
         if let (Some(k), Some(reads)) = (key, reads)
             && let Some(kept) =
                 self.tile_to_keep(&reads, tiles::TileElements::of(&self.mf[tile], true))
-            && let Some(c) = &self.tiles
         {
-            c.insert(k.to_vec(), kept, salt);
+            self.keep_tile(k.to_vec(), kept, (salt, i));
         }
         Ok(())
+    }
+
+    /// Keeps `tile` in the dispatch's cache under `key` for load `at` (salt, instance) and
+    /// links it from the tile the same load kept before; true when a tile was kept under
+    /// `key` already (see [`tiles::TileCache::insert`]).
+    fn keep_tile(&mut self, key: Vec<u64>, tile: tiles::KeptTile, at: (u32, usize)) -> bool {
+        let Some(c) = &self.tiles else {
+            return false;
+        };
+        let (present, kept) = c.insert(key, tile, at.0);
+        if let Some(kept) = kept {
+            if self.src_cache.last_kept.len() >= MAX_TRACKED_LOADS {
+                self.src_cache.last_kept.clear();
+            }
+            let before = self
+                .src_cache
+                .last_kept
+                .insert(at, std::sync::Arc::downgrade(&kept));
+            if let Some(before) = before.and_then(|w| w.upgrade()) {
+                let _ = before.next.set(std::sync::Arc::downgrade(&kept));
+            }
+        }
+        present
     }
 
     /// The key of a tile's decoded results in the dispatch's cache, where they may be kept:
@@ -1838,6 +1867,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             bytes,
             elements,
             workgroup,
+            next: Default::default(),
         })
     }
 

@@ -68,6 +68,14 @@ impl TileElements {
         }
     }
 
+    /// Fetches every cache line of the elements (a hint: no value changes).
+    pub fn prefetch(&self) {
+        match self {
+            TileElements::Half(w) => w.iter().step_by(16).for_each(crate::kernels::prefetch),
+            TileElements::Float(v) => v.iter().step_by(16).for_each(crate::kernels::prefetch),
+        }
+    }
+
     /// Bytes held.
     pub fn bytes(&self) -> u64 {
         match self {
@@ -88,6 +96,9 @@ pub(super) struct KeptTile {
     /// Bytes it adds to the cache: its elements, and the Workgroup words it does not share
     /// with the tile kept before it.
     pub bytes: u64,
+    /// The tile the same load of the same batch kept next (the K loop's next step, usually):
+    /// a batch that reuses this tile fetches that one's lines ahead ([`TileElements::prefetch`]).
+    pub next: std::sync::OnceLock<std::sync::Weak<KeptTile>>,
 }
 
 impl KeptTile {
@@ -345,17 +356,22 @@ impl TileCache {
     /// stay within the bound; true when a tile was already kept under `key` (another worker
     /// produced it meanwhile, which counts as a use). A key made again after its tile was
     /// dropped as done means the load's tiles are used more often than expected: from then on
-    /// its tiles stay until evicted.
-    pub fn insert(&self, key: Vec<u64>, tile: KeptTile, salt: u32) -> bool {
+    /// its tiles stay until evicted. The tile kept, if this call kept it, comes back too.
+    pub fn insert(
+        &self,
+        key: Vec<u64>,
+        tile: KeptTile,
+        salt: u32,
+    ) -> (bool, Option<Arc<KeptTile>>) {
         let size = tile.bytes + key.len() as u64 * 8;
         if size > self.cap {
-            return false;
+            return (false, None);
         }
         let site = salt as usize % PLAIN_SLOTS;
         let mut e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         if e.map.contains_key(&key[..]) {
             e.count_use(&key, &self.expect);
-            return true;
+            return (true, None);
         }
         if !e.done.is_empty() && e.done.remove(&super::fx_hash(&key[..])) {
             self.expect[site].store(u32::MAX, Relaxed);
@@ -363,10 +379,11 @@ impl TileCache {
         while e.bytes + size > self.cap && e.evict_one() {}
         e.bytes += size;
         let key: Arc<[u64]> = key.into();
+        let tile = Arc::new(tile);
         e.map.insert(
             key.clone(),
             Entry {
-                tile: Arc::new(tile),
+                tile: tile.clone(),
                 last: 0,
                 uses: 1,
                 site,
@@ -374,7 +391,7 @@ impl TileCache {
         );
         e.touch(&key);
         self.stored.fetch_add(1, Relaxed);
-        false
+        (false, Some(tile))
     }
 }
 
@@ -403,15 +420,20 @@ mod tests {
                     .all(|(a, b)| a.to_bits() == b.to_bits())
             );
         }
-        // A second insert under the same key keeps the first tile and says so.
+        // A second insert under the same key keeps the first tile and says so; the first
+        // hands back the tile it kept (the one `get` finds).
         let cache = TileCache::new(1 << 20, Vec::new(), None);
         let tile = || KeptTile {
             elements: TileElements::of(&plain, true),
             workgroup: Vec::new(),
             bytes: 512,
+            next: Default::default(),
         };
-        assert!(!cache.insert(vec![1, 2], tile(), 0));
-        assert!(cache.insert(vec![1, 2], tile(), 0));
+        let (present, kept) = cache.insert(vec![1, 2], tile(), 0);
+        assert!(!present);
+        assert!(kept.is_some_and(|t| Arc::ptr_eq(&t, &cache.get(&[1, 2]).unwrap())));
+        let (present, kept) = cache.insert(vec![1, 2], tile(), 0);
+        assert!(present && kept.is_none());
         assert_eq!(cache.stored.load(Relaxed), 1);
         // Not an f16 matrix: kept as it is.
         assert!(matches!(
@@ -424,6 +446,7 @@ mod tests {
         let elements = TileElements::Float(vec![0.5; 4]);
         KeptTile {
             bytes: elements.bytes(),
+            next: Default::default(),
             elements,
             workgroup: Vec::new(),
         }
