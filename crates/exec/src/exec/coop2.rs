@@ -1311,7 +1311,8 @@ impl<'p, 'a> Batch<'p, 'a> {
     /// Runs along columns (a transposing view: ggml's B tiles) that fill up to
     /// [`TRANSPOSE_GROUP`] adjacent columns with the same length are read one after the other
     /// into a scratch block and written back row by row, so that each row of the group is one
-    /// contiguous store instead of one store per column into lines a tile apart.
+    /// contiguous store instead of one store per column into lines a tile apart; sixteen evenly
+    /// spaced f16 runs skip the scratch ([`kernels::f16_runs_to_columns16`]).
     fn place_runs(
         &mut self,
         srcs: &TileSources,
@@ -1382,20 +1383,33 @@ impl<'p, 'a> Batch<'p, 'a> {
         if self.src_cache.strides.len() >= MAX_TRACKED_LOADS {
             self.src_cache.strides.clear();
         }
-        let last = self.src_cache.strides.insert(
-            at,
-            RunStride {
-                object,
-                byte: start,
-                step: 0,
-            },
-        );
-        let last = last.filter(|l| l.object == object)?;
-        let step = start.wrapping_sub(last.byte);
-        if let Some(now) = self.src_cache.strides.get_mut(&at) {
-            now.step = step;
+        use std::collections::hash_map::Entry;
+        match self.src_cache.strides.entry(at) {
+            Entry::Vacant(v) => {
+                v.insert(RunStride {
+                    object,
+                    byte: start,
+                    step: 0,
+                });
+                None
+            }
+            Entry::Occupied(mut o) => {
+                let last = *o.get();
+                // Another object (a pointer that changed): no step yet.
+                let same = last.object == object;
+                let step = if same {
+                    start.wrapping_sub(last.byte)
+                } else {
+                    0
+                };
+                o.insert(RunStride {
+                    object,
+                    byte: start,
+                    step,
+                });
+                (step != 0 && step == last.step).then_some(step)
+            }
         }
-        (step != 0 && step == last.step).then_some(step)
     }
 
     #[allow(clippy::too_many_arguments)]
