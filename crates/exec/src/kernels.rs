@@ -904,6 +904,17 @@ pub(crate) fn f16_rows_to_f32(
     f16_rows_to_f32_at(level(), src, (w0, stride, rows, nw), dst)
 }
 
+/// Whether `rows` rows of `width` elements, the first at `first` and each `stride` after the
+/// one before, all end within `len` elements (no arithmetic overflows; no rows always fit).
+fn rows_fit(len: usize, (first, stride, rows, width): (usize, usize, usize, usize)) -> bool {
+    rows == 0
+        || (rows - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(first))
+            .and_then(|x| x.checked_add(width))
+            .is_some_and(|end| end <= len)
+}
+
 /// [`f16_rows_to_f32`] at a chosen level (the tests run every level the CPU has).
 fn f16_rows_to_f32_at(
     level: Level,
@@ -911,12 +922,7 @@ fn f16_rows_to_f32_at(
     (w0, stride, rows, nw): (usize, usize, usize, usize),
     dst: &mut [f32],
 ) -> bool {
-    let fits = rows == 0
-        || (rows - 1)
-            .checked_mul(stride)
-            .and_then(|x| x.checked_add(w0))
-            .and_then(|x| x.checked_add(nw))
-            .is_some_and(|end| end <= src.len());
+    let fits = rows_fit(src.len(), (w0, stride, rows, nw));
     if !fits || rows.checked_mul(2 * nw).is_none_or(|n| n > dst.len()) {
         return false;
     }
@@ -979,15 +985,7 @@ unsafe fn f16_rows_avx512(
                 let row = src.as_ptr().add(w0 + r * stride);
                 let out = dst.as_mut_ptr().add(2 * nw * r);
                 for k in (0..nw).step_by(8) {
-                    let h: __m256i;
-                    // In assembly for the reason given in `load_words_avx512`.
-                    std::arch::asm!(
-                        "vmovdqu {h}, [{p}]",
-                        h = out(ymm_reg) h,
-                        p = in(reg) row.add(k),
-                        options(readonly, nostack, preserves_flags),
-                    );
-                    let v = _mm512_cvtph_ps(h);
+                    let v = _mm512_cvtph_ps(atomic_words8(row.add(k)));
                     _mm512_storeu_ps(out.add(2 * k), v);
                     nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
                 }
@@ -1032,16 +1030,9 @@ unsafe fn f16_row_avx512(row: &[std::sync::atomic::AtomicU32], out: &mut [f32]) 
     use std::arch::x86_64::*;
     let mut k = 0;
     while k + 8 <= row.len() {
-        let h: __m256i;
-        // SAFETY: words k..k + 8 are in `row`, f32s 2k..2k + 16 in `out`. The load is in
-        // assembly for the reason given in `load_words_avx512` (eight relaxed atomic loads).
+        // SAFETY: words k..k + 8 are in `row`, f32s 2k..2k + 16 in `out`.
         unsafe {
-            std::arch::asm!(
-                "vmovdqu {h}, [{p}]",
-                h = out(ymm_reg) h,
-                p = in(reg) row.as_ptr().add(k),
-                options(readonly, nostack, preserves_flags),
-            );
+            let h = atomic_words8(row.as_ptr().add(k));
             let v = _mm512_cvtph_ps(h);
             _mm512_storeu_ps(out.as_mut_ptr().add(2 * k), v);
             // vcvtph2ps quiets signaling NaNs; `h2f` keeps their bits, as the other levels do
@@ -2001,16 +1992,10 @@ pub(crate) fn f16_runs_to_columns16(
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     if level() == Level::Avx512 && nw > 0 && nw.is_multiple_of(8) {
-        let runs_fit = stride
-            .checked_mul(15)
-            .and_then(|x| x.checked_add(w0))
-            .and_then(|x| x.checked_add(nw))
-            .is_some_and(|end| end <= src.len());
-        let dst_fits = (2 * nw - 1)
-            .checked_mul(dst_stride)
-            .and_then(|x| x.checked_add(16))
-            .is_some_and(|end| end <= dst.len());
-        if runs_fit && dst_fits {
+        // Sixteen runs of nw words in `src`; 2·nw rows of sixteen f32s in `dst`.
+        if rows_fit(src.len(), (w0, stride, 16, nw))
+            && rows_fit(dst.len(), (0, dst_stride, 2 * nw, 16))
+        {
             // SAFETY: AVX-512F is present (level); every run and the block were checked above.
             return unsafe { f16_runs_to_columns16_avx512(src, (w0, stride, nw), dst, dst_stride) };
         }
@@ -2036,18 +2021,8 @@ unsafe fn f16_runs_to_columns16_avx512(
     let mut nan = 0u16;
     for k0 in (0..nw).step_by(8) {
         let rows: [__m512; 16] = std::array::from_fn(|j| {
-            let h: __m256i;
-            // SAFETY: words k0..k0 + 8 of run j are inside `src` (the caller's contract). In
-            // assembly for the reason given in `load_words_avx512`.
-            unsafe {
-                std::arch::asm!(
-                    "vmovdqu {h}, [{p}]",
-                    h = out(ymm_reg) h,
-                    p = in(reg) src.as_ptr().add(w0 + j * stride + k0),
-                    options(readonly, nostack, preserves_flags),
-                );
-            }
-            _mm512_cvtph_ps(h)
+            // SAFETY: words k0..k0 + 8 of run j are inside `src` (the caller's contract).
+            _mm512_cvtph_ps(unsafe { atomic_words8(src.as_ptr().add(w0 + j * stride + k0)) })
         });
         for v in &rows {
             nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(*v, *v);
@@ -2554,6 +2529,29 @@ unsafe fn load_words_avx512(
     k
 }
 
+/// Eight words from `p` as one vector, loaded in assembly for the reason given in
+/// [`load_words_avx512`] (eight relaxed atomic loads, where a vector load in Rust would be a
+/// data race). Inlined into the AVX2 and AVX-512 kernels that read shared words.
+///
+/// # Safety
+/// AVX; eight words readable from `p`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn atomic_words8(p: *const std::sync::atomic::AtomicU32) -> std::arch::x86_64::__m256i {
+    let h;
+    // SAFETY: the caller's contract; the load only reads.
+    unsafe {
+        std::arch::asm!(
+            "vmovdqu {h}, [{p}]",
+            h = out(ymm_reg) h,
+            p = in(reg) p,
+            options(readonly, nostack, preserves_flags),
+        );
+    }
+    h
+}
+
 /// Whole vectors of 8 words of [`load_words_at`]; returns how many words it copied.
 ///
 /// # Safety
@@ -2568,16 +2566,10 @@ unsafe fn load_words_avx2(
     use std::arch::x86_64::*;
     let mut k = 0;
     while k + 8 <= n {
-        let v: __m256i;
-        // SAFETY: as in `load_words_avx512`, eight words.
+        // SAFETY: `k + 8 <= n` words lie inside both; the store goes to memory only this
+        // thread sees.
         unsafe {
-            std::arch::asm!(
-                "vmovdqu {v}, [{p}]",
-                v = out(ymm_reg) v,
-                p = in(reg) src.add(k),
-                options(readonly, nostack, preserves_flags),
-            );
-            _mm256_storeu_si256(dst.add(k).cast(), v);
+            _mm256_storeu_si256(dst.add(k).cast(), atomic_words8(src.add(k)));
         }
         k += 8;
     }

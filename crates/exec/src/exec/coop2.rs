@@ -1474,10 +1474,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let k0 = s.off + i * n_el;
                 t.elements.write_to(&mut self.mf[k0..k0 + n_el]);
                 c.reused(k);
-                // The tile this load kept after it, most likely the next step's.
-                if let Some(next) = t.next.get().and_then(std::sync::Weak::upgrade) {
-                    next.elements.prefetch();
-                }
+                t.prefetch_next();
                 continue;
             }
             let fast = match self.mem.resolve(base, l0, 0, false) {
@@ -1724,9 +1721,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         if let (Some(t), Some(c), Some(k)) = (kept, &self.tiles, &key) {
             t.elements.write_to(&mut self.mf[tile]);
             c.reused(k);
-            if let Some(next) = t.next.get().and_then(std::sync::Weak::upgrade) {
-                next.elements.prefetch();
-            }
+            t.prefetch_next();
             return Ok(());
         }
         let mut r = std::mem::take(&mut self.src_cache.results);

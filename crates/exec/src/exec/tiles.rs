@@ -102,6 +102,14 @@ pub(super) struct KeptTile {
 }
 
 impl KeptTile {
+    /// Fetches the lines of the tile linked as this one's next ([`KeptTile::next`]), if it is
+    /// still kept: a load that reuses this tile will most likely want that one next.
+    pub fn prefetch_next(&self) {
+        if let Some(next) = self.next.get().and_then(std::sync::Weak::upgrade) {
+            next.elements.prefetch();
+        }
+    }
+
     /// Whether `local` (the reusing batch's objects) holds the same Workgroup words.
     pub fn workgroup_matches(&self, local: &[Vec<AtomicU32>]) -> bool {
         self.workgroup
