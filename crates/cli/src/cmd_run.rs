@@ -475,11 +475,14 @@ pub fn run(args: Args) -> Result<u8> {
             format!(
                 ", muladd {:.2} GFLOP/s{}",
                 st.muladd_flops as f64 / secs / 1e9,
-                if st.chained_muladds > 0 {
-                    format!(" ({} MulAdds chained into the next)", st.chained_muladds)
-                } else {
-                    String::new()
-                }
+                [
+                    (st.chained_muladds, "MulAdds chained into the next"),
+                    (st.tiles_in_place, "tiles read where they were staged"),
+                ]
+                .iter()
+                .filter(|&&(n, _)| n > 0)
+                .map(|(n, what)| format!(" ({n} {what})"))
+                .collect::<String>()
             )
         } else {
             String::new()

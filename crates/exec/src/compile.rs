@@ -315,6 +315,9 @@ struct Cx<'m> {
     /// MulAdd results whose only use is as the C of a later MulAdd of the same block, whose
     /// operands were kept alive until that one (`chained_muladd`).
     chain_heads: HashSet<u32>,
+    /// Cooperative-matrix loads that may stay in memory until their MulAdds read them
+    /// (`lazy_tile_load`): [`CmLoadArgs::lazy`].
+    lazy_loads: HashSet<u32>,
     /// Copies whose value is their source's registers (`Cx::copy_view`): they compile to
     /// nothing.
     aliased: HashSet<u32>,
@@ -404,6 +407,7 @@ impl<'m> Cx<'m> {
             stored_once: HashSet::new(),
             single_use: HashMap::new(),
             chain_heads: HashSet::new(),
+            lazy_loads: HashSet::new(),
             aliased: HashSet::new(),
             splats: HashMap::new(),
             dead_stores: HashSet::new(),
@@ -764,6 +768,9 @@ impl<'m> Cx<'m> {
                         if chained_muladd(m, &du, i).is_some_and(|s| b.body.contains(&s)) {
                             self.chain_heads.insert(rid);
                         }
+                        if lazy_tile_load(m, &du, i, &b.body) {
+                            self.lazy_loads.insert(rid);
+                        }
                         let final_value = (inst.opcode == op::Load)
                             .then(|| inst.word(2))
                             .flatten()
@@ -1003,9 +1010,22 @@ impl<'m> Cx<'m> {
             .flat_map(|f| &f.blocks)
             .flat_map(|b| &b.ops)
             .any(|(o, _)| matches!(o, Op::Coop2(c) if matches!(**c, C2::Load { .. })));
+        let mut lazy_base = vec![u32::MAX; mats.len()];
+        let mut lazy_records = 0;
+        for (o, _) in funcs.iter().flat_map(|f| &f.blocks).flat_map(|b| &b.ops) {
+            if let Op::CmLoad(x) = o
+                && x.lazy
+                && lazy_base[x.d.ix()] == u32::MAX
+            {
+                lazy_base[x.d.ix()] = lazy_records;
+                lazy_records += mats[x.d.ix()].inst;
+            }
+        }
         Ok(Program {
             tensor_loads,
             copy_slots: self.copy_slots,
+            lazy_base,
+            lazy_records,
             funcs,
             entry: 0,
             ncols: self.ncols as usize,
@@ -2010,8 +2030,10 @@ impl<'m> Cx<'m> {
                 && x.d != x.b
         };
         let same_shape = |x: Mat, y: Mat| self.mats[x.ix()] == self.mats[y.ix()];
-        // Chains: the (A, B, C) of the first MulAdd, at the second's index; the firsts dropped.
-        let mut chained: Vec<Option<(Mat, Mat, Mat)>> = vec![None; ops.len()];
+        // Chains: the (A, B, C) of the first MulAdd and which of its A and B are lazy, at the
+        // second's index; the firsts dropped.
+        type Head = ((Mat, Mat, Mat), [bool; 2]);
+        let mut chained: Vec<Option<Head>> = vec![None; ops.len()];
         let mut dropped = vec![false; ops.len()];
         for p1 in 0..ops.len() {
             let Op::CmMulAdd(x1) = &ops[p1].0 else {
@@ -2042,17 +2064,18 @@ impl<'m> Cx<'m> {
                 && same_shape(x1.a, x2.a)
                 && same_shape(x1.b, x2.b)
             {
-                chained[p2] = Some((x1.a, x1.b, x1.c));
+                chained[p2] = Some(((x1.a, x1.b, x1.c), x1.lazy));
                 dropped[p1] = true;
             }
         }
-        // A MulAdd to group: its operands (C the chain's first C) and its chain's first A, B.
-        type Part = (CmMulAddArgs, Option<(Mat, Mat)>, u32);
+        // A MulAdd to group: its operands (C the chain's first C), its chain's first A, B, and
+        // which of those two are lazy.
+        type Part = (CmMulAddArgs, Option<(Mat, Mat)>, u32, [bool; 2]);
         let mut out: Vec<(Op, u32)> = Vec::with_capacity(ops.len());
         let mut run: Vec<Part> = Vec::new();
         let flush = |run: &mut Vec<Part>, out: &mut Vec<(Op, u32)>| {
             if run.len() < 2 && run.first().is_none_or(|p| p.1.is_none()) {
-                out.extend(run.drain(..).map(|(x, _, d)| (Op::CmMulAdd(x), d)));
+                out.extend(run.drain(..).map(|(x, _, d, _)| (Op::CmMulAdd(x), d)));
                 return;
             }
             let desc = run[0].2;
@@ -2061,13 +2084,18 @@ impl<'m> Cx<'m> {
                 a: a1,
                 b: run.iter().filter_map(|p| p.1.map(|(_, b1)| b1)).collect(),
             });
-            let parts = run.drain(..).map(|(x, _, _)| (x.d, x.b, x.c)).collect();
+            let lazy = LazyOperands {
+                a: [run[0].0.lazy[0], run[0].3[0]],
+                b: run.iter().map(|p| [p.0.lazy[1], p.3[1]]).collect(),
+            };
+            let parts = run.drain(..).map(|(x, _, _, _)| (x.d, x.b, x.c)).collect();
             out.push((
                 Op::CmMulAddSharedA(Box::new(CmMulAddSharedAArgs {
                     a,
                     flags,
                     parts,
                     first,
+                    lazy,
                 })),
                 desc,
             ));
@@ -2081,7 +2109,8 @@ impl<'m> Cx<'m> {
                 out.push((o, d));
                 continue;
             };
-            let first = chained[p].map(|(a1, b1, c1)| {
+            let first_lazy = chained[p].map_or([false; 2], |(_, l)| l);
+            let first = chained[p].map(|((a1, b1, c1), _)| {
                 x.c = c1;
                 (a1, b1)
             });
@@ -2090,13 +2119,13 @@ impl<'m> Cx<'m> {
                 [Some(x.b), Some(x.c), Some(x.d), f.map(|f| f.1)]
             };
             let joins = fusable(&x)
-                && run.first().is_some_and(|(f, ff, _)| {
+                && run.first().is_some_and(|(f, ff, _, _)| {
                     f.a == x.a
                         && f.flags == x.flags
                         && same_shape(f.b, x.b)
                         && ff.map(|f| f.0) == first.map(|f| f.0)
                 })
-                && run.iter().all(|(y, yf, _)| {
+                && run.iter().all(|(y, yf, _, _)| {
                     !reads(y, yf).contains(&Some(x.d))
                         && !reads(&x, &first).contains(&Some(y.d))
                         && yf.is_none_or(|f| f.0 != x.d)
@@ -2106,7 +2135,7 @@ impl<'m> Cx<'m> {
                 flush(&mut run, &mut out);
             }
             if fusable(&x) {
-                run.push((x, first, d));
+                run.push((x, first, d, first_lazy));
             } else {
                 out.push((Op::CmMulAdd(x), d));
             }
@@ -2930,6 +2959,81 @@ fn chained_muladd(m: &Module, du: &coopmat_spirv::module::DefUse, i: usize) -> O
         [(u, 4)] if *u > i && m.instructions[*u].opcode == inst.opcode => Some(*u),
         _ => None,
     }
+}
+
+/// Whether cooperative-matrix load `i` may be left in memory until its MulAdds run
+/// ([`CmLoadArgs::lazy`]): every use of its result is as the A or B of a MulAdd later in
+/// `body` (its block), and nothing from the load to the last of them (or the MulAdd a chained
+/// one runs at, `chained_muladd`) can write memory or read the value any other way. The
+/// MulAdds then see the bytes the load would have read.
+fn lazy_tile_load(
+    m: &Module,
+    du: &coopmat_spirv::module::DefUse,
+    i: usize,
+    body: &std::ops::Range<usize>,
+) -> bool {
+    let inst = &m.instructions[i];
+    if !matches!(
+        inst.opcode,
+        op::CooperativeMatrixLoadKHR | op::CooperativeMatrixLoadNV
+    ) {
+        return false;
+    }
+    let Some(rid) = inst.result_id else {
+        return false;
+    };
+    let uses = du.uses(rid);
+    let is_muladd = |u: usize| {
+        matches!(
+            m.instructions[u].opcode,
+            op::CooperativeMatrixMulAddKHR | op::CooperativeMatrixMulAddNV
+        )
+    };
+    // Operands 2 and 3 (after the result type and id) are A and B, for both opcodes.
+    if uses.is_empty()
+        || !uses
+            .iter()
+            .all(|&(u, k)| u > i && body.contains(&u) && is_muladd(u) && (k == 2 || k == 3))
+    {
+        return false;
+    }
+    let end = uses
+        .iter()
+        .map(|&(u, _)| {
+            chained_muladd(m, du, u)
+                .filter(|s| body.contains(s))
+                .unwrap_or(u)
+        })
+        .max()
+        .unwrap_or(i);
+    // Instructions that write no memory: loads, address and integer arithmetic, matrix
+    // loads and MulAdds (anything else, a store, an atomic, a barrier or a call, ends it).
+    (i + 1..=end).all(|u| {
+        matches!(
+            m.instructions[u].opcode,
+            op::CooperativeMatrixLoadKHR
+                | op::CooperativeMatrixLoadNV
+                | op::CooperativeMatrixMulAddKHR
+                | op::CooperativeMatrixMulAddNV
+                | op::CooperativeMatrixLengthKHR
+                | op::Load
+                | op::AccessChain
+                | op::InBoundsAccessChain
+                | op::PtrAccessChain
+                | op::IAdd
+                | op::ISub
+                | op::IMul
+                | op::UDiv
+                | op::UMod
+                | op::ShiftLeftLogical
+                | op::ShiftRightLogical
+                | op::BitwiseAnd
+                | op::BitwiseOr
+                | op::Bitcast
+                | op::CompositeExtract
+                | op::CompositeConstruct
+        )
+    })
 }
 
 /// The functions of `order` that name a Private variable, themselves or through the functions

@@ -175,6 +175,8 @@ struct Batch<'p, 'a> {
     uniform_copies: u64,
     /// MulAdds run as the first half of a chain (`DispatchStats::chained_muladds`).
     chained: u64,
+    /// Tiles MulAdds read in place (`DispatchStats::tiles_in_place`).
+    in_place: u64,
     /// Result rows copied from the row above (`DispatchStats::repeated_rows`).
     repeated_rows: u64,
     /// Matrix slots that took their source's storage instead of a copy
@@ -222,6 +224,10 @@ struct Batch<'p, 'a> {
     /// Per staging copy ([`LoadStoreArgs::slot`]): the lane shape it found the last time it
     /// ran (`copy_words`).
     copy_shapes: Vec<CopyShape>,
+    /// Per instance of each slot lazy loads write ([`Program::lazy_base`]): where the last
+    /// lazy load left its f16 tile in Workgroup memory, or None when it widened the tile into
+    /// the slot as any load does (`coop::LazyTile`).
+    lazy_tiles: Vec<Option<coop::LazyTile>>,
 }
 
 impl Drop for Batch<'_, '_> {
@@ -259,6 +265,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         stats.muladd_flops += take(&mut self.flops);
         stats.uniform_copies += take(&mut self.uniform_copies);
         stats.chained_muladds += take(&mut self.chained);
+        stats.tiles_in_place += take(&mut self.in_place);
         stats.repeated_rows += take(&mut self.repeated_rows);
         stats.matrix_moves += take(&mut self.moved);
         stats.batches_reused += take(&mut self.reused);
@@ -349,6 +356,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             flops: 0,
             uniform_copies: 0,
             chained: 0,
+            in_place: 0,
             repeated_rows: 0,
             moved: 0,
             reused,
@@ -371,6 +379,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             values_lent: false,
             once_off: false,
             copy_shapes: (0..p.copy_slots).map(|_| CopyShape::default()).collect(),
+            lazy_tiles: vec![None; p.lazy_records as usize],
         };
         for &(m, v) in &p.const_mats {
             b.fill_mat(m, v);
@@ -1613,12 +1622,14 @@ impl<'p, 'a> Batch<'p, 'a> {
                 }
             }
             Op::Sg(x) => self.subgroup(x, mask)?,
+            Op::CmLoad(x) if x.lazy => self.load_lazy(x, mask)?,
             Op::CmLoad(CmLoadArgs {
                 d,
                 ptr,
                 stride,
                 col_major,
                 pbytes,
+                lazy: _,
             }) => self.cm_mem(*d, *ptr, *stride, *col_major, *pbytes, false, mask)?,
             Op::CmStore(CmStoreArgs {
                 ptr,
@@ -1628,8 +1639,19 @@ impl<'p, 'a> Batch<'p, 'a> {
                 pbytes,
             }) => self.cm_mem(*m, *ptr, *stride, *col_major, *pbytes, true, mask)?,
             Op::CmMulAdd(CmMulAddArgs {
-                d, a, b, c, flags, ..
+                d,
+                a,
+                b,
+                c,
+                flags,
+                lazy,
+                ..
             }) => {
+                for (&is_lazy, &m) in lazy.iter().zip([a, b]) {
+                    if is_lazy {
+                        self.widen_lazy(m, mask)?;
+                    }
+                }
                 self.muladd(*d, *a, *b, *c, *flags, mask)?;
             }
             Op::CmMulAddSharedA(g) => self.muladd_shared_a(g, mask)?,

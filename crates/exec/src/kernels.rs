@@ -463,6 +463,63 @@ fn mm_avx2_depth<const KC: usize>(
     )
 }
 
+/// Where the shared-A kernel reads B's rows (16 columns, one zmm each): f32 rows one after
+/// the other in the arena, or a lazily loaded tile's f16 rows in Workgroup memory
+/// ([`F16Rows`]).
+#[cfg(target_arch = "x86_64")]
+trait BRows: Copy {
+    /// Row `kk` widened to f32.
+    ///
+    /// # Safety
+    /// AVX-512F; row `kk` lies inside the tile the value points to.
+    unsafe fn row(self, kk: usize) -> std::arch::x86_64::__m512;
+    /// The same tile `f32s` f32 slots further on in the arena (a repetition's instance).
+    ///
+    /// # Safety
+    /// The moved tile lies inside the arena (f32 rows), or `f32s` is 0.
+    unsafe fn moved(self, f32s: usize) -> Self;
+}
+
+#[cfg(target_arch = "x86_64")]
+impl BRows for *const f32 {
+    #[inline(always)]
+    unsafe fn row(self, kk: usize) -> std::arch::x86_64::__m512 {
+        // SAFETY: the caller's contract (row kk of 16 f32s inside the tile, AVX-512F).
+        unsafe { std::arch::x86_64::_mm512_loadu_ps(self.add(kk * 16)) }
+    }
+    #[inline(always)]
+    unsafe fn moved(self, f32s: usize) -> Self {
+        // SAFETY: the caller's contract.
+        unsafe { self.add(f32s) }
+    }
+}
+
+/// A 16-column f16 tile ([`HalfTile`]) in words this thread holds exclusively: its first
+/// row's word and the words from one row to the next.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct F16Rows {
+    first: *const u32,
+    stride: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl BRows for F16Rows {
+    #[inline(always)]
+    unsafe fn row(self, kk: usize) -> std::arch::x86_64::__m512 {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's contract (row kk's 8 words inside the tile, AVX-512F, which has
+        // the zmm form of vcvtph2ps); the words are borrowed exclusively, so plain loads (no
+        // other access can race them). The widening is exact: the f32s a tile load gives.
+        unsafe { _mm512_cvtph_ps(_mm256_loadu_si256(self.first.add(kk * self.stride).cast())) }
+    }
+    #[inline(always)]
+    unsafe fn moved(self, f32s: usize) -> Self {
+        debug_assert_eq!(f32s, 0, "f16 tiles run one instance a call");
+        self
+    }
+}
+
 /// One register block of a group of MulAdds that share their A tile (16-column tiles, AVX-512):
 /// rows `i0..i0 + R` of `W` products `d[w] = a·b[w] + c[w]` at once, one zmm of columns per
 /// product. Each k step loads W vectors of B and broadcasts R elements of A, which feed R·W
@@ -483,11 +540,17 @@ fn mm_avx2_depth<const KC: usize>(
 /// of C before it writes the same rows of D). [`matmul_f32_shared_a`] checks all of this.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn block_shared_a_avx512<const R: usize, const W: usize, const KC: usize, const S: usize>(
+unsafe fn block_shared_a_avx512<
+    const R: usize,
+    const W: usize,
+    const KC: usize,
+    const S: usize,
+    B: BRows,
+>(
     i0: usize,
     k: usize,
     a: [*const f32; S],
-    b: [[*const f32; W]; S],
+    b: [[B; W]; S],
     c: [*const f32; W],
     d: [*mut f32; W],
 ) {
@@ -506,7 +569,7 @@ unsafe fn block_shared_a_avx512<const R: usize, const W: usize, const KC: usize,
             for kk in 0..k {
                 let mut bv = [_mm512_setzero_ps(); W];
                 for (w, x) in bv.iter_mut().enumerate() {
-                    *x = _mm512_loadu_ps(b[w].add(kk * 16));
+                    *x = b[w].row(kk);
                 }
                 for (r, row) in acc.iter_mut().enumerate() {
                     let av = _mm512_set1_ps(*a.add((i0 + r) * k + kk));
@@ -532,10 +595,16 @@ unsafe fn block_shared_a_avx512<const R: usize, const W: usize, const KC: usize,
 /// As for [`block_shared_a_avx512`], for every row below `m` of every repetition.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn shared_a_avx512<const R: usize, const W: usize, const KC: usize, const S: usize>(
+unsafe fn shared_a_avx512<
+    const R: usize,
+    const W: usize,
+    const KC: usize,
+    const S: usize,
+    B: BRows,
+>(
     (m, k): (usize, usize),
     a: [*const f32; S],
-    b: [[*const f32; W]; S],
+    b: [[B; W]; S],
     c: [*const f32; W],
     d: [*mut f32; W],
     (repeat, step): (usize, usize),
@@ -551,7 +620,7 @@ unsafe fn shared_a_avx512<const R: usize, const W: usize, const KC: usize, const
                 *p = p.add(at);
             }
             for p in b.iter_mut().flatten() {
-                *p = p.add(at);
+                *p = p.moved(at);
             }
             for p in &mut c {
                 *p = p.add(at);
@@ -562,15 +631,15 @@ unsafe fn shared_a_avx512<const R: usize, const W: usize, const KC: usize, const
         }
         let mut i = 0;
         while i + R <= m {
-            unsafe { block_shared_a_avx512::<R, W, KC, S>(i, k, a, b, c, d) };
+            unsafe { block_shared_a_avx512::<R, W, KC, S, B>(i, k, a, b, c, d) };
             i += R;
         }
         while i + 4 <= m {
-            unsafe { block_shared_a_avx512::<4, W, KC, S>(i, k, a, b, c, d) };
+            unsafe { block_shared_a_avx512::<4, W, KC, S, B>(i, k, a, b, c, d) };
             i += 4;
         }
         while i < m {
-            unsafe { block_shared_a_avx512::<1, W, KC, S>(i, k, a, b, c, d) };
+            unsafe { block_shared_a_avx512::<1, W, KC, S, B>(i, k, a, b, c, d) };
             i += 1;
         }
     }
@@ -588,7 +657,7 @@ unsafe fn shared_a_avx512<const R: usize, const W: usize, const KC: usize, const
 unsafe fn shared_a_depth<const KC: usize>(
     (m, k): (usize, usize),
     a: &[*const f32],
-    b: &[[*const f32; 4]],
+    b: &[[impl BRows; 4]],
     c: &[*const f32],
     d: &[*mut f32],
     rep: (usize, usize),
@@ -598,7 +667,7 @@ unsafe fn shared_a_depth<const KC: usize>(
             match a.len() {
                 // SAFETY: the caller's contract, for the parts and segments passed.
                 1 => unsafe {
-                    shared_a_avx512::<$r, $w, KC, 1>(
+                    shared_a_avx512::<$r, $w, KC, 1, _>(
                         (m, k),
                         [a[0]],
                         [arr(&b[0])],
@@ -608,7 +677,7 @@ unsafe fn shared_a_depth<const KC: usize>(
                     )
                 },
                 2 => unsafe {
-                    shared_a_avx512::<$r, $w, KC, 2>(
+                    shared_a_avx512::<$r, $w, KC, 2, _>(
                         (m, k),
                         [a[0], a[1]],
                         [arr(&b[0]), arr(&b[1])],
@@ -758,6 +827,208 @@ fn shared_a_at(
     }
     let _ = (level, m, n, k, arena, a, first, parts, repeat, step);
     false
+}
+
+/// A 16×16 f16 tile in one of [`matmul_shared_a_f16b`]'s objects, two halves a word (the
+/// lower half first), rows starting at whole words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HalfTile {
+    /// The object (an index into the call's objects).
+    pub object: usize,
+    /// The word of element (0, 0).
+    pub first: usize,
+    /// Words from one row to the next.
+    pub stride: usize,
+}
+
+/// The scope instances one [`matmul_shared_a_f16b`] call takes at most.
+pub const MAX_INSTANCES: usize = 8;
+
+/// One tile of a scope instance of [`matmul_shared_a_f16b`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// A of segment `s` (with two, a chain: the first MulAdd's A, then the second's).
+    A(usize),
+    /// B of segment `s`, part `p`.
+    B(usize, usize),
+}
+
+/// [`matmul_f32_shared_a`] with 16×16×16 tiles whose As and Bs are f16 tiles still in
+/// `objects` (Workgroup memory a lazy tile load left them in, `CmLoadArgs::lazy`; borrowed
+/// exclusively, so read with plain vector loads), for `nseg` segments of `parts` parts and
+/// `count` scope instances: `tile(r, operand)` names instance r's tiles, and instance r runs
+/// with `cd[p]` (part p's C and D arena offsets) moved `r·step` f32s on. Each row is widened
+/// as the kernel reads it (exact; a signaling NaN comes out quieted, which the FMAs do to it
+/// anyway), so the result has the bits of the tiles loaded and then multiplied. Returns
+/// false, computing nothing, without AVX-512, with more than four parts, two segments or
+/// [`MAX_INSTANCES`] instances, a tile that `tile` does not name or that lies outside its
+/// object, or a D outside the arena or overlapping another part's C or D (its own C may be
+/// it).
+pub fn matmul_shared_a_f16b(
+    arena: &mut [f32],
+    objects: &mut [Vec<std::sync::atomic::AtomicU32>],
+    (nseg, parts, count): (usize, usize, usize),
+    tile: impl Fn(usize, Operand) -> Option<HalfTile>,
+    cd: &[(usize, usize)],
+    step: usize,
+) -> bool {
+    shared_a_f16b_at(
+        level(),
+        arena,
+        objects,
+        (nseg, parts, count),
+        tile,
+        cd,
+        step,
+    )
+}
+
+/// [`matmul_shared_a_f16b`] at a chosen level (the tests run every level the CPU has).
+fn shared_a_f16b_at(
+    level: Level,
+    arena: &mut [f32],
+    objects: &mut [Vec<std::sync::atomic::AtomicU32>],
+    (nseg, n, count): (usize, usize, usize),
+    tile: impl Fn(usize, Operand) -> Option<HalfTile>,
+    cd: &[(usize, usize)],
+    step: usize,
+) -> bool {
+    const TILE: usize = 256;
+    #[cfg(target_arch = "x86_64")]
+    if level == Level::Avx512
+        && (1..=2).contains(&nseg)
+        && (1..=4).contains(&n)
+        && cd.len() == n
+        && count > 0
+    {
+        // The last instance's C and D are the furthest: checking them covers every one.
+        let Some(last) = step.checked_mul(count - 1) else {
+            return false;
+        };
+        let in_arena = |o: usize| {
+            o.checked_add(last)
+                .and_then(|e| e.checked_add(TILE))
+                .is_some_and(|e| e <= arena.len())
+        };
+        let apart = |x: usize, y: usize| x + TILE <= y || y + TILE <= x;
+        let cd_ok = cd.iter().enumerate().all(|(i, &(c, d))| {
+            in_arena(c)
+                && in_arena(d)
+                && (c == d || apart(c, d))
+                && cd
+                    .iter()
+                    .enumerate()
+                    .all(|(j, &(c2, d2))| i == j || (apart(d, c2) && apart(d, d2)))
+        });
+        if !cd_ok || count > MAX_INSTANCES {
+            return false;
+        }
+        // Every tile's rows, checked inside its object (row 15's 8 words end inside it) before
+        // anything is computed; slot `r·10 + k` holds instance r's A of segment k (k < 2) or
+        // B of segment (k - 2) / 4, part (k - 2) % 4. The objects' words are read as plain
+        // u32s: the exclusive borrow keeps every other access out for the whole call
+        // (AtomicU32 has u32's size and alignment).
+        let mut rows = [const { std::mem::MaybeUninit::<F16Rows>::uninit() }; 10 * MAX_INSTANCES];
+        let slot = |o: Operand| match o {
+            Operand::A(s) => s,
+            Operand::B(s, p) => 2 + 4 * s + p,
+        };
+        for r in 0..count {
+            for s in 0..nseg {
+                for o in std::iter::once(Operand::A(s)).chain((0..n).map(|p| Operand::B(s, p))) {
+                    let Some(t) = tile(r, o) else {
+                        return false;
+                    };
+                    let end = t
+                        .stride
+                        .saturating_mul(15)
+                        .saturating_add(t.first)
+                        .saturating_add(8);
+                    let Some(w) = objects.get(t.object).filter(|w| end <= w.len()) else {
+                        return false;
+                    };
+                    // SAFETY: `first` is inside the object (`end <= len`).
+                    rows[r * 10 + slot(o)].write(F16Rows {
+                        first: unsafe { w.as_ptr().cast::<u32>().add(t.first) },
+                        stride: t.stride,
+                    });
+                }
+            }
+        }
+        // SAFETY: written above for every instance below `count` and every operand used.
+        let rows = |r: usize, o: Operand| unsafe { rows[r * 10 + slot(o)].assume_init() };
+        let base = arena.as_mut_ptr();
+        // A tiles widened onto the stack (each is read 16 times a row block); not zeroed
+        // first: a GEMM's K step runs this sixteen times. An instance whose A tile is the one
+        // before's (subgroups of a GEMM share them) reuses it.
+        let mut widened = [std::mem::MaybeUninit::<[f32; TILE]>::uninit(); 2];
+        let mut held: [Option<(*const u32, usize)>; 2] = [None; 2];
+        for r in 0..count {
+            let mut segs = [std::ptr::null::<f32>(); 2];
+            let none = F16Rows {
+                first: std::ptr::null(),
+                stride: 0,
+            };
+            let mut b = [[none; 4]; 2];
+            for s in 0..nseg {
+                let a = rows(r, Operand::A(s));
+                let key = (a.first, a.stride);
+                if held[s] != Some(key) {
+                    // SAFETY: AVX-512F (level); the tile's rows are inside its object
+                    // (checked); every f32 of the buffer is written.
+                    unsafe { widen_half_tile(a, widened[s].as_mut_ptr().cast()) };
+                    held[s] = Some(key);
+                }
+                segs[s] = widened[s].as_ptr().cast();
+                for (p, x) in b[s][..n].iter_mut().enumerate() {
+                    *x = rows(r, Operand::B(s, p));
+                }
+            }
+            let (mut c, mut d) = ([std::ptr::null::<f32>(); 4], [std::ptr::null_mut(); 4]);
+            for (w, &(co, dof)) in cd.iter().enumerate() {
+                // SAFETY: both offsets plus `last` plus a tile are inside the arena (checked).
+                (c[w], d[w]) = unsafe {
+                    (
+                        base.add(co + r * step).cast_const(),
+                        base.add(dof + r * step),
+                    )
+                };
+            }
+            // SAFETY: `level` is Avx512 only when the CPU has AVX-512F. A is on the stack (not
+            // the arena), every B row inside its object (checked), every C and D inside the
+            // arena and no D overlapping another part's C or D (checked for the first
+            // instance; moving all by `r·step` keeps that); the words are only read.
+            unsafe {
+                shared_a_depth::<16>(
+                    (16, 16),
+                    &segs[..nseg],
+                    &b[..nseg],
+                    &c[..n],
+                    &d[..n],
+                    (1, 0),
+                )
+            };
+        }
+        return true;
+    }
+    let _ = (level, arena, objects, nseg, n, count, tile, cd, step, TILE);
+    false
+}
+
+/// A 16×16 f16 tile's rows into `out` (`vcvtph2ps`: a signaling NaN comes out quieted,
+/// which the MulAdd's FMAs do to it anyway).
+///
+/// # Safety
+/// AVX-512F; the tile's 16 rows of 8 words are readable and nothing else accesses them during
+/// the call; `out` is writable for 256 f32s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn widen_half_tile(t: F16Rows, out: *mut f32) {
+    use std::arch::x86_64::*;
+    for r in 0..16 {
+        // SAFETY: the caller's contract.
+        unsafe { _mm512_storeu_ps(out.add(16 * r), t.row(r)) };
+    }
 }
 
 /// `d = a·b + c` for row-major f32 tiles (a: m×k, b: k×n, c and d: m×n).
@@ -3676,6 +3947,181 @@ mod tests {
                             assert_eq!(untouched, arena);
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// MulAdd groups whose f16 A and B tiles are still in memory (rows 40 words apart, the
+    /// halves including signaling and quiet NaNs with payloads, infinities, subnormals and
+    /// negative zero) give the bits of the same groups on the tiles widened exactly into the
+    /// arena: one or two segments, one to four parts, three instances (the second sharing the
+    /// first's A, as subgroups of a GEMM do), accumulators in place or apart. A tile whose
+    /// last row passes its words, or a D over another part's C, is refused with nothing
+    /// written.
+    #[test]
+    fn in_place_f16_tiles_equal_widened_tiles() {
+        use std::sync::atomic::AtomicU32;
+        let avx512 = level() == Level::Avx512;
+        let special = [
+            0x7c01u16, 0x7e55, 0xfc00, 0x7c00, 0x0001, 0x83ff, 0x8000, 0x3c00,
+        ];
+        let stride = 40usize;
+        // Tile t's rows start at word t·16·stride + 3.
+        let tile_word = |t: usize| t * 16 * stride + 3;
+        let ntiles = 30;
+        let halves: Vec<u16> = (0..2 * tile_word(ntiles))
+            .map(|i| {
+                if i % 37 == 5 {
+                    special[(i / 37) % special.len()]
+                } else {
+                    half::f16::from_f32(((i * 29) % 31) as f32 * 0.19 - 2.7).to_bits()
+                }
+            })
+            .collect();
+        let words: Vec<AtomicU32> = halves
+            .chunks(2)
+            .map(|h| AtomicU32::new(h[0] as u32 | (h[1] as u32) << 16))
+            .collect();
+        let len = words.len();
+        // A second object before the tiles' own, so that the index is not always 0.
+        let mut objects = vec![(0..8).map(|_| AtomicU32::new(0)).collect(), words];
+        // Tile t widened exactly, as a load into a slot would.
+        let widened = |t: usize| -> Vec<f32> {
+            (0..256)
+                .map(|e| {
+                    let h = halves[2 * (tile_word(t) + (e / 16) * stride) + e % 16];
+                    crate::floats::f16_to_f32(h)
+                })
+                .collect()
+        };
+        let half_tile = |t: usize| HalfTile {
+            object: 1,
+            first: tile_word(t),
+            stride,
+        };
+        let tile = 256;
+        for nseg in 1..=2usize {
+            for parts in 1..=4usize {
+                for in_place in [false, true] {
+                    let reps = 3;
+                    // Instance r: A of segment s is tile (r.min(1)·2 + s) (instances 0 and 1
+                    // share it), B of segment s, part p tile 4 + (r·2 + s)·4 + p.
+                    let a_of = |r: usize, s: usize| (r.saturating_sub(1)) * 2 + s;
+                    let b_of = |r: usize, s: usize, p: usize| 4 + (r * 2 + s) * 4 + p;
+                    // Arena: per part C then D, each slot `reps` tiles.
+                    let slot = |x: usize| x * reps * tile;
+                    let cd: Vec<(usize, usize)> = (0..parts)
+                        .map(|p| {
+                            let c = slot(2 * p);
+                            (c, if in_place { c } else { slot(2 * p + 1) })
+                        })
+                        .collect();
+                    let arena: Vec<f32> = (0..slot(2 * parts))
+                        .map(|i| ((i * 13) % 17) as f32 * 0.37 - 3.0)
+                        .collect();
+                    // Expected: the f32 kernel on the widened tiles, instance by instance.
+                    let mut want = arena.clone();
+                    let mut ok = true;
+                    for r in 0..reps {
+                        let mut scratch: Vec<f32> = Vec::new();
+                        for s in 0..nseg {
+                            scratch.extend(widened(a_of(r, s)));
+                            for p in 0..parts {
+                                scratch.extend(widened(b_of(r, s, p)));
+                            }
+                        }
+                        let seg_len = tile * (1 + parts);
+                        let base = scratch.len();
+                        scratch.extend(&want[..]);
+                        let b_at = |s: usize, p: usize| s * seg_len + tile * (1 + p);
+                        let group: Vec<SharedAPart> = cd
+                            .iter()
+                            .enumerate()
+                            .map(|(p, &(c, d))| SharedAPart {
+                                b: b_at(nseg - 1, p),
+                                c: base + c + r * tile,
+                                d: base + d + r * tile,
+                            })
+                            .collect();
+                        let b_first: Vec<usize> = (0..parts).map(|p| b_at(0, p)).collect();
+                        let first = (nseg == 2).then_some((0, &b_first[..]));
+                        ok &= shared_a_at(
+                            level(),
+                            (16, 16, 16),
+                            &mut scratch,
+                            (first, (nseg - 1) * seg_len),
+                            &group,
+                            (1, 0),
+                        );
+                        want.copy_from_slice(&scratch[base..]);
+                    }
+                    // Each instance's A per segment and B per segment and part.
+                    type Tiles = ([HalfTile; 2], [[HalfTile; 4]; 2]);
+                    let insts: Vec<Tiles> = (0..reps)
+                        .map(|r| {
+                            let mut x = Tiles::default();
+                            for s in 0..nseg {
+                                x.0[s] = half_tile(a_of(r, s));
+                                for p in 0..parts {
+                                    x.1[s][p] = half_tile(b_of(r, s, p));
+                                }
+                            }
+                            x
+                        })
+                        .collect();
+                    let named = |x: &[Tiles]| {
+                        let x = x.to_vec();
+                        move |r: usize, o: Operand| -> Option<HalfTile> {
+                            let t = x.get(r)?;
+                            match o {
+                                Operand::A(s) => t.0.get(s).copied(),
+                                Operand::B(s, p) => t.1.get(s)?.get(p).copied(),
+                            }
+                        }
+                    };
+                    let shape = (nseg, parts, reps);
+                    let mut got = arena.clone();
+                    let objs = &mut objects;
+                    let done =
+                        shared_a_f16b_at(level(), &mut got, objs, shape, named(&insts), &cd, tile);
+                    assert_eq!(done, avx512 && ok);
+                    if done {
+                        assert!(
+                            got.iter()
+                                .zip(&want)
+                                .all(|(x, y)| x.to_bits() == y.to_bits()),
+                            "{nseg} segments, {parts} parts, in place {in_place}"
+                        );
+                    }
+                    // Refused, nothing written: a B whose last row passes the words, an A in
+                    // no object, a tile not named, a D over another part's C.
+                    let mut short = insts.clone();
+                    short[2].1[0][0].first = len - 8 * 15;
+                    let mut wrong_object = insts.clone();
+                    wrong_object[1].0[0].object = 2;
+                    let mut untouched = arena.clone();
+                    let objs = &mut objects;
+                    let out = &mut untouched;
+                    let f16b = shared_a_f16b_at;
+                    assert!(!f16b(level(), out, objs, shape, named(&short), &cd, tile));
+                    assert!(!f16b(
+                        level(),
+                        out,
+                        objs,
+                        shape,
+                        named(&wrong_object),
+                        &cd,
+                        tile
+                    ));
+                    let unnamed = (nseg, parts, reps + 1);
+                    assert!(!f16b(level(), out, objs, unnamed, named(&insts), &cd, tile));
+                    if parts > 1 {
+                        let mut over = cd.clone();
+                        over[1].1 = cd[0].0;
+                        assert!(!f16b(level(), out, objs, shape, named(&insts), &over, tile));
+                    }
+                    assert_eq!(untouched, arena);
                 }
             }
         }

@@ -110,6 +110,11 @@ pub struct DispatchStats {
     /// the tiles are 16 wide, the result then kept in registers instead of stored; per scope
     /// instance).
     pub chained_muladds: u64,
+    /// Matrix tiles that MulAdds read where a load left them (f16 tiles in Workgroup memory,
+    /// widened as the kernel reads them) instead of from the load's result: the tiles of
+    /// loads whose result only MulAdds read, with nothing that may write memory between
+    /// (per operand and scope instance of a MulAdd group).
+    pub tiles_in_place: u64,
     /// Time spent in DecodeFunc/DecodeVectorFunc calls of tensor loads (summed over threads).
     pub decode_time: Duration,
     /// Time spent in cooperative-matrix MulAdds (summed over threads).

@@ -968,6 +968,111 @@ void main() {{
     }
 }
 
+/// Tiles staged in Workgroup memory whose loads only MulAdds read stay there, the MulAdd
+/// kernel widening them as it reads (`DispatchStats::tiles_in_place`): bit for bit what the
+/// same shader gives when one B tile is also stored (that group then widens its tiles into
+/// their slots first) and when a barrier lies between the loads and the MulAdds (no tile
+/// stays). The halves include signaling and quiet NaNs, infinities and subnormals; two
+/// subgroups, the second reading the first's A tile in one segment and its own in the other.
+#[test]
+fn tiles_left_in_workgroup_memory_equal_loaded_tiles() {
+    let shader = |between: &str, after: &str| {
+        format!(
+            r#"{COOPMAT_HDR}
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer A {{ uint a[]; }};
+layout(std430, binding = 1) buffer C {{ float c[]; }};
+layout(std430, binding = 2) buffer E {{ float16_t e[]; }};
+// Ten 16×16 f16 tiles, rows of 8 words, 16 rows: 128 words a tile.
+shared uint st[10 * 128];
+void main() {{
+    for (uint i = gl_LocalInvocationID.x; i < 10 * 128; i += 64) st[i] = a[i];
+    barrier();
+    uint sg = gl_SubgroupID;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a0, a1;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> b0, b1, b2, b3;
+    coopMatLoad(a0, st, 0, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(a1, st, (1 + sg) * 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b0, st, (3 + sg) * 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b1, st, 5 * 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b2, st, (6 + sg) * 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b3, st, (8 + sg) * 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    {between}
+    uint o = sg * 512u;
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c0, c1;
+    coopMatLoad(c0, c, o, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(c1, c, o + 256u, 16, gl_CooperativeMatrixLayoutRowMajor);
+    c0 = coopMatMulAdd(a0, b0, c0);
+    c1 = coopMatMulAdd(a0, b1, c1);
+    c0 = coopMatMulAdd(a1, b2, c0);
+    c1 = coopMatMulAdd(a1, b3, c1);
+    coopMatStore(c0, c, o, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(c1, c, o + 256u, 16, gl_CooperativeMatrixLayoutRowMajor);
+    {after}
+}}"#
+        )
+    };
+    let store_b3 = "coopMatStore(b3, e, sg * 256u, 16, gl_CooperativeMatrixLayoutRowMajor);";
+    let variants = [
+        ("in place", shader("", "")),
+        ("one B stored", shader("", store_b3)),
+        ("barrier between", shader("barrier();", "")),
+    ];
+    let special = [0x7c01u16, 0x7e55, 0xfc00, 0x7c00, 0x0001, 0x83ff, 0x8000];
+    let halves: Vec<u16> = (0..10 * 256)
+        .map(|i| {
+            if i % 41 == 7 {
+                special[(i / 41) % special.len()]
+            } else {
+                half::f16::from_f32(((i * 29) % 31) as f32 * 0.19 - 2.7).to_bits()
+            }
+        })
+        .collect();
+    let bytes: Vec<u8> = halves.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let c0: Vec<f32> = (0..1024)
+        .map(|e| ((e * 13) % 17) as f32 * 0.37 - 3.0)
+        .collect();
+    let opts = EngineOptions {
+        subgroup_size: 32,
+        ..Default::default()
+    };
+    let mut outs = Vec::new();
+    for (name, src) in &variants {
+        let Some(m) = glsl_opt(src, true) else {
+            return;
+        };
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), bytes.clone());
+        res.buffers.insert((0, 1), bytes_f32(&c0));
+        res.buffers.insert((0, 2), vec![0; 1024]);
+        let stats = run(&m, &mut res, [1, 1, 1], &opts);
+        outs.push((*name, res.buffers[&(0, 1)].clone(), stats.tiles_in_place));
+    }
+    // Two subgroups, two segments, one A and two Bs each.
+    let avx512 = std::is_x86_feature_detected!("avx512f");
+    assert_eq!(outs[0].2, if avx512 { 12 } else { 0 });
+    for (name, out, in_place) in &outs[1..] {
+        assert_eq!(*out, outs[0].1, "{name}");
+        assert_eq!(*in_place, 0, "{name}");
+    }
+    // Subgroup 0's c0 against f64 where no NaN or infinity takes part.
+    let f = |t: usize, e: usize| half::f16::from_bits(halves[t * 256 + e]).to_f64();
+    let mut checked = 0;
+    for (i, j) in (0..16).flat_map(|i| (0..16).map(move |j| (i, j))) {
+        let want = c0[i * 16 + j] as f64
+            + (0..16)
+                .map(|k| f(0, i * 16 + k) * f(3, k * 16 + j) + f(1, i * 16 + k) * f(6, k * 16 + j))
+                .sum::<f64>();
+        let at = 4 * (i * 16 + j);
+        let got = f32::from_le_bytes(outs[0].1[at..at + 4].try_into().unwrap()) as f64;
+        if want.is_finite() {
+            assert!((got - want).abs() < 1e-3, "({i},{j}): {got} against {want}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 64, "{checked}");
+}
+
 /// Components of a matrix read with an index that is the same in every lane (each scope
 /// instance's lanes then read a slice of its tile) give what the per-lane path gives: f16 and
 /// f32 tiles, two subgroups, every component, values including infinities, subnormals, a

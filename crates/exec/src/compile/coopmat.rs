@@ -81,12 +81,16 @@ impl<'m> Cx<'m> {
             op::CooperativeMatrixLoadKHR | op::CooperativeMatrixLoadNV => {
                 let (ptr, stride, col_major, pbytes) =
                     self.cm_access(opcode == op::CooperativeMatrixLoadKHR, a, 1)?;
+                // Lazy only where the shared-A kernel can read the tile in place.
+                let cm = self.mats[d.mat.ix()];
                 out.push(Op::CmLoad(CmLoadArgs {
                     d: d.mat,
                     ptr,
                     stride,
                     col_major,
                     pbytes,
+                    lazy: self.lazy_loads.contains(&inst.rid)
+                        && (cm.num, cm.rows, cm.cols, col_major) == (Num::F16, 16, 16, false),
                 }));
             }
             op::CooperativeMatrixStoreKHR | op::CooperativeMatrixStoreNV => {
@@ -149,6 +153,7 @@ impl<'m> Cx<'m> {
                     c: vc.mat,
                     flags,
                     feeds_next: self.chain_heads.contains(&inst.rid),
+                    lazy: [arg(0)?, arg(1)?].map(|x| self.lazy_loads.contains(&x)),
                 }));
             }
             op::CooperativeMatrixLengthKHR | op::CooperativeMatrixLengthNV => {

@@ -28,7 +28,161 @@ fn split_dst<'v, T, const N: usize>(
     Some((dm, out))
 }
 
+/// Where a lazy load ([`CmLoadArgs::lazy`]) left one instance's 16×16 f16 tile: a Workgroup
+/// (batch-owned) object, the word of element (0, 0) and the words between rows.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LazyTile {
+    local: u32,
+    first: usize,
+    stride: usize,
+}
+
 impl Batch<'_, '_> {
+    /// A lazy cooperative-matrix load ([`CmLoadArgs::lazy`]): each instance's tile stays where
+    /// it is, its place recorded in `lazy_tiles`, when it is a word-aligned f16 tile inside
+    /// batch-owned memory (what a GEMM stages in Workgroup memory). Otherwise, or when any
+    /// instance's tile is not, the load widens every instance's tile into the slot as any
+    /// load does (and reports a fault there); the records then say so.
+    pub(super) fn load_lazy(&mut self, x: &CmLoadArgs, mask: &Mask) -> Result<(), Fault> {
+        let base = self.p.lazy_base[x.d.ix()] as usize;
+        let lanes = self.lanes;
+        let mut in_place = self.reads.is_none();
+        for (i, l0) in self.instances(x.d, mask) {
+            let addr = self.cols[x.ptr.ix() * lanes + l0];
+            let st = x
+                .stride
+                .map_or(0, |s| self.cols[s.ix() * lanes + l0] & 0xffff_ffff);
+            let tile = in_place
+                .then(|| self.tile_in_place(addr, l0, st.wrapping_mul(x.pbytes as u64)))
+                .flatten();
+            in_place &= tile.is_some();
+            self.lazy_tiles[base + i] = tile;
+        }
+        if !in_place {
+            for (i, _) in self.instances(x.d, mask) {
+                self.lazy_tiles[base + i] = None;
+            }
+            return self.cm_mem(x.d, x.ptr, x.stride, x.col_major, x.pbytes, false, mask);
+        }
+        Ok(())
+    }
+
+    /// Where the 16×16 f16 tile at `addr` (rows `row_bytes` apart) lies when it is inside one
+    /// batch-owned object with its rows at whole words.
+    fn tile_in_place(&self, addr: u64, lane: usize, row_bytes: u64) -> Option<LazyTile> {
+        let extent = row_bytes.checked_mul(15)?.checked_add(32)?;
+        let (shared, local, b) = self.mem.resolve(addr, lane, extent, false).ok()?;
+        (!shared && b.is_multiple_of(4) && row_bytes.is_multiple_of(4)).then_some(LazyTile {
+            local,
+            first: b / 4,
+            stride: (row_bytes / 4) as usize,
+        })
+    }
+
+    /// Widens the tiles lazy loads left in memory for slot `m` into the slot, as the load
+    /// would have (the memory has not changed since: `compile::lazy_tile_load`).
+    pub(super) fn widen_lazy(&mut self, m: Mat, mask: &Mask) -> Result<(), Fault> {
+        let base = self.p.lazy_base[m.ix()] as usize;
+        let off = self.slot(m).off;
+        for (i, _) in self.instances(m, mask) {
+            let Some(t) = self.lazy_tiles.get_mut(base + i).and_then(Option::take) else {
+                continue;
+            };
+            let out = &mut self.mf[off + i * 256..off + (i + 1) * 256];
+            let words = &self.mem.local[t.local as usize];
+            if !kernels::f16_rows_to_f32(words, (t.first, t.stride, 16, 8), out) {
+                return Err(lazy_fault());
+            }
+        }
+        Ok(())
+    }
+
+    /// A MulAdd group whose A and B tiles, of every instance, lazy loads left in memory
+    /// ([`LazyOperands`]), through [`kernels::matmul_shared_a_f16b`]. False, with nothing
+    /// done, when it does not apply (the caller widens the lazy tiles into their slots and
+    /// runs the group as any other).
+    fn shared_a_in_place(&mut self, g: &CmMulAddSharedAArgs, mask: &Mask) -> bool {
+        let Some(&(d0, _, _)) = g.parts.first() else {
+            return false;
+        };
+        let (n, nseg) = (g.parts.len(), if g.first.is_some() { 2 } else { 1 });
+        let d = self.slot(d0);
+        if n > 4 || d.cm.num != Num::F32 || (d.cm.rows, d.cm.cols) != (16, 16) {
+            return false;
+        }
+        // Where each operand's records start: A of each segment (the chain's first, then the
+        // group's own), then B of each segment and part.
+        let record = |m: Mat, lazy: bool| {
+            let b = *self.p.lazy_base.get(m.ix())?;
+            (lazy && b != u32::MAX).then_some(b as usize)
+        };
+        let mut a_at = [0usize; 2];
+        let mut b_at = [[0usize; 4]; 2];
+        for s in 0..nseg {
+            let (a, a_lazy, seg) = match (&g.first, s) {
+                (Some(f), 0) => (f.a, g.lazy.a[1], 1),
+                _ => (g.a, g.lazy.a[0], 0),
+            };
+            let Some(at) = record(a, a_lazy) else {
+                return false;
+            };
+            a_at[s] = at;
+            for (p, b) in b_at[s][..n].iter_mut().enumerate() {
+                let m = match (&g.first, seg) {
+                    (Some(f), 1) => f.b[p],
+                    _ => g.parts[p].1,
+                };
+                let Some(at) = record(m, g.lazy.b[p][seg]) else {
+                    return false;
+                };
+                *b = at;
+            }
+        }
+        // Consecutive instances only (their tiles lie one tile apart in every slot).
+        let (mut first_inst, mut count) = (None, 0);
+        for (i, _) in self.instances(d0, mask) {
+            if i != *first_inst.get_or_insert(i) + count {
+                return false;
+            }
+            count += 1;
+        }
+        let Some(i0) = first_inst else {
+            return true;
+        };
+        let tiles = &self.lazy_tiles;
+        let tile = |r: usize, o: kernels::Operand| {
+            let at = match o {
+                kernels::Operand::A(s) => a_at[s],
+                kernels::Operand::B(s, p) => b_at[s][p],
+            };
+            let t = (*tiles.get(at + i0 + r)?)?;
+            Some(kernels::HalfTile {
+                object: t.local as usize,
+                first: t.first,
+                stride: t.stride,
+            })
+        };
+        let mut cd = [(0usize, 0usize); 4];
+        for (o, &(d, _, c)) in cd.iter_mut().zip(&g.parts) {
+            *o = (
+                self.mat_off[c.ix()] + i0 * 256,
+                self.mat_off[d.ix()] + i0 * 256,
+            );
+        }
+        let (arena, objects) = (&mut self.mf, &mut self.mem.local);
+        let shape = (nseg, n, count);
+        if !kernels::matmul_shared_a_f16b(arena, objects, shape, tile, &cd[..n], 256) {
+            return false;
+        }
+        let flops = (2 * 16 * 16 * 16 * n * nseg * count) as u64;
+        self.flops += flops;
+        if g.first.is_some() {
+            self.chained += (n * count) as u64;
+        }
+        self.in_place += ((n + 1) * nseg * count) as u64;
+        true
+    }
+
     /// Row-major f16 tile load with one bounds check for the whole tile, each row loaded and
     /// widened in vectors (the per-row path costs a resolve and a kernel call per 16 elements);
     /// false when the tile is not word-aligned or not in bounds (the caller then goes row by
@@ -272,6 +426,27 @@ impl Batch<'_, '_> {
         let Some(&(d0, b0, _)) = g.parts.first() else {
             return Ok(());
         };
+        if g.lazy.any() {
+            if self.shared_a_in_place(g, mask) {
+                return Ok(());
+            }
+            let lazy = g
+                .lazy
+                .a
+                .iter()
+                .zip([Some(g.a), g.first.as_ref().map(|f| f.a)]);
+            let lazy_b = g.lazy.b.iter().enumerate().flat_map(|(p, l)| {
+                l.iter()
+                    .zip([Some(g.parts[p].1), g.first.as_ref().map(|f| f.b[p])])
+            });
+            let widen: Vec<Mat> = lazy
+                .chain(lazy_b)
+                .filter_map(|(&l, m)| m.filter(|_| l))
+                .collect();
+            for m in widen {
+                self.widen_lazy(m, mask)?;
+            }
+        }
         let sa = self.slot(g.a);
         let (m, n, k) = (
             sa.cm.rows as usize,
@@ -689,5 +864,15 @@ impl Batch<'_, '_> {
             }
         }
         Ok(())
+    }
+}
+
+/// A lazy tile that was inside its memory when loaded is not: the engine's own invariant
+/// broke (Workgroup memory does not shrink), reported rather than read.
+fn lazy_fault() -> Fault {
+    Fault {
+        kind: ErrorKind::OutOfBounds,
+        what: "a lazily loaded matrix tile is no longer inside its memory".into(),
+        lane: None,
     }
 }

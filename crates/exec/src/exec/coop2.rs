@@ -2262,6 +2262,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         self.instr += std::mem::take(&mut sub.instr);
         self.uniform_copies += std::mem::take(&mut sub.uniform_copies);
         self.chained += std::mem::take(&mut sub.chained);
+        self.in_place += std::mem::take(&mut sub.in_place);
         self.reused += std::mem::take(&mut sub.reused);
         let reads = sub.reads.take();
         self.sub = Some(sub);

@@ -298,6 +298,11 @@ pub(crate) struct Program {
     /// Staging copies ([`Op::LoadStore`]) in the program: each has a slot below this for the
     /// lane shape it last found (`LoadStoreArgs::slot`).
     pub copy_slots: u32,
+    /// Per matrix slot that a lazy load ([`CmLoadArgs::lazy`]) writes: where its instances'
+    /// records start in a batch's `lazy_tiles` (`u32::MAX` for other slots).
+    pub lazy_base: Vec<u32>,
+    /// Records of lazy loads in a batch: the instances of every slot lazy loads write.
+    pub lazy_records: u32,
     pub options: EngineOptions,
     /// Storage of the batches of finished dispatches, for the next dispatch's batches.
     pub spare: BatchPool,
@@ -1409,6 +1414,11 @@ pub struct CmLoadArgs {
     pub stride: Option<Col>,
     pub col_major: bool,
     pub pbytes: u32,
+    /// Only MulAdds of this block read the result, and nothing writes memory before they run
+    /// (`compile::lazy_tile_load`): the executor may leave an f16 tile of Workgroup memory
+    /// where it is, for the MulAdds to read there (`Batch::lazy_tiles`), instead of widening
+    /// it into the matrix slot.
+    pub lazy: bool,
 }
 
 /// Operands of [`Op::CmStore`].
@@ -1435,6 +1445,8 @@ pub struct CmMulAddArgs {
     /// Its result's only use is as the C of a later MulAdd of the same block, and its operands
     /// live until that one (the compiler may chain the two; see [`ChainFirst`]).
     pub feeds_next: bool,
+    /// A and B come from lazy loads ([`CmLoadArgs::lazy`]).
+    pub lazy: [bool; 2],
 }
 
 /// Operands of [`Op::CmMulAddSharedA`]: `d = a·b + c` for each part, in order. The compiler
@@ -1452,6 +1464,25 @@ pub struct CmMulAddSharedAArgs {
     /// the intermediate sum never stored (the compiler chains a MulAdd whose result only the
     /// next MulAdd reads, as its C: a K loop unrolled in the shader).
     pub first: Option<ChainFirst>,
+    /// Operands that come from lazy loads ([`CmLoadArgs::lazy`]).
+    pub lazy: LazyOperands,
+}
+
+/// Which operands of a [`CmMulAddSharedAArgs`] come from lazy loads ([`CmLoadArgs::lazy`]):
+/// their tiles may still be in memory (`Batch::lazy_tiles`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LazyOperands {
+    /// A; the chain's first A.
+    pub a: [bool; 2],
+    /// Each part's B; each part's first B.
+    pub b: Vec<[bool; 2]>,
+}
+
+impl LazyOperands {
+    /// Whether any operand is lazy.
+    pub fn any(&self) -> bool {
+        self.a.iter().chain(self.b.iter().flatten()).any(|&x| x)
+    }
 }
 
 /// The first MulAdds of a chained [`CmMulAddSharedAArgs`].
