@@ -1073,6 +1073,83 @@ void main() {{
     assert!(checked >= 64, "{checked}");
 }
 
+/// A column-major tile load whose result only MulAdds read is not lazy (the kernel reads rows),
+/// so its MulAdd reads its slot, even where that slot held a tile that an earlier block's MulAdd
+/// group read in place: the f64 product of the column-major tile.
+#[test]
+fn a_column_major_load_after_lazy_ones_reads_its_own_tile() {
+    let src = format!(
+        r#"{COOPMAT_HDR}
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) readonly buffer A {{ uint a[]; }};
+layout(std430, binding = 1) buffer C {{ float c[]; }};
+shared uint st[8 * 128];
+void main() {{
+    for (uint i = gl_LocalInvocationID.x; i < 8 * 128; i += 32) st[i] = a[i];
+    barrier();
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a0, a1, a2;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> b0, b1, b2, b3;
+    coopMatLoad(a2, st, 7 * 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(a0, st, 0, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(a1, st, 1 * 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b0, st, 2 * 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b1, st, 3 * 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b2, st, 4 * 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b3, st, 5 * 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c0, c1;
+    coopMatLoad(c0, c, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(c1, c, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    c0 = coopMatMulAdd(a0, b0, c0);
+    c1 = coopMatMulAdd(a0, b1, c1);
+    c0 = coopMatMulAdd(a1, b2, c0);
+    c1 = coopMatMulAdd(a1, b3, c1);
+    coopMatStore(c0, c, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(c1, c, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    barrier();
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> b4;
+    coopMatLoad(b4, st, 6 * 128, 8, gl_CooperativeMatrixLayoutColumnMajor);
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c2;
+    coopMatLoad(c2, c, 512, 16, gl_CooperativeMatrixLayoutRowMajor);
+    c2 = coopMatMulAdd(a2, b4, c2);
+    coopMatStore(c2, c, 512, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    );
+    let Some(m) = glsl_opt(&src, true) else {
+        return;
+    };
+    let halves: Vec<u16> = (0..8 * 256)
+        .map(|i| half::f16::from_f32(((i * 29) % 31) as f32 * 0.19 - 2.7).to_bits())
+        .collect();
+    let c0: Vec<f32> = (0..768)
+        .map(|e| ((e * 13) % 17) as f32 * 0.37 - 3.0)
+        .collect();
+    let mut res = Resources::default();
+    res.buffers.insert(
+        (0, 0),
+        halves.iter().flat_map(|h| h.to_le_bytes()).collect(),
+    );
+    res.buffers.insert((0, 1), bytes_f32(&c0));
+    let opts = EngineOptions {
+        subgroup_size: 32,
+        ..Default::default()
+    };
+    let stats = run(&m, &mut res, [1, 1, 1], &opts);
+    if std::is_x86_feature_detected!("avx512f") {
+        assert!(stats.tiles_in_place > 0);
+    }
+    let out = f32s(&res.buffers[&(0, 1)]);
+    let f = |t: usize, e: usize| half::f16::from_bits(halves[t * 256 + e]).to_f64();
+    for (i, j) in (0..16).flat_map(|i| (0..16).map(move |j| (i, j))) {
+        // b4 is column-major: element (k, j) at j·16 + k of tile 6.
+        let want = c0[512 + i * 16 + j] as f64
+            + (0..16)
+                .map(|k| f(7, i * 16 + k) * f(6, j * 16 + k))
+                .sum::<f64>();
+        let got = out[512 + i * 16 + j] as f64;
+        assert!((got - want).abs() < 1e-3, "({i},{j}): {got} against {want}");
+    }
+}
+
 /// Components of a matrix read with an index that is the same in every lane (each scope
 /// instance's lanes then read a slice of its tile) give what the per-lane path gives: f16 and
 /// f32 tiles, two subgroups, every component, values including infinities, subnormals, a

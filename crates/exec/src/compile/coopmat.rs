@@ -81,16 +81,20 @@ impl<'m> Cx<'m> {
             op::CooperativeMatrixLoadKHR | op::CooperativeMatrixLoadNV => {
                 let (ptr, stride, col_major, pbytes) =
                     self.cm_access(opcode == op::CooperativeMatrixLoadKHR, a, 1)?;
-                // Lazy only where the shared-A kernel can read the tile in place.
+                // Lazy only where the shared-A kernel can read the tile in place. Any other
+                // leaves the set, so that its MulAdds (compiled after it) do not take the
+                // operand as lazy: its slot may hold another lazy load's record.
                 let cm = self.mats[d.mat.ix()];
+                if (cm.num, cm.rows, cm.cols, col_major) != (Num::F16, 16, 16, false) {
+                    self.lazy_loads.remove(&inst.rid);
+                }
                 out.push(Op::CmLoad(CmLoadArgs {
                     d: d.mat,
                     ptr,
                     stride,
                     col_major,
                     pbytes,
-                    lazy: self.lazy_loads.contains(&inst.rid)
-                        && (cm.num, cm.rows, cm.cols, col_major) == (Num::F16, 16, 16, false),
+                    lazy: self.lazy_loads.contains(&inst.rid),
                 }));
             }
             op::CooperativeMatrixStoreKHR | op::CooperativeMatrixStoreNV => {
