@@ -225,9 +225,9 @@ struct Batch<'p, 'a> {
     /// ran (`copy_words`).
     copy_shapes: Vec<CopyShape>,
     /// Per instance of each slot lazy loads write ([`Program::lazy_base`]): where the last
-    /// lazy load left its f16 tile in Workgroup memory, or None when it widened the tile into
-    /// the slot as any load does (`coop::LazyTile`).
-    lazy_tiles: Vec<Option<coop::LazyTile>>,
+    /// lazy load left its f16 tile in Workgroup memory (the object an index into `Mem::local`),
+    /// or None when it widened the tile into the slot as any load does.
+    lazy_tiles: Vec<Option<kernels::HalfTile>>,
 }
 
 impl Drop for Batch<'_, '_> {

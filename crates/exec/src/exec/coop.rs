@@ -28,15 +28,6 @@ fn split_dst<'v, T, const N: usize>(
     Some((dm, out))
 }
 
-/// Where a lazy load ([`CmLoadArgs::lazy`]) left one instance's 16×16 f16 tile: a Workgroup
-/// (batch-owned) object, the word of element (0, 0) and the words between rows.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct LazyTile {
-    local: u32,
-    first: usize,
-    stride: usize,
-}
-
 impl Batch<'_, '_> {
     /// A lazy cooperative-matrix load ([`CmLoadArgs::lazy`]): each instance's tile stays where
     /// it is, its place recorded in `lazy_tiles`, when it is a word-aligned f16 tile inside
@@ -68,15 +59,40 @@ impl Batch<'_, '_> {
     }
 
     /// Where the 16×16 f16 tile at `addr` (rows `row_bytes` apart) lies when it is inside one
-    /// batch-owned object with its rows at whole words.
-    fn tile_in_place(&self, addr: u64, lane: usize, row_bytes: u64) -> Option<LazyTile> {
-        let extent = row_bytes.checked_mul(15)?.checked_add(32)?;
-        let (shared, local, b) = self.mem.resolve(addr, lane, extent, false).ok()?;
-        (!shared && b.is_multiple_of(4) && row_bytes.is_multiple_of(4)).then_some(LazyTile {
-            local,
-            first: b / 4,
-            stride: (row_bytes / 4) as usize,
-        })
+    /// batch-owned (Workgroup) object with its rows at whole words: that object (an index into
+    /// `Mem::local`), its first word and the words between rows.
+    fn tile_in_place(&self, addr: u64, lane: usize, row_bytes: u64) -> Option<kernels::HalfTile> {
+        match self.f16_tile_words(addr, lane, row_bytes, 16, 16)? {
+            (false, object, first, stride) => Some(kernels::HalfTile {
+                object: object as usize,
+                first,
+                stride,
+            }),
+            (true, ..) => None,
+        }
+    }
+
+    /// Where a row-major f16 tile of `rows` × `cols` at `addr` (rows `row_bytes` apart) lies,
+    /// with one bounds check for the whole tile, when its rows start at whole words:
+    /// (shared?, object index, first word, words between rows).
+    fn f16_tile_words(
+        &self,
+        addr: u64,
+        lane: usize,
+        row_bytes: u64,
+        rows: usize,
+        cols: usize,
+    ) -> Option<(bool, u32, usize, usize)> {
+        let extent = (rows as u64 - 1)
+            .checked_mul(row_bytes)?
+            .checked_add(cols as u64 * 2)?;
+        let (sh, idx, b) = self.mem.resolve(addr, lane, extent, false).ok()?;
+        (b.is_multiple_of(4) && row_bytes.is_multiple_of(4)).then_some((
+            sh,
+            idx,
+            b / 4,
+            (row_bytes / 4) as usize,
+        ))
     }
 
     /// Widens the tiles lazy loads left in memory for slot `m` into the slot, as the load
@@ -89,7 +105,7 @@ impl Batch<'_, '_> {
                 continue;
             };
             let out = &mut self.mf[off + i * 256..off + (i + 1) * 256];
-            let words = &self.mem.local[t.local as usize];
+            let words = &self.mem.local[t.object];
             if !kernels::f16_rows_to_f32(words, (t.first, t.stride, 16, 8), out) {
                 return Err(lazy_fault());
             }
@@ -155,12 +171,7 @@ impl Batch<'_, '_> {
                 kernels::Operand::A(s) => a_at[s],
                 kernels::Operand::B(s, p) => b_at[s][p],
             };
-            let t = (*tiles.get(at + i0 + r)?)?;
-            Some(kernels::HalfTile {
-                object: t.local as usize,
-                first: t.first,
-                stride: t.stride,
-            })
+            *tiles.get(at + i0 + r)?
         };
         let mut cd = [(0usize, 0usize); 4];
         for (o, &(d, _, c)) in cd.iter_mut().zip(&g.parts) {
@@ -196,23 +207,13 @@ impl Batch<'_, '_> {
         cols: usize,
         toff: usize,
     ) -> bool {
-        let run = cols as u64 * 2;
-        let Some(extent) = (rows as u64 - 1)
-            .checked_mul(row_bytes)
-            .and_then(|x| x.checked_add(run))
+        let Some((sh, idx, w0, wstride)) = self.f16_tile_words(addr, lane, row_bytes, rows, cols)
         else {
             return false;
         };
-        let Ok((sh, idx, b)) = self.mem.resolve(addr, lane, extent, false) else {
-            return false;
-        };
-        if !b.is_multiple_of(4) || !row_bytes.is_multiple_of(4) {
-            return false;
-        }
-        let (w0, wstride, nw) = (b / 4, row_bytes as usize / 4, cols / 2);
         kernels::f16_rows_to_f32(
             self.mem.words(sh, idx),
-            (w0, wstride, rows, nw),
+            (w0, wstride, rows, cols / 2),
             &mut self.mf[toff..toff + rows * cols],
         )
     }
@@ -439,11 +440,8 @@ impl Batch<'_, '_> {
                 l.iter()
                     .zip([Some(g.parts[p].1), g.first.as_ref().map(|f| f.b[p])])
             });
-            let widen: Vec<Mat> = lazy
-                .chain(lazy_b)
-                .filter_map(|(&l, m)| m.filter(|_| l))
-                .collect();
-            for m in widen {
+            // `g` is the program's, not the batch's: nothing to collect first.
+            for m in lazy.chain(lazy_b).filter_map(|(&l, m)| m.filter(|_| l)) {
                 self.widen_lazy(m, mask)?;
             }
         }
