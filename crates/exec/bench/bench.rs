@@ -8,7 +8,7 @@
 //! ReLU, cooperative-vector products) on N workgroups of 64 invocations (default 1024: 2^16
 //! MLPs), checked against f64 on sampled invocations; prints MLPs per second and the share of
 //! CPU time in the native product kernels. Needs glslangValidator and spirv-opt
-//! (/opt/coopmat-peers/bin or PATH).
+//! (/opt/coopmat-peers/bin or PATH), or COOPMAT_BENCH_SPV_DIR with the modules compiled elsewhere.
 
 use coopmat_exec::{EngineOptions, Pipeline, Resources};
 use half::f16;
@@ -20,6 +20,13 @@ fn compile(name: &str) -> coopmat_spirv::Module {
 }
 
 fn compile_file(name: &str, path: &str) -> coopmat_spirv::Module {
+    // A machine without the peer tools (a lent GPU host, say) reads modules compiled elsewhere:
+    // COOPMAT_BENCH_SPV_DIR holds `{name}.spv`, as this function would have written it.
+    if let Some(dir) = std::env::var_os("COOPMAT_BENCH_SPV_DIR") {
+        let file = std::path::Path::new(&dir).join(format!("{name}.spv"));
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        return coopmat_spirv::Module::from_bytes(&bytes).unwrap();
+    }
     let opt = coopmat_testkit::peer_tool("spirv-opt").expect("spirv-opt not found");
     let dir = coopmat_testkit::scratch_dir("bench");
     let out = dir.path().join(format!("{name}.spv"));

@@ -295,6 +295,8 @@ struct Cx<'m> {
     /// The local object all Block-decorated Workgroup variables share (they alias from
     /// offset 0, SPV_KHR_workgroup_memory_explicit_layout).
     wg_block: Option<u32>,
+    /// [`Program::workgroup_copies`].
+    workgroup_copies: Vec<(u32, u32)>,
     /// Function variables kept in registers (see [`Cx::promotable`]): variable id -> its value.
     promoted: HashMap<u32, Val>,
     /// Constant-index access chains into promoted variables: chain id -> the registers of the
@@ -400,6 +402,7 @@ impl<'m> Cx<'m> {
             copy_slots: 0,
             ptr_lay: HashMap::new(),
             wg_block: None,
+            workgroup_copies: Vec::new(),
             promoted: HashMap::new(),
             promoted_parts: HashMap::new(),
             promoted_elems: HashMap::new(),
@@ -932,6 +935,7 @@ impl<'m> Cx<'m> {
         }
         // Workgroups per batch, decided now that the variables are known.
         let pack = self.workgroups_per_batch(group_lanes);
+        self.workgroup_copies = self.copy_workgroup_locals(pack);
         self.entry_fn = entry_fn;
         if !self.options.observe_uniformity {
             use coopmat_analysis::{Analysis, Level};
@@ -1036,6 +1040,7 @@ impl<'m> Cx<'m> {
             const_mats: self.const_mats,
             var_cols: self.var_cols,
             locals: self.locals,
+            workgroup_copies: self.workgroup_copies,
             builtins: self.builtins,
             private_init: self.private_init,
             promoted: self.promoted.values().copied().collect(),
@@ -1057,11 +1062,12 @@ impl<'m> Cx<'m> {
     }
 
     /// How many workgroups of `group_lanes` invocations one batch runs (see
-    /// `EngineOptions::pack_workgroups`): 1 unless the module has no Workgroup variable, no
-    /// OpControlBarrier and no operation of Workgroup execution scope (atomics and memory
-    /// barriers name a memory scope: they stay allowed), and the workgroup is whole subgroups.
-    /// Then the workgroups of a batch cannot observe each other except through memory, as
-    /// separately run ones could.
+    /// `EngineOptions::pack_workgroups`): 1 unless the module has no operation of Workgroup
+    /// scope other than OpControlBarrier (atomics and memory barriers name a memory scope: they
+    /// stay allowed; a workgroup-scope cooperative matrix spans its workgroup's lanes), and the
+    /// workgroup is whole subgroups. Then the workgroups of a batch cannot observe each other
+    /// except through memory, as separately run ones could: each has its own copy of every
+    /// Workgroup variable (`Program::workgroup_copies`) and its own barrier check.
     fn workgroups_per_batch(&self, group_lanes: u32) -> u32 {
         const TARGET_LANES: u32 = 256;
         let sg = self.options.subgroup_size;
@@ -1074,15 +1080,9 @@ impl<'m> Cx<'m> {
         }
         let m = self.m;
         let workgroup_scoped = m.instructions.iter().any(|inst| {
-            if inst.opcode == op::ControlBarrier {
-                return true;
-            }
-            if inst.opcode == op::Variable && inst.word(2) == Some(storage_class::Workgroup) {
-                return true;
-            }
             let name = grammar::instruction(inst.opcode).map(|d| d.name);
-            let memory_scope_only =
-                name.is_some_and(|n| n.starts_with("OpAtomic") || n == "OpMemoryBarrier");
+            let memory_scope_only = inst.opcode == op::ControlBarrier
+                || name.is_some_and(|n| n.starts_with("OpAtomic") || n == "OpMemoryBarrier");
             !memory_scope_only
                 && inst.operands.iter().enumerate().any(|(k, o)| {
                     o.kind == Some(coopmat_spirv::grammar::OperandKind::IdScope)
@@ -1095,18 +1095,66 @@ impl<'m> Cx<'m> {
         if workgroup_scoped {
             return 1;
         }
-        // Per-invocation variables grow with the batch: keep a packed batch's under 16 MiB.
-        let per_lane: u64 = self
-            .locals
-            .iter()
-            .filter(|l| l.per_lane)
-            .map(|l| l.bytes.next_multiple_of(8))
-            .sum();
-        let by_memory = ((16u64 << 20) / (per_lane.max(1) * group_lanes as u64)).max(1) as u32;
+        // Per-invocation variables grow with the batch, Workgroup ones with its workgroups:
+        // keep a packed batch's under 16 MiB.
+        let bytes = |per_lane: bool| -> u64 {
+            self.locals
+                .iter()
+                .filter(|l| l.per_lane == per_lane)
+                .map(|l| l.bytes.next_multiple_of(8))
+                .sum()
+        };
+        let per_group = bytes(true) * group_lanes as u64 + bytes(false);
+        let by_memory = ((16u64 << 20) / per_group.max(1)).max(1) as u32;
         (TARGET_LANES / group_lanes)
             .min(MAX_LANES as u32 / group_lanes)
             .min(by_memory)
             .max(1)
+    }
+
+    /// With `pack` workgroups a batch, a copy of each Workgroup variable for every workgroup
+    /// but the first: (the variable's local, its first copy), the copies consecutive.
+    fn copy_workgroup_locals(&mut self, pack: u32) -> Vec<(u32, u32)> {
+        if pack <= 1 {
+            return Vec::new();
+        }
+        let shared: Vec<u32> = (0..self.locals.len() as u32)
+            .filter(|&li| !self.locals[li as usize].per_lane)
+            .collect();
+        shared
+            .into_iter()
+            .map(|li| {
+                let first = self.locals.len() as u32;
+                for _ in 1..pack {
+                    self.locals.push(self.locals[li as usize].clone());
+                }
+                (li, first)
+            })
+            .collect()
+    }
+
+    /// The divergence analysis's level of entry-point value `id`, where a pointer into
+    /// Workgroup memory counts as workgroup-uniform when a batch packs workgroups (each has
+    /// its own copy of the variable: the analysis sees one variable, whose address it calls
+    /// constant).
+    fn entry_level(
+        &self,
+        analysis: &coopmat_analysis::Analysis<'_>,
+        id: u32,
+    ) -> coopmat_analysis::Level {
+        let level = analysis.value(id);
+        let per_workgroup = !self.workgroup_copies.is_empty()
+            && self.m.type_of(id).is_some_and(|t| {
+                matches!(
+                    self.t.get(t),
+                    Ok(Ty::Pointer { sc, .. }) if *sc == storage_class::Workgroup
+                )
+            });
+        if per_workgroup {
+            level.max(coopmat_analysis::Level::Workgroup)
+        } else {
+            level
+        }
     }
 
     fn set_const(
@@ -1818,7 +1866,7 @@ impl<'m> Cx<'m> {
                 && self
                     .uniform
                     .as_ref()
-                    .is_some_and(|(analysis, limit)| analysis.value(id) <= *limit)
+                    .is_some_and(|(analysis, limit)| self.entry_level(analysis, id) <= *limit)
         };
         self.m.instructions[i]
             .id_refs()
@@ -1983,7 +2031,7 @@ impl<'m> Cx<'m> {
             return;
         };
         let one_value = if fid == self.entry_fn {
-            analysis.value(rid) <= *limit
+            self.entry_level(analysis, rid) <= *limit
         } else if let Some(c) = self.callbacks.get(&fid) {
             // One engine call's lanes share their workgroup, but what a call sees of workgroup
             // values is the engine's business: only dispatch-uniform ones.

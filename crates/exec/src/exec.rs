@@ -325,7 +325,19 @@ impl<'p, 'a> Batch<'p, 'a> {
                 VarAddr::Push => sh.push_obj,
                 VarAddr::Local(i) => sh.local_base + i,
             };
-            cols[c.ix() * lanes..(c.ix() + 1) * lanes].fill(memory::object_base(obj));
+            let col = &mut cols[c.ix() * lanes..(c.ix() + 1) * lanes];
+            col.fill(memory::object_base(obj));
+            // A Workgroup variable of a batch that packs workgroups: workgroup k's lanes
+            // (after the first workgroup's) address its own copy.
+            if let VarAddr::Local(i) = a
+                && let Some(&(_, first)) = p.workgroup_copies.iter().find(|&&(v, _)| v == i)
+            {
+                let gl = p.group_lanes as usize;
+                for (k, lanes_k) in col.chunks_mut(gl).enumerate().skip(1) {
+                    let copy = sh.local_base + first + k as u32 - 1;
+                    lanes_k.fill(memory::object_base(copy));
+                }
+            }
         }
         let mut b = Batch {
             p,
@@ -817,6 +829,23 @@ impl<'p, 'a> Batch<'p, 'a> {
             self.fill_from_lane(c.at(k), l0, mask, dense);
         }
         Ok(())
+    }
+
+    /// A workgroup barrier's condition, checked for each packed workgroup on its own (they may
+    /// be at different barriers, or one may have finished): each has none or all of its running
+    /// invocations (live, not terminated) in `mask`. None when it holds, else an invocation at
+    /// the barrier of the first workgroup that is split.
+    fn split_workgroup(&self, mask: &Mask) -> Option<usize> {
+        let gl = self.p.group_lanes as usize;
+        let bit = |m: &Mask, l: usize| m[l / 64] >> (l % 64) & 1 != 0;
+        let running = |l: usize| bit(&self.live, l) && !bit(&self.exited, l);
+        (0..self.pack_wgs.len().max(1)).find_map(|k| {
+            let lanes = k * gl..((k + 1) * gl).min(self.lanes);
+            let mut here = lanes.clone().filter(|&l| bit(mask, l));
+            let first = here.next()?;
+            let whole = 1 + here.count() == lanes.filter(|&l| running(l)).count();
+            (!whole).then_some(first)
+        })
     }
 
     /// Copies lane `l0`'s value of column `c` into every lane of `mask`.
@@ -1599,11 +1628,12 @@ impl<'p, 'a> Batch<'p, 'a> {
                             );
                         }
                     }
-                } else if *mask != want {
-                    return fault(
-                        ErrorKind::DivergentBarrier,
-                        "OpControlBarrier reached in divergent control flow (not every invocation of the workgroup is at it)",
-                    );
+                } else if let Some(l) = self.split_workgroup(mask) {
+                    return Err(Fault {
+                        kind: ErrorKind::DivergentBarrier,
+                        what: "OpControlBarrier reached in divergent control flow (not every invocation of the workgroup is at it)".into(),
+                        lane: Some(l),
+                    });
                 }
             }
             Op::Call(CallArgs { f, args, ret }) => {

@@ -87,6 +87,45 @@ void main() {
     }
 }
 
+/// Dispatches `groups` 32-invocation workgroups of `m` over `buffers` one workgroup a batch
+/// (`check` sees those buffers first, with the subgroup size) and packed, with one and two
+/// threads, for subgroup sizes 8 and 32: the packed runs must pack and give the same buffers.
+fn packed_equals_alone(
+    m: &coopmat_spirv::Module,
+    buffers: &[((u32, u32), Vec<u8>)],
+    groups: u32,
+    check: impl Fn(u32, &std::collections::BTreeMap<(u32, u32), Vec<u8>>),
+) {
+    let run_with = |pack: bool, threads: usize, sg: u32| {
+        let opts = EngineOptions {
+            threads,
+            subgroup_size: sg,
+            pack_workgroups: pack,
+            ..Default::default()
+        };
+        let p = Pipeline::compile(m, "main", &Default::default(), &opts).unwrap();
+        let mut res = Resources::default();
+        res.buffers.extend(buffers.iter().cloned());
+        p.dispatch(&mut res, [groups, 1, 1]).unwrap();
+        (p.workgroups_per_batch(), res.buffers)
+    };
+    for sg in [8, 32] {
+        let (one, reference) = run_with(false, 1, sg);
+        assert_eq!(one, 1);
+        check(sg, &reference);
+        for threads in [1, 2] {
+            let (pack, got) = run_with(true, threads, sg);
+            assert!(pack > 1, "32-invocation workgroups are packed (sg {sg})");
+            for (k, v) in &reference {
+                assert!(
+                    got[k] == *v,
+                    "binding {k:?} differs (subgroup size {sg}, {threads} threads, {pack} per batch)"
+                );
+            }
+        }
+    }
+}
+
 /// Small workgroups without shared memory or barriers run several to a batch
 /// (`EngineOptions::pack_workgroups`): divergent loops, early returns, subgroup operations,
 /// per-workgroup atomics and every built-in give the same buffers as one workgroup per batch,
@@ -129,36 +168,12 @@ void main() {
     let groups = 37u32;
     let mut rng = Rng(7);
     let data: Vec<u32> = (0..1024).map(|_| rng.next() as u32).collect();
-    let run_with = |pack: bool, threads: usize, sg: u32| {
-        let opts = EngineOptions {
-            threads,
-            subgroup_size: sg,
-            pack_workgroups: pack,
-            ..Default::default()
-        };
-        let p = Pipeline::compile(&m, "main", &Default::default(), &opts).unwrap();
-        let mut res = Resources::default();
-        res.buffers.insert((0, 0), bytes_u32(&data));
-        res.buffers
-            .insert((0, 1), vec![0; 16 * 32 * groups as usize]);
-        res.buffers.insert((0, 2), vec![0; 4 * groups as usize]);
-        p.dispatch(&mut res, [groups, 1, 1]).unwrap();
-        (p.workgroups_per_batch(), res.buffers)
-    };
-    for sg in [8, 32] {
-        let (one, reference) = run_with(false, 1, sg);
-        assert_eq!(one, 1);
-        for threads in [1, 2] {
-            let (pack, got) = run_with(true, threads, sg);
-            assert!(pack > 1, "32-invocation workgroups are packed (sg {sg})");
-            for (k, v) in &reference {
-                assert!(
-                    got[k] == *v,
-                    "binding {k:?} differs (subgroup size {sg}, {threads} threads, {pack} per batch)"
-                );
-            }
-        }
-    }
+    let buffers = [
+        ((0, 0), bytes_u32(&data)),
+        ((0, 1), vec![0; 16 * 32 * groups as usize]),
+        ((0, 2), vec![0; 4 * groups as usize]),
+    ];
+    packed_equals_alone(&m, &buffers, groups, |_, _| {});
     // A fault in a packed batch names the faulting invocation's own workgroup: here one of
     // 5..8 (which of them faults first depends on the early returns; run alone, workgroup 5
     // would).
@@ -181,6 +196,166 @@ void main() {
             && e.place.contains("local invocation"),
         "{e}"
     );
+}
+
+/// Small workgroups with Workgroup variables and barriers run several to a batch too, each
+/// with its own copy of the variables: tree reductions in shared memory, a barrier inside a
+/// branch taken by whole workgroups (some workgroups skip it), shared atomics, and a shared
+/// element at a constant index (its address is the same in every invocation, yet names each
+/// workgroup's own copy) give the same buffers as one workgroup per batch, with a partly
+/// filled last batch, one and two threads, and subgroup sizes 8 and 32. A barrier that only
+/// part of a workgroup reaches is still an error in a packed batch.
+#[test]
+fn packed_workgroups_with_shared_memory_match_one_workgroup_per_batch() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer B { uint data[]; };
+layout(std430, binding = 1) buffer O { uint outv[]; };
+shared uint tree[32];
+shared uint counter;
+shared uint slots[8];
+void main() {
+    uint tid = gl_LocalInvocationIndex;
+    uint wg = gl_WorkGroupID.x;
+    uint x = data[(wg * 32u + tid) % 1024u];
+    if (tid == 0u) { counter = 0u; slots[5] = wg * 7u + 1u; }
+    tree[tid] = x;
+    barrier();
+    for (uint s = 16u; s > 0u; s >>= 1) {
+        if (tid < s) tree[tid] = max(tree[tid], tree[tid + s]);
+        barrier();
+    }
+    uint top = tree[0];
+    uint order = atomicAdd(counter, 1u + (x & 1u));
+    // Whole workgroups take this branch or skip it, barrier and all.
+    if ((top & 3u) != 0u) {
+        tree[tid] = x ^ top;
+        barrier();
+        top += tree[(tid + 1u) & 31u];
+    }
+    barrier();
+    outv[wg * 96u + tid] = top;
+    outv[wg * 96u + 32u + tid] = slots[5] + counter;
+    outv[wg * 96u + 64u + tid] = order;
+}"#,
+    ) else {
+        return;
+    };
+    let groups = 37u32;
+    let mut rng = Rng(11);
+    let data: Vec<u32> = (0..1024).map(|_| rng.next() as u32).collect();
+    let buffers = [
+        ((0, 0), bytes_u32(&data)),
+        ((0, 1), vec![0; 4 * 96 * groups as usize]),
+    ];
+    // The reference itself: each workgroup's maximum, and its own shared element.
+    packed_equals_alone(&m, &buffers, groups, |sg, reference| {
+        let out = u32s(&reference[&(0, 1)]);
+        for wg in 0..groups as usize {
+            let x = |t: usize| data[(wg * 32 + t) % 1024];
+            let max = (0..32).map(x).max().unwrap();
+            let top = if max & 3 != 0 {
+                max.wrapping_add(x(1) ^ max)
+            } else {
+                max
+            };
+            assert_eq!(out[wg * 96], top, "workgroup {wg}'s maximum (sg {sg})");
+            let sum: u32 = (0..32).map(|t| 1 + (x(t) & 1)).sum();
+            assert_eq!(
+                out[wg * 96 + 32],
+                wg as u32 * 7 + 1 + sum,
+                "workgroup {wg} (sg {sg})"
+            );
+        }
+    });
+    let Some(divergent) = glsl(
+        r#"#version 450
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer O { uint outv[]; };
+shared uint s[32];
+void main() {
+    uint tid = gl_LocalInvocationIndex;
+    s[tid] = tid;
+    // Workgroup 3 sends half its invocations to a barrier.
+    if (gl_WorkGroupID.x != 3u || tid < 16u) barrier();
+    outv[gl_GlobalInvocationID.x] = s[31u - tid];
+}"#,
+    ) else {
+        return;
+    };
+    let p = Pipeline::compile(
+        &divergent,
+        "main",
+        &Default::default(),
+        &EngineOptions::default(),
+    )
+    .unwrap();
+    assert!(p.workgroups_per_batch() > 1);
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), vec![0; 4 * 32 * 8]);
+    let e = p.dispatch(&mut res, [8, 1, 1]).unwrap_err();
+    assert!(
+        e.to_string().contains("divergent control flow") && e.place.contains("workgroup (3, 0, 0)"),
+        "{e}"
+    );
+}
+
+/// The built-in inputs of a three-dimensional workgroup whose size is no multiple of the
+/// subgroup's, against values computed here: local and global ids, the flat index, the subgroup
+/// and the index in it, packed several workgroups to a batch (subgroup size 8: 24 invocations
+/// are three subgroups) and one to a batch (subgroup size 16: the last subgroup is partial).
+#[test]
+fn built_ins_of_three_dimensional_workgroups_match_their_definitions() {
+    let Some(m) = glsl(
+        r#"#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+layout(local_size_x = 4, local_size_y = 3, local_size_z = 2) in;
+layout(std430, binding = 0) buffer O { uint outv[]; };
+void main() {
+    uint wg = gl_WorkGroupID.x + 3u * (gl_WorkGroupID.y + 2u * gl_WorkGroupID.z);
+    uint at = (wg * 24u + gl_LocalInvocationIndex) * 4u;
+    uvec3 l = gl_LocalInvocationID, g = gl_GlobalInvocationID;
+    outv[at] = l.x | l.y << 8 | l.z << 16;
+    outv[at + 1u] = g.x | g.y << 8 | g.z << 16;
+    outv[at + 2u] = gl_LocalInvocationIndex;
+    outv[at + 3u] = gl_SubgroupID | gl_SubgroupInvocationID << 8 | gl_NumSubgroups << 16;
+}"#,
+    ) else {
+        return;
+    };
+    for (sg, packed) in [(8u32, true), (16, false)] {
+        let opts = EngineOptions {
+            subgroup_size: sg,
+            ..Default::default()
+        };
+        let p = Pipeline::compile(&m, "main", &Default::default(), &opts).unwrap();
+        assert_eq!(p.workgroups_per_batch() > 1, packed, "subgroup size {sg}");
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), vec![0; 4 * 4 * 24 * 12]);
+        p.dispatch(&mut res, [3, 2, 2]).unwrap();
+        let out = u32s(&res.buffers[&(0, 0)]);
+        for (wx, wy, wz) in
+            (0..2).flat_map(|z| (0..2).flat_map(move |y| (0..3).map(move |x| (x, y, z))))
+        {
+            for i in 0..24u32 {
+                let (lx, ly, lz) = (i % 4, i / 4 % 3, i / 12);
+                let at = ((wx + 3 * (wy + 2 * wz)) * 24 + i) as usize * 4;
+                let (gx, gy, gz) = (wx * 4 + lx, wy * 3 + ly, wz * 2 + lz);
+                let want = [
+                    lx | (ly << 8) | (lz << 16),
+                    gx | (gy << 8) | (gz << 16),
+                    i,
+                    (i / sg) | ((i % sg) << 8) | (24u32.div_ceil(sg) << 16),
+                ];
+                assert_eq!(
+                    out[at..at + 4],
+                    want,
+                    "workgroup ({wx}, {wy}, {wz}), invocation {i}, subgroup size {sg}"
+                );
+            }
+        }
+    }
 }
 
 /// A fault in some workgroups stops the dispatch with an error from the worker that met it, with

@@ -128,10 +128,12 @@ pub struct EngineOptions {
     /// memory the system reports available (16 GiB where it reports none).
     pub max_memory: u64,
     /// Run several small workgroups (fewer than 128 invocations) as one batch when nothing
-    /// can tell them apart from separate runs: no Workgroup variables, no OpControlBarrier, no
-    /// operation of Workgroup execution scope, whole subgroups. Each op's fixed cost is then
-    /// shared by more lanes (ggml's matrix-vector shaders run 32-invocation workgroups).
-    /// Results are those of running the workgroups one after another. On by default.
+    /// can tell them apart from separate runs: no operation of Workgroup scope but
+    /// OpControlBarrier, whole subgroups. Each workgroup of a batch has its own copy of every
+    /// Workgroup variable, and a barrier is checked for each workgroup on its own. Each op's
+    /// fixed cost is then shared by more lanes (ggml's matrix-vector shaders and flash
+    /// attention's split-K reduction run 32-invocation workgroups). Results are those of
+    /// running the workgroups one after another. On by default.
     pub pack_workgroups: bool,
     /// Bytes of decoded tiles a dispatch may keep for reuse: a tensor load whose decode
     /// function would be called with the same arguments over the same memory takes the
@@ -266,6 +268,10 @@ pub(crate) struct Program {
     pub const_mats: Vec<(Mat, u64)>,
     pub var_cols: Vec<(Col, VarAddr)>,
     pub locals: Vec<LocalDef>,
+    /// When a batch packs workgroups: each Workgroup variable's local and the first of its
+    /// `pack - 1` consecutive copies in `locals`, one for each workgroup after the first (a
+    /// variable's address in a lane of workgroup `k` of the batch names copy `k`).
+    pub workgroup_copies: Vec<(u32, u32)>,
     pub builtins: Vec<BuiltinFill>,
     pub private_init: Vec<(Op, u32)>,
     /// Registers (lane columns and matrix slots) of Function variables kept in registers:
