@@ -1041,6 +1041,12 @@ impl<'m> Cx<'m> {
             var_cols: self.var_cols,
             locals: self.locals,
             workgroup_copies: self.workgroup_copies,
+            builtin_locals: {
+                let mut v: Vec<u32> = self.builtins.iter().map(|b| b.local).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            },
             builtins: self.builtins,
             private_init: self.private_init,
             promoted: self.promoted.values().copied().collect(),

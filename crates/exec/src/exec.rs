@@ -218,6 +218,10 @@ struct Batch<'p, 'a> {
     views: tensor_values::Interned,
     /// The tables are the caller's, lent for an engine call: nothing may be collected.
     values_lent: bool,
+    /// Whether the built-ins that do not depend on the workgroup (local ids, subgroup values,
+    /// sizes, `NumWorkgroups`) are in this batch's Input objects for every lane: written by the
+    /// first `run_group`, kept by the later ones (nothing else writes Input memory).
+    lane_builtins_set: bool,
     /// [`Op::Once`] runs its op in every lane: a caller of [`Pipeline::call_function`] passed
     /// differing values for a parameter the function was compiled to take as one per call.
     once_off: bool,
@@ -389,6 +393,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             layouts: tensor_values::Interned::new(tensor_values::Tensor::Layout.words()),
             views: tensor_values::Interned::new(tensor_values::Tensor::View.words()),
             values_lent: false,
+            lane_builtins_set: false,
             once_off: false,
             copy_shapes: (0..p.copy_slots).map(|_| CopyShape::default()).collect(),
             lazy_tiles: vec![None; p.lazy_records as usize],
@@ -473,19 +478,36 @@ impl<'p, 'a> Batch<'p, 'a> {
         self.views.clear();
         // The batch owns its local objects here: plain stores, which vectorize (one atomic
         // store per word was a visible share of small dispatches).
-        for words in self.mem.local.iter_mut().take(p.locals.len()) {
+        for (i, words) in self.mem.local.iter_mut().take(p.locals.len()).enumerate() {
+            if p.builtin_locals.contains(&(i as u32)) {
+                continue;
+            }
             for w in words.iter_mut() {
                 *w.get_mut() = 0;
             }
         }
         let ls = p.local_size;
         let sg = p.sg as usize;
+        let first = !self.lane_builtins_set;
         for bf in &p.builtins {
+            // The workgroup's own built-ins for its live lanes; the others once, for every lane
+            // the batch may ever run (a later batch may fill more of them).
+            let per_workgroup = matches!(
+                bf.builtin,
+                built_in::GlobalInvocationId | built_in::WorkgroupId
+            );
+            let lanes = match (per_workgroup, first) {
+                (true, _) => live,
+                (false, true) => self.lanes,
+                (false, false) => continue,
+            };
             let per = p.locals[bf.local as usize].bytes.next_multiple_of(8) as usize;
             let words = &self.mem.local[bf.local as usize];
-            for lane in 0..live {
-                // The lane's workgroup and its index within it.
-                let (wg, l) = (self.pack_wgs[lane / gl], lane % gl);
+            for lane in 0..lanes {
+                // The lane's workgroup (read only by the per-workgroup built-ins, which only
+                // live lanes take) and its index within it.
+                let wg = self.pack_wgs.get(lane / gl).copied().unwrap_or_default();
+                let l = lane % gl;
                 let lid = [
                     l as u32 % ls[0],
                     (l as u32 / ls[0]) % ls[1],
@@ -529,6 +551,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 }
             }
         }
+        self.lane_builtins_set = true;
         let dense = entry == self.full;
         for (o, d) in &p.private_init {
             self.op(o, &entry, dense)
@@ -2706,7 +2729,9 @@ fn shared<'a>(
             shared: false,
             per_lane: if l.per_lane { per } else { 0 },
             size: l.bytes,
-            writable: true,
+            // Built-in inputs are the engine's to write (SPIR-V forbids stores to Input), and
+            // a batch keeps their workgroup-independent values from one workgroup to the next.
+            writable: !p.builtin_locals.contains(&(i as u32)),
         });
     }
     Shared {

@@ -801,3 +801,37 @@ fn loads_of_variables_stored_later_keep_the_loaded_value() {
         }
     }
 }
+
+/// A store to a built-in input (which SPIR-V forbids: Input memory is read-only) is an error that
+/// names the store, not a value the next workgroups of the batch would read: a batch writes the
+/// built-ins that do not depend on the workgroup once and keeps them.
+#[test]
+fn a_store_to_a_built_in_input_is_refused() {
+    let src = r#"
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %lid
+               OpExecutionMode %main LocalSize 8 1 1
+               OpDecorate %lid BuiltIn LocalInvocationId
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+     %v3uint = OpTypeVector %uint 3
+      %ptrin = OpTypePointer Input %v3uint
+        %lid = OpVariable %ptrin Input
+        %big = OpConstant %uint 1000
+        %vec = OpConstantComposite %v3uint %big %big %big
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+               OpStore %lid %vec
+               OpReturn
+               OpFunctionEnd
+"#;
+    let Some(m) = spvasm(src) else {
+        return;
+    };
+    let p = Pipeline::compile(&m, "main", &Default::default(), &EngineOptions::default()).unwrap();
+    let mut res = Resources::default();
+    let e = p.dispatch(&mut res, [4, 1, 1]).unwrap_err();
+    assert!(e.place.contains("OpStore"), "{e}");
+}

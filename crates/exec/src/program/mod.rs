@@ -273,6 +273,8 @@ pub(crate) struct Program {
     /// variable's address in a lane of workgroup `k` of the batch names copy `k`).
     pub workgroup_copies: Vec<(u32, u32)>,
     pub builtins: Vec<BuiltinFill>,
+    /// The locals `builtins` fill (each once): not zeroed between workgroups, not writable.
+    pub builtin_locals: Vec<u32>,
     pub private_init: Vec<(Op, u32)>,
     /// Registers (lane columns and matrix slots) of Function variables kept in registers:
     /// zeroed when a workgroup starts, as their memory would be.
