@@ -1086,19 +1086,42 @@ impl<'m> Cx<'m> {
         }
         let m = self.m;
         let workgroup_scoped = m.instructions.iter().any(|inst| {
-            let name = grammar::instruction(inst.opcode).map(|d| d.name);
+            use coopmat_spirv::grammar::OperandKind;
+            let desc = grammar::instruction(inst.opcode);
+            // Scopes that name only memory: atomics', memory barriers', and those of memory
+            // operands (MakePointerAvailable/Visible, the Vulkan memory model's loads and
+            // stores), which are an instruction's only scopes where its grammar has memory
+            // operands and no scope of its own.
             let memory_scope_only = inst.opcode == op::ControlBarrier
-                || name.is_some_and(|n| n.starts_with("OpAtomic") || n == "OpMemoryBarrier");
+                || desc.is_some_and(|d| {
+                    d.name.starts_with("OpAtomic")
+                        || d.name == "OpMemoryBarrier"
+                        || (d
+                            .operands
+                            .iter()
+                            .any(|o| o.kind == OperandKind::MemoryAccess)
+                            && !d.operands.iter().any(|o| o.kind == OperandKind::IdScope))
+                });
             !memory_scope_only
                 && inst.operands.iter().enumerate().any(|(k, o)| {
-                    o.kind == Some(coopmat_spirv::grammar::OperandKind::IdScope)
+                    o.kind == Some(OperandKind::IdScope)
                         && inst.word(k).is_none_or(|id| {
                             self.const_u64(id)
                                 .map_or(true, |v| v == grammar::scope::Workgroup as u64)
                         })
                 })
         });
-        if workgroup_scoped {
+        // Functions the engine calls (decode, per-element and reduce functions) run in a
+        // sub-batch whose lanes are elements, not the caller's workgroups: a Workgroup
+        // variable they read would name the wrong workgroup's copy.
+        let has = |opcode: u16| m.instructions.iter().any(|inst| inst.opcode == opcode);
+        let engine_calls = has(op::CooperativeMatrixLoadTensorNV)
+            || has(op::CooperativeMatrixPerElementOpEXT)
+            || has(op::CooperativeMatrixReduceEXT);
+        let workgroup_memory = m.instructions.iter().any(|inst| {
+            inst.opcode == op::Variable && inst.word(2) == Some(storage_class::Workgroup)
+        });
+        if workgroup_scoped || (engine_calls && workgroup_memory) {
             return 1;
         }
         // Per-invocation variables grow with the batch, Workgroup ones with its workgroups:

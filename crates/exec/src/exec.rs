@@ -854,16 +854,15 @@ impl<'p, 'a> Batch<'p, 'a> {
         Ok(())
     }
 
-    /// A workgroup barrier's condition, checked for each packed workgroup on its own (they may
-    /// be at different barriers, or one may have finished): each has none or all of its running
-    /// invocations (live, not terminated) in `mask`. None when it holds, else an invocation at
-    /// the barrier of the first workgroup that is split.
-    fn split_workgroup(&self, mask: &Mask) -> Option<usize> {
-        let gl = self.p.group_lanes as usize;
+    /// A barrier's condition for groups of `size` consecutive lanes (subgroups, or the
+    /// workgroups of a batch): each has none or all of its running invocations (live, not
+    /// terminated) in `mask`. None when it holds, else an invocation at the barrier of the first
+    /// group that is split.
+    fn split_group(&self, mask: &Mask, size: usize) -> Option<usize> {
         let bit = |m: &Mask, l: usize| m[l / 64] >> (l % 64) & 1 != 0;
         let running = |l: usize| bit(&self.live, l) && !bit(&self.exited, l);
-        (0..self.pack_wgs.len().max(1)).find_map(|k| {
-            let lanes = k * gl..((k + 1) * gl).min(self.lanes);
+        (0..self.lanes).step_by(size.max(1)).find_map(|g0| {
+            let lanes = g0..(g0 + size).min(self.lanes);
             let mut here = lanes.clone().filter(|&l| bit(mask, l));
             let first = here.next()?;
             let whole = 1 + here.count() == lanes.filter(|&l| running(l)).count();
@@ -1631,27 +1630,18 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
             }
             Op::Barrier { subgroup } => {
-                let mut want = self.full;
-                for (w, e) in want.iter_mut().zip(&self.exited) {
-                    *w &= !e;
-                }
                 if *subgroup {
                     // Lanes run in lockstep, so only divergence inside a subgroup is an error:
                     // a subgroup is wholly at the barrier or wholly elsewhere.
-                    let sg = self.p.sg as usize;
-                    let bit = |m: &Mask, l: usize| m[l / 64] >> (l % 64) & 1 != 0;
-                    for s0 in (0..lanes).step_by(sg.max(1)) {
-                        let s1 = (s0 + sg).min(lanes);
-                        let here = (s0..s1).filter(|&l| bit(mask, l)).count();
-                        let live = (s0..s1).filter(|&l| bit(&want, l)).count();
-                        if here != 0 && here != live {
-                            return fault(
-                                ErrorKind::DivergentBarrier,
-                                "OpControlBarrier with Subgroup execution scope reached in divergent control flow (not every invocation of the subgroup is at it)",
-                            );
-                        }
+                    if self.split_group(mask, self.p.sg as usize).is_some() {
+                        return fault(
+                            ErrorKind::DivergentBarrier,
+                            "OpControlBarrier with Subgroup execution scope reached in divergent control flow (not every invocation of the subgroup is at it)",
+                        );
                     }
-                } else if let Some(l) = self.split_workgroup(mask) {
+                } else if let Some(l) = self.split_group(mask, self.p.group_lanes as usize) {
+                    // Checked for each packed workgroup on its own: they may be at different
+                    // barriers, or one may have finished.
                     return Err(Fault {
                         kind: ErrorKind::DivergentBarrier,
                         what: "OpControlBarrier reached in divergent control flow (not every invocation of the workgroup is at it)".into(),

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use coopmat_exec::{EngineOptions, Resources};
+use coopmat_exec::{EngineOptions, Pipeline, Resources};
 
 /// Staging copy global → shared → global with lane-consecutive uvec4 addresses, a permuted
 /// (non-contiguous) read, and shifts by uniform and per-lane amounts.
@@ -1071,6 +1071,87 @@ void main() {{
         }
     }
     assert!(checked >= 64, "{checked}");
+}
+
+/// Small workgroups that stage tiles in shared memory run several to a batch, each with its own
+/// copy of the staging array: MulAdds that read their tiles where they were staged read their
+/// own workgroup's copy. Every workgroup stages different tiles; packed batches (one and two
+/// threads, a partly filled last batch) give the bytes of one workgroup a batch, and read tiles
+/// in place where the CPU has AVX-512.
+#[test]
+fn packed_workgroups_read_their_own_staged_tiles() {
+    let src = format!(
+        r#"{COOPMAT_HDR}
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) readonly buffer A {{ uint a[]; }};
+layout(std430, binding = 1) buffer C {{ float c[]; }};
+shared uint st[6 * 128];
+void main() {{
+    uint wg = gl_WorkGroupID.x;
+    for (uint i = gl_LocalInvocationID.x; i < 6 * 128; i += 32) st[i] = a[(wg % 7) * 768 + i];
+    barrier();
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a0, a1;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> b0, b1, b2, b3;
+    coopMatLoad(a0, st, 0, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(a1, st, 128, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b0, st, 256, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b1, st, 384, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b2, st, 512, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b3, st, 640, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c0, c1;
+    coopMatLoad(c0, c, wg * 512u, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(c1, c, wg * 512u + 256u, 16, gl_CooperativeMatrixLayoutRowMajor);
+    c0 = coopMatMulAdd(a0, b0, c0);
+    c1 = coopMatMulAdd(a0, b1, c1);
+    c0 = coopMatMulAdd(a1, b2, c0);
+    c1 = coopMatMulAdd(a1, b3, c1);
+    coopMatStore(c0, c, wg * 512u, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(c1, c, wg * 512u + 256u, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    );
+    let Some(m) = glsl_opt(&src, true) else {
+        return;
+    };
+    let groups = 11u32;
+    let bytes: Vec<u8> = (0..7 * 1536)
+        .flat_map(|i| half::f16::from_f32(((i * 37) % 23) as f32 * 0.125 - 1.4).to_le_bytes())
+        .collect();
+    let c: Vec<f32> = (0..512 * groups as usize)
+        .map(|e| ((e * 11) % 19) as f32 * 0.25 - 2.0)
+        .collect();
+    let dispatch = |pack: bool, threads: usize| {
+        let opts = EngineOptions {
+            subgroup_size: 32,
+            pack_workgroups: pack,
+            threads,
+            ..Default::default()
+        };
+        let p = Pipeline::compile(&m, "main", &Default::default(), &opts).unwrap();
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), bytes.clone());
+        res.buffers.insert((0, 1), bytes_f32(&c));
+        let stats = p.dispatch(&mut res, [groups, 1, 1]).unwrap();
+        (
+            p.workgroups_per_batch(),
+            res.buffers[&(0, 1)].clone(),
+            stats.tiles_in_place,
+        )
+    };
+    let (one, reference, _) = dispatch(false, 1);
+    assert_eq!(one, 1);
+    // Workgroups staging different tiles give different products.
+    assert_ne!(reference[..2048], reference[2048..4096]);
+    let avx512 = std::is_x86_feature_detected!("avx512f");
+    for threads in [1, 2] {
+        let (pack, got, in_place) = dispatch(true, threads);
+        assert!(pack > 1, "32-invocation workgroups are packed");
+        assert!(got == reference, "{threads} threads, {pack} per batch");
+        assert_eq!(
+            in_place > 0,
+            avx512,
+            "{threads} threads: {in_place} tiles in place"
+        );
+    }
 }
 
 /// A column-major tile load whose result only MulAdds read is not lazy (the kernel reads rows),
