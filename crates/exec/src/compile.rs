@@ -306,6 +306,10 @@ struct Cx<'m> {
     /// chain id -> (the matrix slot, the index id); loads and stores through it are element
     /// accesses of the lane's share.
     promoted_elems: HashMap<u32, (Mat, u32)>,
+    /// Access chains with computed indices into promoted variables (or constant parts of
+    /// them): chain id -> the registers of the value it indexes. The chain computes each
+    /// lane's offset ([`Op::IndexChain`]); loads and stores through it read and write there.
+    promoted_indexed: HashMap<u32, Val>,
     /// Function variables that are never read (only stored to, directly or through access
     /// chains with constant indices), and those access chains: their stores compile to nothing.
     write_only: HashSet<u32>,
@@ -406,6 +410,7 @@ impl<'m> Cx<'m> {
             promoted: HashMap::new(),
             promoted_parts: HashMap::new(),
             promoted_elems: HashMap::new(),
+            promoted_indexed: HashMap::new(),
             write_only: HashSet::new(),
             stored_once: HashSet::new(),
             single_use: HashMap::new(),
@@ -2282,9 +2287,13 @@ impl<'m> Cx<'m> {
     }
 
     /// Whether pointer `id` (to a value of type `ty`) is used only by whole loads and stores,
-    /// and, with `chains`, by access chains with constant indices in range whose results are
-    /// used the same way (glslang keeps `f16vec4 v; ... v[0] ...` in such variables: the
-    /// element becomes a register copy); `depth` bounds the chains of chains.
+    /// and, with `chains`, by access chains in range whose results are used the same way:
+    /// with constant indices (glslang keeps `f16vec4 v; ... v[0] ...` in such variables: the
+    /// element becomes a register copy), or with computed indices into arrays, vectors and
+    /// matrices whose results are only loaded and stored (llama.cpp's matrix-vector shaders
+    /// keep their sums in `temp[j][n]`, both loop counters, the bounds specialization
+    /// constants: each access a per-lane offset into the registers, [`Op::IndexChain`]);
+    /// `depth` bounds the chains of chains.
     fn only_loaded_and_stored(
         &self,
         du: &coopmat_spirv::module::DefUse,
@@ -2306,16 +2315,61 @@ impl<'m> Cx<'m> {
                         let idx: Vec<u32> = (3..user.operands.len())
                             .filter_map(|k| user.word(k))
                             .collect();
-                        match (self.constant_path(ty, &idx), user.result_id) {
-                            (Some((_, t)), Some(r)) => {
-                                self.only_loaded_and_stored(du, r, t, true, depth + 1)
+                        let Some(r) = user.result_id else {
+                            return false;
+                        };
+                        if let Some((_, t)) = self.constant_path(ty, &idx) {
+                            return self.only_loaded_and_stored(du, r, t, true, depth + 1);
+                        }
+                        match self.indexed_path(ty, &idx) {
+                            Some(path) => {
+                                self.only_loaded_and_stored(du, r, path.part, false, depth + 1)
                             }
-                            _ => false,
+                            None => false,
                         }
                     }
                     _ => false,
                 }
             })
+    }
+
+    /// The part of a `ty` value that indices `idx` select when some are computed: the
+    /// registers the constant ones skip, each computed one as (index id, registers an element
+    /// takes, elements), and the part's type. None where a computed index selects a struct
+    /// member, an index is not an integer scalar, a constant one is out of range, or the
+    /// part holds a matrix (those have their own element access).
+    pub(super) fn indexed_path(&self, ty: u32, idx: &[u32]) -> Option<IndexedPath> {
+        let (mut cur, mut off, mut steps) = (ty, 0, Vec::new());
+        for &i in idx {
+            if self.const_ids.contains(&i) {
+                let k = u32::try_from(self.m.constant_u64(i)?).ok()?;
+                let (co, _, t) = self.t.member(cur, k).ok()?;
+                off += co;
+                cur = t;
+                continue;
+            }
+            let (elem, count) = match self.t.get(cur).ok()? {
+                Ty::Vector { elem, n }
+                | Ty::Matrix { col: elem, n }
+                | Ty::Array { elem, len: n } => (*elem, *n),
+                _ => return None,
+            };
+            let it = self.m.def(i)?.result_type?;
+            if !matches!(self.t.get(it).ok()?, Ty::Int { .. }) {
+                return None;
+            }
+            let (stride, mats) = self.t.shape(elem).ok()?;
+            if mats != 0 || stride == 0 {
+                return None;
+            }
+            steps.push((i, stride, count));
+            cur = elem;
+        }
+        (!steps.is_empty()).then_some(IndexedPath {
+            off,
+            steps,
+            part: cur,
+        })
     }
 
     /// The first column and the type of the part of a `ty` value that constant indices `idx`
@@ -3151,4 +3205,14 @@ fn private_users(m: &Module, du: &coopmat_spirv::module::DefUse, order: &[u32]) 
             return users;
         }
     }
+}
+
+/// Where an access chain with computed indices leads inside a value ([`Cx::indexed_path`]).
+pub(super) struct IndexedPath {
+    /// Registers the constant indices skip.
+    pub(super) off: u32,
+    /// Per computed index: its id, the registers an element takes, the elements.
+    pub(super) steps: Vec<(u32, u32, u32)>,
+    /// The type of the part selected.
+    pub(super) part: u32,
 }

@@ -956,6 +956,115 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
     }
 
+    /// [`Op::IndexChain`]: each lane's offset into the promoted value, `PAST` when an index
+    /// is at or past its array's length.
+    fn index_chain(&mut self, x: &IndexChainArgs, mask: &Mask, dense: bool) {
+        let lanes = self.lanes;
+        let col = |c: Col| c.ix() * lanes;
+        // Indices the same in every lane (loop counters): one offset for the column.
+        if dense && lanes > 0 {
+            let mut at = Some(x.off as u64);
+            for s in x.steps.iter() {
+                let column = &self.cols[col(s.idx)..col(s.idx) + lanes];
+                if !kernels::column_is(column, column[0]) {
+                    at = None;
+                    break;
+                }
+                let i = trunc(column[0], s.bits);
+                at = at
+                    .filter(|&a| a != IndexChainArgs::PAST && i < s.count as u64)
+                    .map(|a| a + i * s.stride as u64)
+                    .or(Some(IndexChainArgs::PAST));
+            }
+            if let Some(at) = at {
+                self.cols[col(x.d)..col(x.d) + lanes].fill(at);
+                return;
+            }
+        }
+        each_lane!(mask, lanes, dense, |l| {
+            let mut at = x.off as u64;
+            for s in x.steps.iter() {
+                let i = trunc(self.cols[col(s.idx) + l], s.bits);
+                if i >= s.count as u64 {
+                    at = IndexChainArgs::PAST;
+                    break;
+                }
+                at += i * s.stride as u64;
+            }
+            self.cols[col(x.d) + l] = at;
+        });
+    }
+
+    /// [`Op::IndexedGet`] (`set` false) and [`Op::IndexedSet`]: each lane's part of a promoted
+    /// value at its offset. An offset past the value (an index past its array) is the
+    /// out-of-bounds access the chain would make into per-lane memory (SPIR-V 2.16.1 forbids
+    /// it); robust access reads 0 and drops the store, as for memory. When every lane has the
+    /// same offset (indices that are loop counters) the part is whole columns: a copy each.
+    fn indexed(
+        &mut self,
+        x: &IndexedArgs,
+        mask: &Mask,
+        dense: bool,
+        set: bool,
+    ) -> Result<(), Fault> {
+        let lanes = self.lanes;
+        let IndexedArgs {
+            v,
+            n,
+            base,
+            len,
+            at,
+        } = *x;
+        let col = |c: Col, k: u64| (c.ix() as u64 + k) as usize * lanes;
+        let inside = |at: u64| {
+            at.checked_add(n as u64)
+                .is_some_and(|end| end <= len as u64)
+        };
+        let offsets = &self.cols[col(at, 0)..col(at, 1)];
+        if dense
+            && let Some(&first) = offsets.first()
+            && inside(first)
+            && kernels::column_is(offsets, first)
+        {
+            for k in 0..n as u64 {
+                let (src, dst) = if set {
+                    (col(v, k), col(base, first + k))
+                } else {
+                    (col(base, first + k), col(v, k))
+                };
+                self.cols.copy_within(src..src + lanes, dst);
+            }
+            return Ok(());
+        }
+        let robust = self.p.options.robust;
+        let mut fault = None;
+        each_lane!(mask, lanes, dense, |l| {
+            let o = self.cols[col(at, 0) + l];
+            if inside(o) {
+                for k in 0..n as u64 {
+                    if set {
+                        self.cols[col(base, o + k) + l] = self.cols[col(v, k) + l];
+                    } else {
+                        self.cols[col(v, k) + l] = self.cols[col(base, o + k) + l];
+                    }
+                }
+            } else if robust {
+                if !set {
+                    for k in 0..n as u64 {
+                        self.cols[col(v, k) + l] = 0;
+                    }
+                }
+            } else if fault.is_none() {
+                fault = Some(Fault {
+                    kind: ErrorKind::OutOfBounds,
+                    what: "an access chain index past the end of its array in a Function variable (out-of-bounds access)".into(),
+                    lane: Some(l),
+                });
+            }
+        });
+        fault.map_or(Ok(()), Err)
+    }
+
     /// The mask words that can hold this batch's lanes: every mask is a subset of `full`, so
     /// the words past them are zero (a batch of 128 lanes has 2 of 16).
     fn mask_words(&self) -> usize {
@@ -1530,6 +1639,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             Op::Bin(x) => cols.run(ColumnOp::Bin(x)),
             Op::IntChain(x) => cols.run(ColumnOp::IntChain(x)),
             Op::Tern(x) => cols.run(ColumnOp::Tern(x)),
+            Op::Dot(x) => cols.run(ColumnOp::Dot(x)),
             Op::BfInsert(x) => cols.run(ColumnOp::BfInsert(x)),
             Op::Cvt(x) => cols.run(ColumnOp::Cvt(x)),
             Op::Bitcast(x) => cols.run(ColumnOp::Bitcast(x)),
@@ -1537,6 +1647,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             Op::ExtractDyn(x) => cols.run(ColumnOp::ExtractDyn(x)),
             Op::InsertDyn(x) => cols.run(ColumnOp::InsertDyn(x)),
             Op::Copy(CopyArgs { d, a }) => self.copy_val(*d, *a, mask, dense),
+            Op::IndexChain(x) => self.index_chain(x, mask, dense),
+            Op::IndexedGet(x) => return self.indexed(x, mask, dense, false),
+            Op::IndexedSet(x) => return self.indexed(x, mask, dense, true),
             Op::Move(CopyArgs { d, a }) => self.move_val(*d, *a, mask, dense),
             Op::Select(
                 sel @ SelectArgs {

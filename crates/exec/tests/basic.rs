@@ -699,6 +699,117 @@ void main() {
 /// column (`load_narrow_fast`); a lane past the end still fails alone and by name, and robust
 /// access still reads it as zero. Every lane active (128 invocations, one subgroup-aligned
 /// batch), so the one-check path is the one tried.
+/// Function arrays indexed by computed values live in registers too ([`Op::IndexChain`]):
+/// llama.cpp's matrix-vector shaders keep `temp[j][n]` with both bounds specialization
+/// constants, so the loops stay loops. Uniform indices (loop counters, a bound from push
+/// constants), indices the analysis cannot prove uniform that are (a loop bound read per
+/// lane, the same in every lane) or are not, per-lane indices under divergent control, and a
+/// constant member before a computed index give the answers computed here (one workgroup of
+/// 128, a batch of its own, so that uniform offsets take their one-copy paths); an index past its array is an
+/// out-of-bounds error naming the invocation (the message is the register path's), and reads
+/// zero under robust access.
+#[test]
+fn locals_indexed_by_computed_values_under_divergent_control() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 128) in;
+layout(constant_id = 0) const uint R = 3;
+layout(constant_id = 1) const uint C = 2;
+layout(std430, binding = 0) buffer B { float x[256]; uint rows[2]; uint bad; float o[]; };
+struct S { uint a; float v[4]; };
+void main() {
+    uint l = gl_LocalInvocationIndex;
+    float t[C][R];
+    S s;
+    s.a = l;
+    for (uint j = 0; j < C; ++j) for (uint n = 0; n < R; ++n) t[j][n] = float(j * 10 + n);
+    for (uint k = 0; k < 4; ++k) s.v[k] = float(k);
+    for (uint it = 0; it < 3; ++it)
+        for (uint j = 0; j < C; ++j)
+            for (uint n = 0; n < rows[l & 1u]; ++n)
+                t[j][n] += x[(it * C + j) * R + n + l];
+    if ((l & 1u) != 0u) { t[l % C][(l / 2u) % R] = float(l); s.v[l % 4u] += 100.0; }
+    uint k = bad != 0u && l == 37u ? R + bad - 1u : l % R;
+    float y = t[(l / 3u) % C][k];
+    uint base = l * (C * R + 2u);
+    o[base] = y + s.v[(l + 1u) % 4u] * 1000.0;
+    for (uint j = 0; j < C; ++j) for (uint n = 0; n < R; ++n) o[base + 1u + j * R + n] = t[j][n];
+    o[base + 1u + C * R] = float(s.a);
+}"#,
+    ) else {
+        return;
+    };
+    let (r, c) = (3usize, 2usize);
+    let stride = c * r + 2;
+    let x: Vec<f32> = (0..256).map(|i| (i * 7 % 13) as f32 * 0.25).collect();
+    let input = |rows: [u32; 2], bad: u32| {
+        let mut b = bytes_f32(&x);
+        b.extend(bytes_u32(&rows));
+        b.extend(bad.to_le_bytes());
+        b.extend(vec![0; 128 * stride * 4]);
+        b
+    };
+    let want = |rows: [u32; 2], lane37: Option<f32>| {
+        let mut out = Vec::new();
+        for l in 0..128usize {
+            let mut t = [[0f32; 3]; 2];
+            let mut v = [0f32, 1.0, 2.0, 3.0];
+            for (j, row) in t.iter_mut().enumerate() {
+                for (n, e) in row.iter_mut().enumerate() {
+                    *e = (j * 10 + n) as f32;
+                }
+            }
+            for it in 0..3 {
+                for (j, row) in t.iter_mut().enumerate() {
+                    for (n, e) in row.iter_mut().enumerate().take(rows[l & 1] as usize) {
+                        *e += x[(it * c + j) * r + n + l];
+                    }
+                }
+            }
+            if l & 1 != 0 {
+                t[l % c][(l / 2) % r] = l as f32;
+                v[l % 4] += 100.0;
+            }
+            let y = match lane37 {
+                Some(y) if l == 37 => y,
+                _ => t[(l / 3) % c][l % r],
+            };
+            out.push(y + v[(l + 1) % 4] * 1000.0);
+            out.extend(t.iter().flatten());
+            out.push(l as f32);
+        }
+        out
+    };
+    for rows in [[3, 3], [2, 2], [0, 0], [3, 1]] {
+        let out = f32s(&one_buffer(&m, input(rows, 0), [1, 1, 1], 0));
+        assert_eq!(out[259..], want(rows, None)[..], "rows {rows:?}");
+    }
+    // Lane 37 reads t[0][3]: past the end of its row (4 of 6 is still inside the variable).
+    let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &Default::default())
+        .unwrap();
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), input([3, 3], 1));
+    let e = p.dispatch(&mut res, [1, 1, 1]).unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
+    assert!(
+        e.to_string()
+            .contains("past the end of its array in a Function variable"),
+        "{e}"
+    );
+    assert!(e.place.contains("local invocation (37, 0, 0)"), "{e}");
+    let robust = EngineOptions {
+        robust: true,
+        ..Default::default()
+    };
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), input([3, 3], 1));
+    run(&m, &mut res, [1, 1, 1], &robust);
+    assert_eq!(
+        f32s(&res.buffers[&(0, 0)])[259..],
+        want([3, 3], Some(0.0))[..]
+    );
+}
+
 #[test]
 fn narrow_loads_of_one_buffer_check_the_furthest_lane() {
     let Some(m) = glsl(

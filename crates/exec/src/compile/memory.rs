@@ -27,6 +27,37 @@ impl<'m> Cx<'m> {
                     idx: ElemIndex::Dynamic(self.col(i)?),
                 }));
             }
+            op::Load if self.promoted_indexed.contains_key(&arg(0)?) => {
+                let part = self.promoted_indexed[&arg(0)?];
+                if d.nmats != 0 {
+                    return bad(
+                        "a load through an indexed chain into a promoted variable has a matrix",
+                    );
+                }
+                out.push(Op::IndexedGet(IndexedArgs {
+                    v: d.col,
+                    n: d.ncols,
+                    base: part.col,
+                    len: part.ncols,
+                    at: self.col(arg(0)?)?,
+                }));
+            }
+            op::Store if self.promoted_indexed.contains_key(&arg(0)?) => {
+                let part = self.promoted_indexed[&arg(0)?];
+                let v = self.val(arg(1)?)?;
+                if v.nmats != 0 {
+                    return bad(
+                        "a store through an indexed chain into a promoted variable has a matrix",
+                    );
+                }
+                out.push(Op::IndexedSet(IndexedArgs {
+                    v: v.col,
+                    n: v.ncols,
+                    base: part.col,
+                    len: part.ncols,
+                    at: self.col(arg(0)?)?,
+                }));
+            }
             op::Load if self.promoted_ptr(arg(0)?).is_some() => {
                 let a = self.promoted_ptr(arg(0)?).unwrap_or(d);
                 // A load that reads the variable's final value has its registers (no copy).
@@ -66,12 +97,37 @@ impl<'m> Cx<'m> {
                 self.pointer_val(inst.rid);
             }
             // A constant-index chain into a promoted variable (`Cx::promotable` admitted it):
-            // the registers of the part it selects.
+            // the registers of the part it selects. One with computed indices: each lane's
+            // offset of the part, which its loads and stores read.
             op::AccessChain | op::InBoundsAccessChain if self.promoted_ptr(arg(0)?).is_some() => {
                 let base = self.promoted_ptr(arg(0)?).unwrap_or(d);
                 let Ty::Pointer { pointee, .. } = self.t.get(self.ty_of(arg(0)?)?)?.clone() else {
                     return bad("an access chain into a promoted variable has no pointer base");
                 };
+                if self.constant_path(pointee, &a[1..]).is_none()
+                    && let Some(path) = self.indexed_path(pointee, &a[1..])
+                {
+                    let steps = path
+                        .steps
+                        .into_iter()
+                        .map(|(i, stride, count)| {
+                            let (num, _) = self.comps_of(i)?;
+                            Ok(IndexStep {
+                                idx: self.col(i)?,
+                                bits: num.bits(),
+                                stride,
+                                count,
+                            })
+                        })
+                        .collect::<Result<Box<[_]>, ExecError>>()?;
+                    self.promoted_indexed.insert(inst.rid, base);
+                    out.push(Op::IndexChain(Box::new(IndexChainArgs {
+                        d: d.col,
+                        off: path.off,
+                        steps,
+                    })));
+                    return Ok(true);
+                }
                 let Some((off, t)) = self.constant_path(pointee, &a[1..]) else {
                     return bad(
                         "an access chain into a promoted variable has a non-constant index",

@@ -514,6 +514,16 @@ fn bin_loop(
                 }
                 return true;
             }
+            if dense
+                && zip_in_place(c, dc, ac, bc, lanes, |xs, ys, rs| {
+                    for ((r, &$x), &$y) in rs.iter_mut().zip(xs).zip(ys) {
+                        let ($x, $y) = ($x as u32, $y as u32);
+                        *r = ($e) as u64;
+                    }
+                })
+            {
+                return true;
+            }
             each_lane!(mask, lanes, dense, |l| {
                 let $x = c[ac + l] as u32;
                 let $y = c[bc + l] as u32;
@@ -955,6 +965,37 @@ fn cols3(
     Some((dst, pick(a)?, pick(b)?))
 }
 
+/// Lanes a step of [`zip_in_place`] takes.
+const IN_PLACE_STEP: usize = 16;
+
+/// Column `d` from columns `a` and `b` over every lane, where `d` may be `a` or `b` (an
+/// accumulation, `s = s + x`, which [`cols3`] refuses): `f` maps [`IN_PLACE_STEP`] lanes of
+/// the operands, copied first, to those lanes of the result, a loop that still vectorizes.
+/// False, nothing written, when a column lies outside `c` or `lanes` is not a whole number of
+/// steps.
+#[inline(always)]
+fn zip_in_place(
+    c: &mut [u64],
+    d: usize,
+    a: usize,
+    b: usize,
+    lanes: usize,
+    mut f: impl FnMut(&[u64; IN_PLACE_STEP], &[u64; IN_PLACE_STEP], &mut [u64; IN_PLACE_STEP]),
+) -> bool {
+    const K: usize = IN_PLACE_STEP;
+    if !lanes.is_multiple_of(K) || [d, a, b].iter().any(|&x| x + lanes > c.len()) {
+        return false;
+    }
+    let (mut x, mut y, mut r) = ([0u64; K], [0u64; K], [0u64; K]);
+    for o in (0..lanes).step_by(K) {
+        x.copy_from_slice(&c[a + o..a + o + K]);
+        y.copy_from_slice(&c[b + o..b + o + K]);
+        f(&x, &y, &mut r);
+        c[d + o..d + o + K].copy_from_slice(&r);
+    }
+    true
+}
+
 /// Column `d` (mutable) and column `a` (shared) of the register file, or None when they are the
 /// same column.
 pub(crate) fn cols2(
@@ -1025,6 +1066,7 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
             Op::Bin(x) => k.bin(x),
             Op::IntChain(x) => k.int_chain(x),
             Op::Tern(x) => k.tern(x),
+            Op::Dot(x) => k.dot(x),
             Op::BfInsert(x) => k.bf_insert(x),
             Op::Cvt(x) => k.cvt(x),
             Op::Bitcast(x) => k.bitcast(x),
@@ -1062,6 +1104,9 @@ pub(crate) fn eval_const(ops: &[Op], img: &mut [u64]) -> Result<(), ExecError> {
             | Op::CoopVec(_)
             | Op::Descriptor(_)
             | Op::Once(_)
+            | Op::IndexChain(_)
+            | Op::IndexedGet(_)
+            | Op::IndexedSet(_)
             | Op::Unsupported(_) => {
                 return err(format!("{o:?} cannot be evaluated in OpSpecConstantOp"));
             }
@@ -1104,6 +1149,7 @@ pub(crate) enum ColumnOp<'a> {
     Bin(&'a BinArgs),
     IntChain(&'a IntChainArgs),
     Tern(&'a TernArgs),
+    Dot(&'a DotArgs),
     BfInsert(&'a BfInsertArgs),
     Cvt(&'a CvtArgs),
     Bitcast(&'a BitcastArgs),
@@ -1148,6 +1194,7 @@ impl Columns<'_> {
             ColumnOp::Bin(x) => self.bin(x),
             ColumnOp::IntChain(x) => self.int_chain(x),
             ColumnOp::Tern(x) => self.tern(x),
+            ColumnOp::Dot(x) => self.dot(x),
             ColumnOp::BfInsert(x) => self.bf_insert(x),
             ColumnOp::Cvt(x) => self.cvt(x),
             ColumnOp::Bitcast(x) => self.bitcast(x),
@@ -1411,7 +1458,26 @@ impl Columns<'_> {
                                     }
                                 }
                             }
-                        } else {
+                        } else if !(dense
+                            && zip_in_place(c, dc, ac, bc, lanes, |xs, ys, rs| {
+                                // The same loop on a step's copies (the result column is an
+                                // operand's): the operands are still there to fix a NaN with.
+                                let mut nan = false;
+                                for ((r, &x), &y) in rs.iter_mut().zip(xs).zip(ys) {
+                                    let v: f32 =
+                                        $e(f32::from_bits(x as u32), f32::from_bits(y as u32));
+                                    nan |= v.is_nan();
+                                    *r = v.to_bits() as u64;
+                                }
+                                if nan {
+                                    for ((r, &x), &y) in rs.iter_mut().zip(xs).zip(ys) {
+                                        if f32::from_bits(*r as u32).is_nan() {
+                                            *r = bin1(op, num, x, y);
+                                        }
+                                    }
+                                }
+                            }))
+                        {
                             each_lane!(mask, lanes, dense, |l| {
                                 let (x, y) = (c[ac + l], c[bc + l]);
                                 let r: f32 =
@@ -1816,6 +1882,74 @@ impl Columns<'_> {
         }
     }
 
+    /// [`Op::Dot`]. Per lane it is `bin1`'s multiplies and adds in component order. With every
+    /// lane active, f32 and at most [`IN_PLACE_STEP`] components, a loop over steps of lanes
+    /// computes the same IEEE operations (Rust neither contracts them into FMAs nor
+    /// reassociates) and redoes a lane through `bin1` where the result is a NaN, whose payload
+    /// `bin1` defines (a NaN anywhere in the sum makes the result one). A step reads all its
+    /// operands before it writes, so the result may share a column with an operand.
+    #[inline(always)]
+    pub(crate) fn dot(
+        &mut self,
+        &DotArgs {
+            num,
+            d,
+            a,
+            sa,
+            b,
+            sb,
+            n,
+        }: &DotArgs,
+    ) {
+        const K: usize = IN_PLACE_STEP;
+        let (c, lanes, mask, dense) = (&mut *self.c, self.lanes, self.mask, self.dense);
+        let col = |x: Col, k: u32, s: u32| (x.ix() + (k * s) as usize) * lanes;
+        let lane = |c: &[u64], l: usize| {
+            let mut r = bin1(BinOp::FMul, num, c[col(a, 0, sa) + l], c[col(b, 0, sb) + l]);
+            for k in 1..n {
+                let p = bin1(BinOp::FMul, num, c[col(a, k, sa) + l], c[col(b, k, sb) + l]);
+                r = bin1(BinOp::FAdd, num, r, p);
+            }
+            r
+        };
+        let last = |x: Col, s: u32| col(x, n.saturating_sub(1), s) + lanes;
+        if dense
+            && num == Num::F32
+            && (1..=K as u32).contains(&n)
+            && lanes.is_multiple_of(K)
+            && [last(a, sa), last(b, sb), col(d, 0, 0) + lanes]
+                .iter()
+                .all(|&end| end <= c.len())
+        {
+            let f = |v: u64| f32::from_bits(v as u32);
+            for o in (0..lanes).step_by(K) {
+                let mut r = [0f32; K];
+                for k in 0..n {
+                    let (xs, ys) = (&c[col(a, k, sa) + o..][..K], &c[col(b, k, sb) + o..][..K]);
+                    for ((r, &x), &y) in r.iter_mut().zip(xs).zip(ys) {
+                        let p = f(x) * f(y);
+                        *r = if k == 0 { p } else { *r + p };
+                    }
+                }
+                let nan = r.iter().any(|v| v.is_nan());
+                let mut bits = [0u64; K];
+                for (i, (o2, v)) in bits.iter_mut().zip(r).enumerate() {
+                    *o2 = if nan && v.is_nan() {
+                        lane(c, o + i)
+                    } else {
+                        v.to_bits() as u64
+                    };
+                }
+                c[col(d, 0, 0) + o..][..K].copy_from_slice(&bits);
+            }
+            return;
+        }
+        each_lane!(mask, lanes, dense, |l| {
+            let r = lane(c, l);
+            c[col(d, 0, 0) + l] = r;
+        });
+    }
+
     /// [`Op::ExtractDyn`].
     #[inline(always)]
     pub(crate) fn extract_dyn(&mut self, &ExtractDynArgs { d, a, idx, n, w }: &ExtractDynArgs) {
@@ -2164,6 +2298,115 @@ mod fast_path_tests {
             }
         }
         (out.unwrap_or(c0), n)
+    }
+
+    /// Binary ops whose result column is an operand's (`s = s + x`, which the distinct-column
+    /// loops refuse) take [`zip_in_place`] with every lane active: the same bits as `bin1`
+    /// from the operands as they were, NaN payloads included, where the result is the first
+    /// operand, the second, or both.
+    #[test]
+    fn in_place_bins_equal_bin1() {
+        use Num::{F32, Int};
+        let cases = [
+            (BinOp::FAdd, F32),
+            (BinOp::FMul, F32),
+            (BinOp::FSub, F32),
+            (BinOp::IAdd, Int(32)),
+            (BinOp::IMul, Int(32)),
+            (BinOp::Xor, Int(32)),
+        ];
+        let all = inputs();
+        let lanes = MAX_LANES;
+        for (op, num) in cases {
+            for chunk in all.chunks(lanes).filter(|c| c.len() == lanes) {
+                let vals: Vec<u64> = chunk.iter().map(|&x| trunc(x, 32)).collect();
+                let operand = |k: usize, l: usize| vals[(l * 7 + k * 131) % vals.len()];
+                for (a, b, d) in [(8, 9, 8), (8, 9, 9), (8, 8, 8)] {
+                    let args = BinArgs {
+                        op,
+                        num,
+                        d: Col(d),
+                        a: Col(a),
+                        b: Col(b),
+                        n: 1,
+                        bs: false,
+                        a_scalar: false,
+                    };
+                    let (c, n) = run(&vals, 2, |cols, level| {
+                        cols.run_at(level, ColumnOp::Bin(&args))
+                    });
+                    for l in 0..n {
+                        let (x, y) = (operand(a as usize - 8, l), operand(b as usize - 8, l));
+                        assert_eq!(
+                            c[d as usize * lanes + l],
+                            bin1(op, num, x, y),
+                            "{op:?} {num:?} d={d} a={a} b={b} of {x:#x}, {y:#x}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Op::Dot`] of f32 columns is `bin1`'s multiplies and adds in component order, bit for
+    /// bit and NaN payloads included, every lane active or not, for one to five components
+    /// (its fast path takes up to sixteen), strided operands (a matrix's rows) and a result
+    /// that shares a column with an operand.
+    #[test]
+    fn dots_equal_their_multiplies_and_adds() {
+        let all = inputs();
+        let lanes = MAX_LANES;
+        // Past the f16 patterns: f32 edge values, then random words (NaNs among them).
+        let chunks = all
+            .chunks(lanes)
+            .filter(|c| c.len() == lanes)
+            .skip(64)
+            .take(12);
+        for (i, chunk) in chunks.enumerate() {
+            // Every third chunk leaves its last lanes inactive.
+            let used = if i % 3 == 2 { lanes - 3 } else { lanes };
+            let vals: Vec<u64> = chunk[..used].iter().map(|&x| trunc(x, 32)).collect();
+            let operand = |k: usize, l: usize| vals[(l * 7 + k * 131) % vals.len()];
+            for n in 1..=5u32 {
+                // Inputs fill columns 8..=15; a at 8 (stride 1 or 2), b at 9 + ... .
+                for (sa, b, sb, d) in [
+                    (1, 8 + n, 1, 0),
+                    (2, 9, 2, 0),
+                    (1, 8 + n, 1, 8),
+                    (1, 8 + n, 1, 9 + n),
+                ] {
+                    if 8 + (n - 1) * sa >= 16 || b + (n - 1) * sb >= 16 {
+                        continue;
+                    }
+                    let args = DotArgs {
+                        num: Num::F32,
+                        d: Col(d),
+                        a: Col(8),
+                        sa,
+                        b: Col(b),
+                        sb,
+                        n,
+                    };
+                    let (c, used) = run(&vals, 8, |cols, level| {
+                        cols.run_at(level, ColumnOp::Dot(&args))
+                    });
+                    for l in 0..used {
+                        let x = |k: u32| operand((8 + k * sa - 8) as usize, l);
+                        let y = |k: u32| operand((b + k * sb - 8) as usize, l);
+                        let mut want = bin1(BinOp::FMul, Num::F32, x(0), y(0));
+                        for k in 1..n {
+                            let p = bin1(BinOp::FMul, Num::F32, x(k), y(k));
+                            want = bin1(BinOp::FAdd, Num::F32, want, p);
+                        }
+                        assert_eq!(
+                            c[d as usize * lanes + l],
+                            want,
+                            "n={n} sa={sa} b={b} sb={sb} d={d}, lane {l}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -703,6 +703,9 @@ pub enum Op {
     /// values never written to registers.
     IntChain(Box<IntChainArgs>),
     Tern(TernArgs),
+    /// OpDot (and each component of the matrix products): the products summed in component
+    /// order, each multiply and add rounded as the separate float ops would be.
+    Dot(DotArgs),
     BfInsert(BfInsertArgs),
     Cvt(CvtArgs),
     /// Reinterpret `na` components of `from` as `nd` components of `to` (same total bits).
@@ -718,6 +721,15 @@ pub enum Op {
     /// OpVectorExtractDynamic over `n` components (index `w` bits wide).
     ExtractDyn(ExtractDynArgs),
     InsertDyn(InsertDynArgs),
+    /// An access chain with computed indices into a promoted Function variable
+    /// (`Cx::promotable`): each lane's offset, in registers, of the part it selects, or
+    /// [`IndexChainArgs::PAST`] when an index is past its array (only a load or store through
+    /// it faults, as with memory).
+    IndexChain(Box<IndexChainArgs>),
+    /// An OpLoad through such a chain: each lane's `n` registers from its own offset.
+    IndexedGet(IndexedArgs),
+    /// The OpStore through such a chain: each active lane's value into its own registers.
+    IndexedSet(IndexedArgs),
     Load(LoadArgs),
     Store(StoreArgs),
     /// An OpLoad whose value only a later OpStore uses, with only pure lane ops between them
@@ -781,6 +793,7 @@ impl Op {
             | Op::Bin(_)
             | Op::IntChain(_)
             | Op::Tern(_)
+            | Op::Dot(_)
             | Op::BfInsert(_)
             | Op::Cvt(_)
             | Op::Bitcast(_)
@@ -791,7 +804,11 @@ impl Op {
             Op::Select(x) => x.nmats == 0,
             Op::Copy(x) | Op::Move(x) => x.d.nmats == 0 && x.a.nmats == 0,
             Op::Once(x) => x.is_pure_lane_op(),
-            Op::Load(_)
+            Op::IndexChain(_) => true,
+            // They fault on an index past the array, as the memory access would.
+            Op::IndexedGet(_)
+            | Op::IndexedSet(_)
+            | Op::Load(_)
             | Op::Store(_)
             | Op::LoadStore(_)
             | Op::CopyMem(_)
@@ -838,6 +855,7 @@ impl Op {
                 (d.nmats == 0 && d.ncols > 0).then_some((d.col, d.ncols))
             }
             Op::ExtractDyn(ExtractDynArgs { d, .. })
+            | Op::Dot(DotArgs { d, .. })
             | Op::AccessChain(AccessChainArgs { d, .. })
             | Op::ArrayLength(ArrayLengthArgs { d, .. })
             | Op::Trunc(TruncArgs { d, .. })
@@ -848,7 +866,10 @@ impl Op {
             Op::IntChain(x) => Some((x.d, 1)),
             Op::Once(x) => x.result_cols(),
             Op::Coop2(c) => c.value_result().map(|d| (d, 1)),
-            Op::Store(_)
+            Op::IndexedGet(x) => Some((x.v, x.n)),
+            Op::IndexChain(x) => Some((x.d, 1)),
+            Op::IndexedSet(_)
+            | Op::Store(_)
             | Op::LoadStore(_)
             | Op::CopyMem(_)
             | Op::Barrier { .. }
@@ -1243,6 +1264,70 @@ pub struct ExtractDynArgs {
     pub idx: Col,
     pub n: u32,
     pub w: u32,
+}
+
+/// One computed index of an access chain into a promoted variable ([`IndexedArgs`]).
+#[derive(Clone, Copy, Debug)]
+pub struct IndexStep {
+    /// The lanes' index column.
+    pub idx: Col,
+    /// The index's bit width (SPIR-V indices are read as unsigned).
+    pub bits: u32,
+    /// Registers one element of the array takes.
+    pub stride: u32,
+    /// Elements in the array: an index at or past it is out of bounds.
+    pub count: u32,
+}
+
+/// Operands of [`Op::IndexChain`]: the part selected lies `off + Σ index·stride` registers
+/// past the indexed value's first.
+#[derive(Clone, Debug)]
+pub struct IndexChainArgs {
+    /// The offsets' column.
+    pub d: Col,
+    /// Registers the chain's constant indices skip.
+    pub off: u32,
+    /// The chain's computed indices, outermost first.
+    pub steps: Box<[IndexStep]>,
+}
+
+impl IndexChainArgs {
+    /// The offset of a lane whose index is past its array.
+    pub const PAST: u64 = u64::MAX;
+}
+
+/// Operands of [`Op::IndexedGet`] and [`Op::IndexedSet`].
+#[derive(Clone, Copy, Debug)]
+pub struct IndexedArgs {
+    /// The value loaded (get) or stored (set).
+    pub v: Col,
+    /// Registers of the value.
+    pub n: u32,
+    /// The first register of the promoted value the chain indexes.
+    pub base: Col,
+    /// Registers of that value: an offset plus `n` past it is out of bounds.
+    pub len: u32,
+    /// The lanes' offsets ([`Op::IndexChain`]).
+    pub at: Col,
+}
+
+/// Operands of [`Op::Dot`]: `d = Σ a[k·sa] · b[k·sb]` over `n` components, `k` ascending.
+#[derive(Clone, Copy, Debug)]
+pub struct DotArgs {
+    /// The float kind.
+    pub num: Num,
+    /// The result column.
+    pub d: Col,
+    /// The first operand's first column, and the columns between its components.
+    pub a: Col,
+    /// See `a`.
+    pub sa: u32,
+    /// The second operand's first column, and the columns between its components.
+    pub b: Col,
+    /// See `b`.
+    pub sb: u32,
+    /// Components.
+    pub n: u32,
 }
 
 /// Operands of [`Op::InsertDyn`].
