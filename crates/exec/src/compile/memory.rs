@@ -28,35 +28,11 @@ impl<'m> Cx<'m> {
                 }));
             }
             op::Load if self.promoted_indexed.contains_key(&arg(0)?) => {
-                let part = self.promoted_indexed[&arg(0)?];
-                if d.nmats != 0 {
-                    return bad(
-                        "a load through an indexed chain into a promoted variable has a matrix",
-                    );
-                }
-                out.push(Op::IndexedGet(IndexedArgs {
-                    v: d.col,
-                    n: d.ncols,
-                    base: part.col,
-                    len: part.ncols,
-                    at: self.col(arg(0)?)?,
-                }));
+                out.push(Op::IndexedGet(self.indexed_access(arg(0)?, d)?));
             }
             op::Store if self.promoted_indexed.contains_key(&arg(0)?) => {
-                let part = self.promoted_indexed[&arg(0)?];
                 let v = self.val(arg(1)?)?;
-                if v.nmats != 0 {
-                    return bad(
-                        "a store through an indexed chain into a promoted variable has a matrix",
-                    );
-                }
-                out.push(Op::IndexedSet(IndexedArgs {
-                    v: v.col,
-                    n: v.ncols,
-                    base: part.col,
-                    len: part.ncols,
-                    at: self.col(arg(0)?)?,
-                }));
+                out.push(Op::IndexedSet(self.indexed_access(arg(0)?, v)?));
             }
             op::Load if self.promoted_ptr(arg(0)?).is_some() => {
                 let a = self.promoted_ptr(arg(0)?).unwrap_or(d);
@@ -401,5 +377,27 @@ impl<'m> Cx<'m> {
                 Ok(u64::from(s.next_multiple_of(al.max(1))))
             }
         }
+    }
+}
+
+impl Cx<'_> {
+    /// The operands of a load or store of value `v` through `chain`, an access chain with
+    /// computed indices into a promoted variable (`Cx::promoted_indexed`).
+    fn indexed_access(&self, chain: u32, v: Val) -> Result<IndexedArgs, ExecError> {
+        let Some(&part) = self.promoted_indexed.get(&chain) else {
+            return bad("a load or store through a chain that is not into a promoted variable");
+        };
+        if v.nmats != 0 {
+            return bad(
+                "a load or store through an indexed chain into a promoted variable has a matrix",
+            );
+        }
+        Ok(IndexedArgs {
+            v: v.col,
+            n: v.ncols,
+            base: part.col,
+            len: part.ncols,
+            at: self.col(chain)?,
+        })
     }
 }

@@ -1462,6 +1462,8 @@ impl Columns<'_> {
                             && zip_in_place(c, dc, ac, bc, lanes, |xs, ys, rs| {
                                 // The same loop on a step's copies (the result column is an
                                 // operand's): the operands are still there to fix a NaN with.
+                                // (One closure for both loops ran the matrix-vector shader 4 %
+                                // slower.)
                                 let mut nan = false;
                                 for ((r, &x), &y) in rs.iter_mut().zip(xs).zip(ys) {
                                     let v: f32 =
