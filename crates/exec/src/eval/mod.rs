@@ -340,6 +340,14 @@ pub(crate) fn bin1(op: BinOp, num: Num, x: u64, y: u64) -> u64 {
     }
 }
 
+/// [`tern1`]'s f32 `Fma` for a lane whose result is a NaN. Never inlined: a copy compiled
+/// inside a column level with FMA would take the instruction's NaN payload rule, where the
+/// baseline's library `fma` defines the payload at every level.
+#[inline(never)]
+fn fma_f32_nan(x: u64, y: u64, z: u64) -> u64 {
+    tern1(TernOp::Fma, Num::F32, x, y, z)
+}
+
 /// Ternary op on raw bits.
 pub(crate) fn tern1(op: TernOp, num: Num, x: u64, y: u64, z: u64) -> u64 {
     let bits = num.bits();
@@ -996,6 +1004,44 @@ fn zip_in_place(
     true
 }
 
+/// f32 `Fma` of columns `[d, a, b, c]` over every lane, [`IN_PLACE_STEP`] lanes a step over
+/// copies of the operands (an accumulation `s = fma(x, y, s)` writes an operand's column):
+/// `f32::mul_add`, one rounding, which the column levels with FMA compile to the instruction,
+/// where `tern1` went through a call per lane (llama.cpp's k-quant matrix-vector shaders: half
+/// their time). A NaN result is redone through `tern1` ([`fma_f32_nan`]), which defines its
+/// payload; every other
+/// result is `tern1`'s (its f64 round trip is exact). False, nothing written, when a column
+/// lies outside `c` or `lanes` is not a whole number of steps.
+#[inline(always)]
+fn fma_f32_steps(c: &mut [u64], [d, a, b, z]: [usize; 4], lanes: usize) -> bool {
+    const K: usize = IN_PLACE_STEP;
+    if !lanes.is_multiple_of(K) || [d, a, b, z].iter().any(|&x| x + lanes > c.len()) {
+        return false;
+    }
+    let f = |v: u64| f32::from_bits(v as u32);
+    let (mut xs, mut ys, mut zs, mut rs) = ([0u64; K], [0u64; K], [0u64; K], [0u64; K]);
+    for o in (0..lanes).step_by(K) {
+        xs.copy_from_slice(&c[a + o..a + o + K]);
+        ys.copy_from_slice(&c[b + o..b + o + K]);
+        zs.copy_from_slice(&c[z + o..z + o + K]);
+        let mut nan = false;
+        for (((r, &x), &y), &w) in rs.iter_mut().zip(&xs).zip(&ys).zip(&zs) {
+            let v = f(x).mul_add(f(y), f(w));
+            nan |= v.is_nan();
+            *r = v.to_bits() as u64;
+        }
+        if nan {
+            for (i, r) in rs.iter_mut().enumerate() {
+                if f(*r).is_nan() {
+                    *r = fma_f32_nan(xs[i], ys[i], zs[i]);
+                }
+            }
+        }
+        c[d + o..d + o + K].copy_from_slice(&rs);
+    }
+    true
+}
+
 /// Column `d` (mutable) and column `a` (shared) of the register file, or None when they are the
 /// same column.
 pub(crate) fn cols2(
@@ -1617,6 +1663,13 @@ impl Columns<'_> {
             let (dc, ac) = (col(d + k), col(a + k));
             let bc = col(if bs { b } else { b + k });
             let ccc = col(if cs { cc } else { cc + k });
+            if op == TernOp::Fma
+                && num == Num::F32
+                && dense
+                && fma_f32_steps(c, [dc, ac, bc, ccc], lanes)
+            {
+                continue;
+            }
             each_lane!(mask, lanes, dense, |l| {
                 c[dc + l] = tern1(op, num, c[ac + l], c[bc + l], c[ccc + l]);
             });
@@ -2406,6 +2459,48 @@ mod fast_path_tests {
                             "n={n} sa={sa} b={b} sb={sb} d={d}, lane {l}"
                         );
                     }
+                }
+            }
+        }
+    }
+
+    /// f32 `Fma` with every lane active takes [`fma_f32_steps`]: `tern1`'s bits, NaN payloads
+    /// included, with the result in a column of its own or in any operand's (`s = fma(x, y, s)`).
+    #[test]
+    fn fmas_equal_tern1() {
+        let all = inputs();
+        let lanes = MAX_LANES;
+        // Past the f16 patterns: f32 edge values, then random words (NaNs among them).
+        let chunks = all
+            .chunks(lanes)
+            .filter(|c| c.len() == lanes)
+            .skip(64)
+            .take(12);
+        for chunk in chunks {
+            let vals: Vec<u64> = chunk.iter().map(|&x| trunc(x, 32)).collect();
+            let operand = |k: usize, l: usize| vals[(l * 7 + k * 131) % vals.len()];
+            for d in [0u32, 8, 9, 10] {
+                let args = TernArgs {
+                    op: TernOp::Fma,
+                    num: Num::F32,
+                    d: Col(d),
+                    a: Col(8),
+                    b: Col(9),
+                    c: Col(10),
+                    n: 1,
+                    bs: false,
+                    cs: false,
+                };
+                let (c, n) = run(&vals, 3, |cols, level| {
+                    cols.run_at(level, ColumnOp::Tern(&args))
+                });
+                for l in 0..n {
+                    let (x, y, z) = (operand(0, l), operand(1, l), operand(2, l));
+                    assert_eq!(
+                        c[d as usize * lanes + l],
+                        tern1(TernOp::Fma, Num::F32, x, y, z),
+                        "d={d}, lane {l}: fma({x:#x}, {y:#x}, {z:#x})"
+                    );
                 }
             }
         }
