@@ -2313,6 +2313,17 @@ mod fast_path_tests {
         v
     }
 
+    /// Twelve batches of 32-bit words from [`inputs`] past its f16 patterns: f32 edge values,
+    /// then random words, NaNs among them.
+    fn f32_batches() -> Vec<Vec<u64>> {
+        let all = inputs();
+        let full = all.chunks(MAX_LANES).filter(|c| c.len() == MAX_LANES);
+        full.skip(64)
+            .take(12)
+            .map(|c| c.iter().map(|&x| trunc(x, 32)).collect())
+            .collect()
+    }
+
     /// Runs one op over `vals` in column `a` (and `a + 1..` for multi-component inputs) of a
     /// batch as wide as the inputs, all lanes active.
     /// Runs it at every column level the CPU has ([`crate::kernels::column_levels`]) and
@@ -2409,18 +2420,12 @@ mod fast_path_tests {
     /// that shares a column with an operand.
     #[test]
     fn dots_equal_their_multiplies_and_adds() {
-        let all = inputs();
         let lanes = MAX_LANES;
-        // Past the f16 patterns: f32 edge values, then random words (NaNs among them).
-        let chunks = all
-            .chunks(lanes)
-            .filter(|c| c.len() == lanes)
-            .skip(64)
-            .take(12);
-        for (i, chunk) in chunks.enumerate() {
-            // Every third chunk leaves its last lanes inactive.
-            let used = if i % 3 == 2 { lanes - 3 } else { lanes };
-            let vals: Vec<u64> = chunk[..used].iter().map(|&x| trunc(x, 32)).collect();
+        for (i, mut vals) in f32_batches().into_iter().enumerate() {
+            // Every third batch leaves its last lanes inactive.
+            if i % 3 == 2 {
+                vals.truncate(lanes - 3);
+            }
             let operand = |k: usize, l: usize| vals[(l * 7 + k * 131) % vals.len()];
             for n in 1..=5u32 {
                 // Inputs fill columns 8..=15; a at 8 (stride 1 or 2), b at 9 + ... .
@@ -2468,16 +2473,8 @@ mod fast_path_tests {
     /// included, with the result in a column of its own or in any operand's (`s = fma(x, y, s)`).
     #[test]
     fn fmas_equal_tern1() {
-        let all = inputs();
         let lanes = MAX_LANES;
-        // Past the f16 patterns: f32 edge values, then random words (NaNs among them).
-        let chunks = all
-            .chunks(lanes)
-            .filter(|c| c.len() == lanes)
-            .skip(64)
-            .take(12);
-        for chunk in chunks {
-            let vals: Vec<u64> = chunk.iter().map(|&x| trunc(x, 32)).collect();
+        for vals in f32_batches() {
             let operand = |k: usize, l: usize| vals[(l * 7 + k * 131) % vals.len()];
             for d in [0u32, 8, 9, 10] {
                 let args = TernArgs {
