@@ -2318,27 +2318,23 @@ impl<'m> Cx<'m> {
                         let Some(r) = user.result_id else {
                             return false;
                         };
-                        if let Some((_, t)) = self.constant_path(ty, &idx) {
-                            return self.only_loaded_and_stored(du, r, t, true, depth + 1);
-                        }
-                        match self.indexed_path(ty, &idx) {
-                            Some(path) => {
-                                self.only_loaded_and_stored(du, r, path.part, false, depth + 1)
-                            }
-                            None => false,
-                        }
+                        // Computed indices only into a value whose parts are loaded and stored.
+                        self.access_path(ty, &idx).is_some_and(|path| {
+                            let constant = path.steps.is_empty();
+                            self.only_loaded_and_stored(du, r, path.part, constant, depth + 1)
+                        })
                     }
                     _ => false,
                 }
             })
     }
 
-    /// The part of a `ty` value that indices `idx` select when some are computed: the
-    /// registers the constant ones skip, each computed one as (index id, registers an element
-    /// takes, elements), and the part's type. None where a computed index selects a struct
-    /// member, an index is not an integer scalar, a constant one is out of range, or the
-    /// part holds a matrix (those have their own element access).
-    pub(super) fn indexed_path(&self, ty: u32, idx: &[u32]) -> Option<IndexedPath> {
+    /// The part of a `ty` value that indices `idx` select: the registers the constant ones
+    /// skip, each computed one as (index id, registers an element takes, elements), and the
+    /// part's type. None where a computed index selects a struct member, is not an integer
+    /// scalar or steps into elements holding a matrix (those have their own element access), or
+    /// a constant one is out of range.
+    pub(super) fn access_path(&self, ty: u32, idx: &[u32]) -> Option<AccessPath> {
         let (mut cur, mut off, mut steps) = (ty, 0, Vec::new());
         for &i in idx {
             if self.const_ids.contains(&i) {
@@ -2365,7 +2361,7 @@ impl<'m> Cx<'m> {
             steps.push((i, stride, count));
             cur = elem;
         }
-        (!steps.is_empty()).then_some(IndexedPath {
+        Some(AccessPath {
             off,
             steps,
             part: cur,
@@ -2375,17 +2371,9 @@ impl<'m> Cx<'m> {
     /// The first column and the type of the part of a `ty` value that constant indices `idx`
     /// select; None for an index that is not a constant or out of range.
     pub(super) fn constant_path(&self, ty: u32, idx: &[u32]) -> Option<(u32, u32)> {
-        let (mut cur, mut off) = (ty, 0);
-        for &i in idx {
-            if !self.const_ids.contains(&i) {
-                return None;
-            }
-            let k = u32::try_from(self.m.constant_u64(i)?).ok()?;
-            let (co, _, t) = self.t.member(cur, k).ok()?;
-            off += co;
-            cur = t;
-        }
-        Some((off, cur))
+        self.access_path(ty, idx)
+            .filter(|path| path.steps.is_empty())
+            .map(|path| (path.off, path.part))
     }
 
     /// Whether Function variable `inst` is never read: its uses are stores to it and access
@@ -3207,11 +3195,12 @@ fn private_users(m: &Module, du: &coopmat_spirv::module::DefUse, order: &[u32]) 
     }
 }
 
-/// Where an access chain with computed indices leads inside a value ([`Cx::indexed_path`]).
-pub(super) struct IndexedPath {
+/// Where an access chain leads inside a value ([`Cx::access_path`]).
+pub(super) struct AccessPath {
     /// Registers the constant indices skip.
     pub(super) off: u32,
-    /// Per computed index: its id, the registers an element takes, the elements.
+    /// Per computed index: its id, the registers an element takes, the elements (none for a
+    /// chain of constants).
     pub(super) steps: Vec<(u32, u32, u32)>,
     /// The type of the part selected.
     pub(super) part: u32,

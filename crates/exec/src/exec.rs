@@ -961,36 +961,31 @@ impl<'p, 'a> Batch<'p, 'a> {
     fn index_chain(&mut self, x: &IndexChainArgs, mask: &Mask, dense: bool) {
         let lanes = self.lanes;
         let col = |c: Col| c.ix() * lanes;
-        // Indices the same in every lane (loop counters): one offset for the column.
-        if dense && lanes > 0 {
-            let mut at = Some(x.off as u64);
-            for s in x.steps.iter() {
-                let column = &self.cols[col(s.idx)..col(s.idx) + lanes];
-                if !kernels::column_is(column, column[0]) {
-                    at = None;
-                    break;
-                }
-                let i = trunc(column[0], s.bits);
-                at = at
-                    .filter(|&a| a != IndexChainArgs::PAST && i < s.count as u64)
-                    .map(|a| a + i * s.stride as u64)
-                    .or(Some(IndexChainArgs::PAST));
-            }
-            if let Some(at) = at {
-                self.cols[col(x.d)..col(x.d) + lanes].fill(at);
-                return;
-            }
-        }
-        each_lane!(mask, lanes, dense, |l| {
+        let offset = |cols: &[u64], l: usize| {
             let mut at = x.off as u64;
             for s in x.steps.iter() {
-                let i = trunc(self.cols[col(s.idx) + l], s.bits);
+                let i = trunc(cols[col(s.idx) + l], s.bits);
                 if i >= s.count as u64 {
-                    at = IndexChainArgs::PAST;
-                    break;
+                    return IndexChainArgs::PAST;
                 }
                 at += i * s.stride as u64;
             }
+            at
+        };
+        // Indices the same in every lane (loop counters): one offset for the column.
+        let uniform = |s: &IndexStep| {
+            let column = &self.cols[col(s.idx)..col(s.idx) + lanes];
+            column
+                .first()
+                .is_some_and(|&i| kernels::column_is(column, i))
+        };
+        if dense && lanes > 0 && x.steps.iter().all(uniform) {
+            let at = offset(&self.cols, 0);
+            self.cols[col(x.d)..col(x.d) + lanes].fill(at);
+            return;
+        }
+        each_lane!(mask, lanes, dense, |l| {
+            let at = offset(&self.cols, l);
             self.cols[col(x.d) + l] = at;
         });
     }

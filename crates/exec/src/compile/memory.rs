@@ -80,9 +80,10 @@ impl<'m> Cx<'m> {
                 let Ty::Pointer { pointee, .. } = self.t.get(self.ty_of(arg(0)?)?)?.clone() else {
                     return bad("an access chain into a promoted variable has no pointer base");
                 };
-                if self.constant_path(pointee, &a[1..]).is_none()
-                    && let Some(path) = self.indexed_path(pointee, &a[1..])
-                {
+                let Some(path) = self.access_path(pointee, &a[1..]) else {
+                    return bad("an access chain into a promoted variable selects no part of it");
+                };
+                if !path.steps.is_empty() {
                     let steps = path
                         .steps
                         .into_iter()
@@ -104,16 +105,11 @@ impl<'m> Cx<'m> {
                     })));
                     return Ok(true);
                 }
-                let Some((off, t)) = self.constant_path(pointee, &a[1..]) else {
-                    return bad(
-                        "an access chain into a promoted variable has a non-constant index",
-                    );
-                };
-                let (ncols, nmats) = self.t.shape(t)?;
+                let (ncols, nmats) = self.t.shape(path.part)?;
                 self.promoted_parts.insert(
                     inst.rid,
                     Val {
-                        col: base.col + off,
+                        col: base.col + path.off,
                         mat: base.mat,
                         ncols,
                         nmats,
