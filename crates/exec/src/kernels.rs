@@ -32,7 +32,10 @@ fn level() -> Level {
             if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
                 return Level::Avx512;
             }
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            if std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("fma")
+                && std::is_x86_feature_detected!("f16c")
+            {
                 return Level::Avx2;
             }
         }
@@ -252,8 +255,10 @@ unsafe fn block_avx512<const R: usize, const W: usize, const KC: usize>(
 }
 
 /// The AVX2 form of [`block_avx512`]: `W` ymm vectors of 8 columns, `masks[w]` the number of
-/// columns of vector w that exist (1..=8), loaded and stored with vmaskmov, which does not
-/// touch the masked-out elements.
+/// columns of vector w that exist (1..=8). A block whose vectors are all full uses plain loads
+/// and stores; one with a narrower vector vmaskmov for all of them, which does not touch the
+/// masked-out elements (AMD's cores run a vmaskmov store as a long microcoded sequence, so a
+/// full block must not pay it).
 ///
 /// # Safety
 /// As for [`block_avx512`], with AVX2 and FMA.
@@ -262,6 +267,31 @@ unsafe fn block_avx512<const R: usize, const W: usize, const KC: usize>(
 #[target_feature(enable = "avx2,fma")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn block_avx2<const R: usize, const W: usize, const KC: usize>(
+    at: (usize, usize),
+    nk: (usize, usize),
+    masks: [u16; W],
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    d: &mut [f32],
+) {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        match masks.iter().all(|&m| m == 8) {
+            true => block_avx2_body::<R, W, KC, true>(at, nk, masks, a, b, c, d),
+            false => block_avx2_body::<R, W, KC, false>(at, nk, masks, a, b, c, d),
+        }
+    }
+}
+
+/// [`block_avx2`] with every vector full (`FULL`: plain loads and stores) or not (vmaskmov).
+///
+/// # Safety
+/// As for [`block_avx2`]; with `FULL` every mask is 8.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn block_avx2_body<const R: usize, const W: usize, const KC: usize, const FULL: bool>(
     (i0, j0): (usize, usize),
     (n, k): (usize, usize),
     masks: [u16; W],
@@ -273,24 +303,27 @@ unsafe fn block_avx2<const R: usize, const W: usize, const KC: usize>(
     use std::arch::x86_64::*;
     let k = known_depth::<KC>(k);
     // SAFETY: by the caller's contract every unmasked element addressed below is inside its
-    // slice; vmaskmov does not access masked-out elements.
+    // slice; vmaskmov does not access masked-out elements, and with FULL there are none.
     unsafe {
         let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         let mut mv = [_mm256_setzero_si256(); W];
         for (w, x) in mv.iter_mut().enumerate() {
             *x = _mm256_cmpgt_epi32(_mm256_set1_epi32(masks[w] as i32), lanes);
         }
+        let load = |p: *const f32, m: __m256i| match FULL {
+            true => _mm256_loadu_ps(p),
+            false => _mm256_maskload_ps(p, m),
+        };
         let mut acc = [[_mm256_setzero_ps(); W]; R];
         for (r, row) in acc.iter_mut().enumerate() {
             for (w, x) in row.iter_mut().enumerate() {
-                let at = (i0 + r) * n + j0 + 8 * w;
-                *x = _mm256_maskload_ps(c.as_ptr().add(at), mv[w]);
+                *x = load(c.as_ptr().add((i0 + r) * n + j0 + 8 * w), mv[w]);
             }
         }
         for kk in 0..k {
             let mut bv = [_mm256_setzero_ps(); W];
             for (w, x) in bv.iter_mut().enumerate() {
-                *x = _mm256_maskload_ps(b.as_ptr().add(kk * n + j0 + 8 * w), mv[w]);
+                *x = load(b.as_ptr().add(kk * n + j0 + 8 * w), mv[w]);
             }
             for (r, row) in acc.iter_mut().enumerate() {
                 let av = _mm256_broadcast_ss(a.get_unchecked((i0 + r) * k + kk));
@@ -301,8 +334,11 @@ unsafe fn block_avx2<const R: usize, const W: usize, const KC: usize>(
         }
         for (r, row) in acc.iter().enumerate() {
             for (w, x) in row.iter().enumerate() {
-                let at = (i0 + r) * n + j0 + 8 * w;
-                _mm256_maskstore_ps(d.as_mut_ptr().add(at), mv[w], *x);
+                let at = d.as_mut_ptr().add((i0 + r) * n + j0 + 8 * w);
+                match FULL {
+                    true => _mm256_storeu_ps(at, *x),
+                    false => _mm256_maskstore_ps(at, mv[w], *x),
+                }
             }
         }
     }
@@ -463,16 +499,132 @@ fn mm_avx2_depth<const KC: usize>(
     )
 }
 
-/// Where the shared-A kernel reads B's rows (16 columns, one zmm each): f32 rows one after
-/// the other in the arena, or a lazily loaded tile's f16 rows in Workgroup memory
-/// ([`F16Rows`]).
+/// A vector of f32 lanes that the shared-A kernels are written over: a zmm of 16 (AVX-512F) or
+/// a ymm of 8 (AVX2, FMA and F16C). Every method is always inlined into a function that
+/// enables its level's features, where each compiles to one instruction (a generic kernel over
+/// the two instead of two copies of it: the intrinsics inline because the methods do).
 #[cfg(target_arch = "x86_64")]
-trait BRows: Copy {
-    /// Row `kk` widened to f32.
+trait F32Lanes: Copy {
+    /// f32 lanes a vector.
+    const LANES: usize;
+    /// All lanes zero.
     ///
     /// # Safety
-    /// AVX-512F; row `kk` lies inside the tile the value points to.
-    unsafe fn row(self, kk: usize) -> std::arch::x86_64::__m512;
+    /// The CPU has the level's features.
+    unsafe fn zero() -> Self;
+    /// `LANES` f32s from `p`.
+    ///
+    /// # Safety
+    /// The level's features; `LANES` f32s are readable at `p`.
+    unsafe fn load(p: *const f32) -> Self;
+    /// The lanes to `p`.
+    ///
+    /// # Safety
+    /// The level's features; `LANES` f32s are writable at `p`.
+    unsafe fn store(self, p: *mut f32);
+    /// The f32 at `p` in every lane.
+    ///
+    /// # Safety
+    /// The level's features; `p` is readable.
+    unsafe fn splat(p: *const f32) -> Self;
+    /// `self · b + c`, each lane rounded once (a fused multiply-add).
+    ///
+    /// # Safety
+    /// The level's features.
+    unsafe fn mul_add(self, b: Self, c: Self) -> Self;
+    /// `LANES` f16 values, two a word (the lower half first) from `p`, widened exactly
+    /// (`vcvtph2ps`: a signaling NaN comes out quieted, which the MulAdd's FMAs do anyway).
+    ///
+    /// # Safety
+    /// The level's features; `LANES / 2` words are readable at `p` and nothing writes them
+    /// during the call.
+    unsafe fn widen_halves(p: *const u32) -> Self;
+}
+
+/// 16 f32 lanes in a zmm register (AVX-512F).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct Zmm(std::arch::x86_64::__m512);
+
+/// 8 f32 lanes in a ymm register (AVX2, FMA and F16C).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct Ymm(std::arch::x86_64::__m256);
+
+// SAFETY (every method of both impls): the trait's contracts; each is one intrinsic of the
+// level whose features the caller enables.
+#[cfg(target_arch = "x86_64")]
+impl F32Lanes for Zmm {
+    const LANES: usize = 16;
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        Zmm(unsafe { std::arch::x86_64::_mm512_setzero_ps() })
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        Zmm(unsafe { std::arch::x86_64::_mm512_loadu_ps(p) })
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut f32) {
+        unsafe { std::arch::x86_64::_mm512_storeu_ps(p, self.0) }
+    }
+    #[inline(always)]
+    unsafe fn splat(p: *const f32) -> Self {
+        Zmm(unsafe { std::arch::x86_64::_mm512_set1_ps(*p) })
+    }
+    #[inline(always)]
+    unsafe fn mul_add(self, b: Self, c: Self) -> Self {
+        Zmm(unsafe { std::arch::x86_64::_mm512_fmadd_ps(self.0, b.0, c.0) })
+    }
+    #[inline(always)]
+    unsafe fn widen_halves(p: *const u32) -> Self {
+        use std::arch::x86_64::*;
+        Zmm(unsafe { _mm512_cvtph_ps(_mm256_loadu_si256(p.cast())) })
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl F32Lanes for Ymm {
+    const LANES: usize = 8;
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        Ymm(unsafe { std::arch::x86_64::_mm256_setzero_ps() })
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        Ymm(unsafe { std::arch::x86_64::_mm256_loadu_ps(p) })
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut f32) {
+        unsafe { std::arch::x86_64::_mm256_storeu_ps(p, self.0) }
+    }
+    #[inline(always)]
+    unsafe fn splat(p: *const f32) -> Self {
+        Ymm(unsafe { std::arch::x86_64::_mm256_broadcast_ss(&*p) })
+    }
+    #[inline(always)]
+    unsafe fn mul_add(self, b: Self, c: Self) -> Self {
+        Ymm(unsafe { std::arch::x86_64::_mm256_fmadd_ps(self.0, b.0, c.0) })
+    }
+    #[inline(always)]
+    unsafe fn widen_halves(p: *const u32) -> Self {
+        use std::arch::x86_64::*;
+        Ymm(unsafe { _mm256_cvtph_ps(_mm_loadu_si128(p.cast())) })
+    }
+}
+
+/// Where the shared-A kernel reads B's rows (16 columns, `16 / V::LANES` vectors each): f32
+/// rows one after the other in the arena, or a lazily loaded tile's f16 rows in Workgroup
+/// memory ([`F16Rows`]).
+#[cfg(target_arch = "x86_64")]
+trait BRows<V: F32Lanes>: Copy {
+    /// Vector `v` of row `kk` (columns `v·LANES..`) widened to f32.
+    ///
+    /// # Safety
+    /// The level's features; row `kk` lies inside the tile the value points to.
+    unsafe fn row(self, kk: usize, v: usize) -> V;
     /// The same tile `f32s` f32 slots further on in the arena (a repetition's instance).
     ///
     /// # Safety
@@ -481,11 +633,11 @@ trait BRows: Copy {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl BRows for *const f32 {
+impl<V: F32Lanes> BRows<V> for *const f32 {
     #[inline(always)]
-    unsafe fn row(self, kk: usize) -> std::arch::x86_64::__m512 {
-        // SAFETY: the caller's contract (row kk of 16 f32s inside the tile, AVX-512F).
-        unsafe { std::arch::x86_64::_mm512_loadu_ps(self.add(kk * 16)) }
+    unsafe fn row(self, kk: usize, v: usize) -> V {
+        // SAFETY: the caller's contract (row kk of 16 f32s inside the tile).
+        unsafe { V::load(self.add(kk * 16 + v * V::LANES)) }
     }
     #[inline(always)]
     unsafe fn moved(self, f32s: usize) -> Self {
@@ -504,14 +656,13 @@ struct F16Rows {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl BRows for F16Rows {
+impl<V: F32Lanes> BRows<V> for F16Rows {
     #[inline(always)]
-    unsafe fn row(self, kk: usize) -> std::arch::x86_64::__m512 {
-        use std::arch::x86_64::*;
-        // SAFETY: the caller's contract (row kk's 8 words inside the tile, AVX-512F, which has
-        // the zmm form of vcvtph2ps); the words are borrowed exclusively, so plain loads (no
-        // other access can race them). The widening is exact: the f32s a tile load gives.
-        unsafe { _mm512_cvtph_ps(_mm256_loadu_si256(self.first.add(kk * self.stride).cast())) }
+    unsafe fn row(self, kk: usize, v: usize) -> V {
+        // SAFETY: the caller's contract (row kk's 8 words inside the tile); the words are
+        // borrowed exclusively, so plain loads (no other access can race them). The widening
+        // is exact: the f32s a tile load gives.
+        unsafe { V::widen_halves(self.first.add(kk * self.stride + v * V::LANES / 2)) }
     }
     #[inline(always)]
     unsafe fn moved(self, f32s: usize) -> Self {
@@ -520,32 +671,35 @@ impl BRows for F16Rows {
     }
 }
 
-/// One register block of a group of MulAdds that share their A tile (16-column tiles, AVX-512):
-/// rows `i0..i0 + R` of `W` products `d[w] = a·b[w] + c[w]` at once, one zmm of columns per
-/// product. Each k step loads W vectors of B and broadcasts R elements of A, which feed R·W
-/// FMAs: a 16×16 tile alone gets 16 FMAs for 17 loads, four of them 24 for 10 (see
+/// One register block of a group of MulAdds that share their A tile (16-column tiles, `VR`
+/// vectors of `V` a row): rows `i0..i0 + R` of `W` products `d[w] = a·b[w] + c[w]` at once.
+/// Each k step loads W·VR vectors of B and broadcasts R elements of A, which feed R·W·VR FMAs:
+/// with AVX-512 a 16×16 tile alone gets 16 FMAs for 17 loads, four of them 24 for 10 (see
 /// [`mm_avx512`] for why loads are what counts). Every output element is `c` followed by one
 /// fused multiply-add per k in order, as in [`matmul_f32`]. With `S` = 2 segments the block
 /// is a chain of two such groups, `d[w] = a[1]·b[1][w] + (a[0]·b[0][w] + c[w])`: the first
 /// result stays in the accumulators (the same FMAs in the same order, so the same bits as two
 /// calls), and the rows of C and D are loaded and stored once for both.
 ///
-/// Always inlined into [`shared_a_avx512`], which enables AVX-512F for it (the intrinsics
-/// compile with its caller's features).
+/// Always inlined into [`shared_a_avx512`] or [`shared_a_avx2`], which enable their level's
+/// features for it (the intrinsics compile with their caller's features).
 ///
 /// # Safety
-/// The CPU must support AVX-512F. Each `a[s]` points to m×k f32s, each `b[s][w]` to k×16, each
-/// `c[w]` and `d[w]` to m×16, with rows `i0..i0 + R` below m; no `d[w]` overlaps an `a`, a `b`,
-/// another `d` or a `c` other than its own (`d[w] == c[w]` is allowed: a block reads its rows
-/// of C before it writes the same rows of D). [`matmul_f32_shared_a`] checks all of this.
+/// The CPU has `V`'s level; `VR · V::LANES` is 16. Each `a[s]` points to m×k f32s, each
+/// `b[s][w]` to k×16, each `c[w]` and `d[w]` to m×16, with rows `i0..i0 + R` below m; no `d[w]`
+/// overlaps an `a`, a `b`, another `d` or a `c` other than its own (`d[w] == c[w]` is allowed:
+/// a block reads its rows of C before it writes the same rows of D). [`matmul_f32_shared_a`]
+/// checks all of this.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn block_shared_a_avx512<
+unsafe fn block_shared_a<
+    V: F32Lanes,
+    const VR: usize,
     const R: usize,
     const W: usize,
     const KC: usize,
     const S: usize,
-    B: BRows,
+    B: BRows<V>,
 >(
     i0: usize,
     k: usize,
@@ -554,45 +708,84 @@ unsafe fn block_shared_a_avx512<
     c: [*const f32; W],
     d: [*mut f32; W],
 ) {
-    use std::arch::x86_64::*;
+    debug_assert_eq!(VR * V::LANES, 16);
     let k = known_depth::<KC>(k);
     // SAFETY: by the caller's contract every address below is inside its tile and no store
     // reaches memory a later load of this block or of a later block reads.
     unsafe {
-        let mut acc = [[_mm512_setzero_ps(); W]; R];
+        let mut acc = [[[V::zero(); VR]; W]; R];
         for (r, row) in acc.iter_mut().enumerate() {
             for (w, x) in row.iter_mut().enumerate() {
-                *x = _mm512_loadu_ps(c[w].add((i0 + r) * 16));
+                for (v, y) in x.iter_mut().enumerate() {
+                    *y = V::load(c[w].add((i0 + r) * 16 + v * V::LANES));
+                }
             }
         }
         for (a, b) in a.iter().zip(&b) {
             for kk in 0..k {
-                let mut bv = [_mm512_setzero_ps(); W];
+                let mut bv = [[V::zero(); VR]; W];
                 for (w, x) in bv.iter_mut().enumerate() {
-                    *x = b[w].row(kk);
+                    for (v, y) in x.iter_mut().enumerate() {
+                        *y = b[w].row(kk, v);
+                    }
                 }
                 for (r, row) in acc.iter_mut().enumerate() {
-                    let av = _mm512_set1_ps(*a.add((i0 + r) * k + kk));
+                    let av = V::splat(a.add((i0 + r) * k + kk));
                     for (w, x) in row.iter_mut().enumerate() {
-                        *x = _mm512_fmadd_ps(av, bv[w], *x);
+                        for (v, y) in x.iter_mut().enumerate() {
+                            *y = av.mul_add(bv[w][v], *y);
+                        }
                     }
                 }
             }
         }
         for (r, row) in acc.iter().enumerate() {
             for (w, x) in row.iter().enumerate() {
-                _mm512_storeu_ps(d[w].add((i0 + r) * 16), *x);
+                for (v, y) in x.iter().enumerate() {
+                    y.store(d[w].add((i0 + r) * 16 + v * V::LANES));
+                }
             }
         }
     }
 }
 
-/// All rows of `W` products sharing A (in `S` chained segments): blocks of `R` rows, then 4,
-/// then 1; `repeat` times, every pointer moved `step` f32s further each time (see
-/// [`matmul_f32_shared_a`]).
+/// Every pointer of a group moved `at` f32s on (repetition `at / step`'s instance).
 ///
 /// # Safety
-/// As for [`block_shared_a_avx512`], for every row below `m` of every repetition.
+/// The moved pointers stay inside the tiles' slots (the caller's contract for every
+/// repetition).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+unsafe fn moved_group<V: F32Lanes, const W: usize, const S: usize, B: BRows<V>>(
+    at: usize,
+    (mut a, mut b, mut c, mut d): ([*const f32; S], [[B; W]; S], [*const f32; W], [*mut f32; W]),
+) -> ([*const f32; S], [[B; W]; S], [*const f32; W], [*mut f32; W]) {
+    // Plain loops, not `array::map`: its closures were calls of their own per repetition.
+    // SAFETY (every offset): the caller's contract.
+    unsafe {
+        for p in &mut a {
+            *p = p.add(at);
+        }
+        for p in b.iter_mut().flatten() {
+            *p = p.moved(at);
+        }
+        for p in &mut c {
+            *p = p.add(at);
+        }
+        for p in &mut d {
+            *p = p.add(at);
+        }
+    }
+    (a, b, c, d)
+}
+
+/// All rows of `W` products sharing A (in `S` chained segments), zmm by zmm: blocks of `R`
+/// rows, then 4, then 1; `repeat` times, every pointer moved `step` f32s further each time
+/// (see [`matmul_f32_shared_a`]).
+///
+/// # Safety
+/// As for [`block_shared_a`], for every row below `m` of every repetition.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn shared_a_avx512<
@@ -600,7 +793,7 @@ unsafe fn shared_a_avx512<
     const W: usize,
     const KC: usize,
     const S: usize,
-    B: BRows,
+    B: BRows<Zmm>,
 >(
     (m, k): (usize, usize),
     a: [*const f32; S],
@@ -610,36 +803,20 @@ unsafe fn shared_a_avx512<
     (repeat, step): (usize, usize),
 ) {
     for rep in 0..repeat {
-        let at = rep * step;
-        // Plain loops, not `array::map`: its closures were calls of their own per repetition.
-        let (mut a, mut b, mut c, mut d) = (a, b, c, d);
         // SAFETY (every offset and call): the caller's contract covers rows below m of every
         // repetition.
-        unsafe {
-            for p in &mut a {
-                *p = p.add(at);
-            }
-            for p in b.iter_mut().flatten() {
-                *p = p.moved(at);
-            }
-            for p in &mut c {
-                *p = p.add(at);
-            }
-            for p in &mut d {
-                *p = p.add(at);
-            }
-        }
+        let (a, b, c, d) = unsafe { moved_group(rep * step, (a, b, c, d)) };
         let mut i = 0;
         while i + R <= m {
-            unsafe { block_shared_a_avx512::<R, W, KC, S, B>(i, k, a, b, c, d) };
+            unsafe { block_shared_a::<Zmm, 1, R, W, KC, S, B>(i, k, a, b, c, d) };
             i += R;
         }
         while i + 4 <= m {
-            unsafe { block_shared_a_avx512::<4, W, KC, S, B>(i, k, a, b, c, d) };
+            unsafe { block_shared_a::<Zmm, 1, 4, W, KC, S, B>(i, k, a, b, c, d) };
             i += 4;
         }
         while i < m {
-            unsafe { block_shared_a_avx512::<1, W, KC, S, B>(i, k, a, b, c, d) };
+            unsafe { block_shared_a::<Zmm, 1, 1, W, KC, S, B>(i, k, a, b, c, d) };
             i += 1;
         }
     }
@@ -650,14 +827,14 @@ unsafe fn shared_a_avx512<
 /// zmm accumulators), `repeat` times.
 ///
 /// # Safety
-/// As for [`block_shared_a_avx512`], for every row below `m` of every part and repetition;
-/// `b` has one row of `c.len()` pointers per segment.
+/// As for [`block_shared_a`], for every row below `m` of every part and repetition; `b` has
+/// one row of `c.len()` pointers per segment.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn shared_a_depth<const KC: usize>(
     (m, k): (usize, usize),
     a: &[*const f32],
-    b: &[[impl BRows; 4]],
+    b: &[[impl BRows<Zmm>; 4]],
     c: &[*const f32],
     d: &[*mut f32],
     rep: (usize, usize),
@@ -699,6 +876,79 @@ unsafe fn shared_a_depth<const KC: usize>(
     }
 }
 
+/// The AVX2 form of [`shared_a_avx512`] for the first `parts` products: part by part within a
+/// repetition (each D is apart from everything the others read, so the order cannot change a
+/// bit), in blocks of 6 rows (12 ymm accumulators, two B vectors and a broadcast: sixteen
+/// registers leave no room for a second part), then 4, then 1.
+///
+/// # Safety
+/// As for [`block_shared_a`], for every row below `m` of the first `parts` parts of every
+/// repetition.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn shared_a_avx2<const KC: usize, const S: usize, B: BRows<Ymm>>(
+    (m, k): (usize, usize),
+    a: [*const f32; S],
+    b: [[B; 4]; S],
+    c: [*const f32; 4],
+    d: [*mut f32; 4],
+    parts: usize,
+    (repeat, step): (usize, usize),
+) {
+    for rep in 0..repeat {
+        // SAFETY (every offset and call): the caller's contract covers rows below m of the
+        // first `parts` parts of every repetition.
+        let (a, b, c, d) = unsafe { moved_group(rep * step, (a, b, c, d)) };
+        for w in 0..parts.min(4) {
+            let bw: [[B; 1]; S] = std::array::from_fn(|s| [b[s][w]]);
+            let (cw, dw) = ([c[w]], [d[w]]);
+            let mut i = 0;
+            while i + 6 <= m {
+                unsafe { block_shared_a::<Ymm, 2, 6, 1, KC, S, B>(i, k, a, bw, cw, dw) };
+                i += 6;
+            }
+            while i + 4 <= m {
+                unsafe { block_shared_a::<Ymm, 2, 4, 1, KC, S, B>(i, k, a, bw, cw, dw) };
+                i += 4;
+            }
+            while i < m {
+                unsafe { block_shared_a::<Ymm, 2, 1, 1, KC, S, B>(i, k, a, bw, cw, dw) };
+                i += 1;
+            }
+        }
+    }
+}
+
+/// [`shared_a_depth`] with AVX2: up to four products sharing A at depth `KC`, in one segment
+/// or two chained ones (`a.len()`), `repeat` times.
+///
+/// # Safety
+/// As for [`shared_a_depth`], with AVX2, FMA and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn shared_a_depth_avx2<const KC: usize>(
+    (m, k): (usize, usize),
+    a: &[*const f32],
+    b: &[[impl BRows<Ymm>; 4]],
+    c: &[*const f32],
+    d: &[*mut f32],
+    rep: (usize, usize),
+) {
+    let parts = c.len().min(d.len()).min(4);
+    let (mut c4, mut d4) = ([std::ptr::null(); 4], [std::ptr::null_mut(); 4]);
+    c4[..parts].copy_from_slice(&c[..parts]);
+    d4[..parts].copy_from_slice(&d[..parts]);
+    match a.len() {
+        // SAFETY: the caller's contract, for the parts and segments passed.
+        1 => unsafe { shared_a_avx2::<KC, 1, _>((m, k), [a[0]], [b[0]], c4, d4, parts, rep) },
+        2 => unsafe {
+            shared_a_avx2::<KC, 2, _>((m, k), [a[0], a[1]], [b[0], b[1]], c4, d4, parts, rep)
+        },
+        _ => {}
+    }
+}
+
 /// The first `N` elements of `v` as an array (`v` has at least `N`).
 #[cfg(target_arch = "x86_64")]
 fn arr<T: Copy, const N: usize>(v: &[T]) -> [T; N] {
@@ -721,10 +971,11 @@ pub struct SharedAPart {
 /// `repeat` times: repetition `r` runs the same group with every offset moved by `r·step`
 /// (the scope instances of one fused op, whose tiles lie `step` apart in every slot; the
 /// overlap check below then holds for all of them at once). Runs the parts four at a time
-/// through a kernel that loads each k step's A elements once for all four, when the CPU has
-/// AVX-512, the tiles are 16 columns wide, and no D overlaps A, a B, another D or a C other
-/// than its own (so the order cannot matter); returns false otherwise, computing nothing, and
-/// the caller runs the parts one by one.
+/// through a kernel that loads each k step's A elements once for all four (with AVX-512; with
+/// AVX2 part by part, each in registers for the whole k loop), when the CPU has AVX-512 or
+/// AVX2, the tiles are 16 columns wide, and no D overlaps A, a B, another D or a C other than
+/// its own (so the order cannot matter); returns false otherwise, computing nothing, and the
+/// caller runs the parts one by one.
 ///
 /// With `first` = (`a_first`, `b_first`) the group is the second of a chain of two:
 /// `d = a·b + (a_first·b_first[p] + c)` for every part `p`, as the first group then the second
@@ -751,7 +1002,7 @@ fn shared_a_at(
     (repeat, step): (usize, usize),
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if level == Level::Avx512 && n == 16 && repeat > 0 {
+    if level != Level::Base && n == 16 && repeat > 0 {
         let (mn, kn) = (m * n, k * n);
         // The last repetition's tiles are the furthest: checking them covers every one.
         let Some(last) = step.checked_mul(repeat - 1) else {
@@ -816,11 +1067,17 @@ fn shared_a_at(
                 }
                 let w = chunk.len();
                 let (segs, b, c, d) = (&segs[..=nseg], &b[..=nseg], &c[..w], &d[..w]);
-                // SAFETY: `level` is Avx512 only when the CPU has AVX-512F; the tiles of every
-                // repetition are inside the arena and no D overlaps what another tile of its
-                // repetition reads (checked above: moving every offset by the same amount
-                // keeps that).
-                unsafe { by_depth!(k, shared_a_depth((m, k), segs, b, c, d, (per_call, step))) }
+                let rep = (per_call, step);
+                // SAFETY: `level` is Avx512 only when the CPU has AVX-512F, Avx2 only when it
+                // has AVX2, FMA and F16C; the tiles of every repetition are inside the arena
+                // and no D overlaps what another tile of its repetition reads (checked above:
+                // moving every offset by the same amount keeps that).
+                unsafe {
+                    match level == Level::Avx512 {
+                        true => by_depth!(k, shared_a_depth((m, k), segs, b, c, d, rep)),
+                        false => by_depth!(k, shared_a_depth_avx2((m, k), segs, b, c, d, rep)),
+                    }
+                }
             }
         }
         return true;
@@ -881,6 +1138,14 @@ pub fn matmul_shared_a_f16b(
         cd,
         step,
     )
+}
+
+/// Whether MulAdd groups read f16 tiles where lazy loads left them
+/// ([`matmul_shared_a_f16b`]): with AVX-512 only. Its kernel widens each B row as it reads it,
+/// once a row; the AVX2 kernel runs a tile's rows in three blocks and would widen every B row
+/// three times, and every B tile once per group that reads it, where a load widens it once.
+pub fn f16_tiles_read_in_place() -> bool {
+    level() == Level::Avx512
 }
 
 /// [`matmul_shared_a_f16b`] at a chosen level (the tests run every level the CPU has).
@@ -1024,10 +1289,9 @@ fn shared_a_f16b_at(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn widen_half_tile(t: F16Rows, out: *mut f32) {
-    use std::arch::x86_64::*;
     for r in 0..16 {
         // SAFETY: the caller's contract.
-        unsafe { _mm512_storeu_ps(out.add(16 * r), t.row(r)) };
+        unsafe { BRows::<Zmm>::row(t, r, 0).store(out.add(16 * r)) };
     }
 }
 
@@ -1283,6 +1547,29 @@ unsafe fn f16_rows_avx2(
     shape: (usize, usize, usize, usize),
     dst: &mut [f32],
 ) {
+    use std::arch::x86_64::*;
+    let (w0, stride, rows, nw) = shape;
+    if nw.is_multiple_of(4) {
+        // As in `f16_rows_avx512`: rows of whole vectors by pointer steps and one NaN test
+        // for the whole tile (a branch per vector made the loop about twice as slow).
+        let mut nan = _mm256_setzero_ps();
+        for r in 0..rows {
+            // SAFETY: the caller checked that row r's nw words (from w0 + r·stride) are in
+            // `src` and that `dst` holds rows·2·nw f32s.
+            unsafe {
+                let row = src.as_ptr().add(w0 + r * stride);
+                let out = dst.as_mut_ptr().add(2 * nw * r);
+                for k in (0..nw).step_by(4) {
+                    let v = _mm256_cvtph_ps(atomic_words4(row.add(k)));
+                    _mm256_storeu_ps(out.add(2 * k), v);
+                    nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
+                }
+            }
+        }
+        if _mm256_movemask_ps(nan) == 0 {
+            return;
+        }
+    }
     // SAFETY: AVX2 and F16C are enabled here; `out` is the row's 2·nw f32s.
     f16_rows_body(src, shape, dst, |row, out| unsafe {
         f16_row_avx2(row, out)
@@ -1331,15 +1618,9 @@ unsafe fn f16_row_avx2(row: &[std::sync::atomic::AtomicU32], out: &mut [f32]) ->
     use std::arch::x86_64::*;
     let mut k = 0;
     while k + 4 <= row.len() {
-        let h: __m128i;
         // SAFETY: as in `f16_row_avx512`, four words.
         unsafe {
-            std::arch::asm!(
-                "vmovdqu {h}, [{p}]",
-                h = out(xmm_reg) h,
-                p = in(reg) row.as_ptr().add(k),
-                options(readonly, nostack, preserves_flags),
-            );
+            let h = atomic_words4(row.as_ptr().add(k));
             let v = _mm256_cvtph_ps(h);
             _mm256_storeu_ps(out.as_mut_ptr().add(2 * k), v);
             if _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(v, v)) != 0 {
@@ -2608,7 +2889,8 @@ unsafe fn run_starts_avx512(ptrs: &[u64], step: u64, starts: &mut [u64]) -> usiz
 
 /// Copies runs of words, `(dst word, words, src word)` each, from `src` into `dst` (a staging
 /// copy's runs of lanes), in one call: whole vectors of sixteen words and a masked tail with
-/// AVX-512, else [`load_words_at`] a run. False, nothing copied, when a run lies outside either.
+/// AVX-512, of eight, four and one with AVX2, else [`load_words_at`] a run. False, nothing
+/// copied, when a run lies outside either.
 pub(crate) fn copy_runs<D: WordSink + ?Sized>(
     src: &[std::sync::atomic::AtomicU32],
     runs: &[(usize, usize, usize)],
@@ -2637,7 +2919,10 @@ fn copy_runs_at<D: WordSink + ?Sized>(
         // valid for `dn` word writes nothing else sees (an exclusive borrow).
         #[cfg(target_arch = "x86_64")]
         Level::Avx512 => unsafe { copy_runs_avx512(src.as_ptr(), runs, d) },
-        _ => {
+        // SAFETY: as above, with AVX2.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { copy_runs_avx2(src.as_ptr(), runs, d) },
+        Level::Base => {
             for &(dw, n, sw) in runs {
                 // SAFETY: as above: `dw + n <= dn`.
                 let out = unsafe { std::slice::from_raw_parts_mut(d.add(dw), n) };
@@ -2646,6 +2931,37 @@ fn copy_runs_at<D: WordSink + ?Sized>(
         }
     }
     true
+}
+
+/// [`copy_runs`] with AVX2: every run in this one function (a call a run cost more than a
+/// short run's copy), eight words a vector, then four, then one.
+///
+/// # Safety
+/// AVX2; every run inside `src` and `dst`, `dst` seen by nothing else.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn copy_runs_avx2(
+    src: *const std::sync::atomic::AtomicU32,
+    runs: &[(usize, usize, usize)],
+    dst: *mut u32,
+) {
+    use std::arch::x86_64::*;
+    for &(dw, n, sw) in runs {
+        // SAFETY: the run's n words are inside both (the caller's contract); the vector
+        // loads are per-word atomic (`atomic_words8`).
+        unsafe {
+            let (s, d) = (src.add(sw), dst.add(dw));
+            let mut k = load_words_avx2(s, d, n);
+            if k + 4 <= n {
+                _mm_storeu_si128(d.add(k).cast(), atomic_words4(s.add(k)));
+                k += 4;
+            }
+            for j in k..n {
+                d.add(j)
+                    .write((*s.add(j)).load(std::sync::atomic::Ordering::Relaxed));
+            }
+        }
+    }
 }
 
 /// [`copy_runs`] with AVX-512F.
@@ -2823,11 +3139,32 @@ unsafe fn atomic_words8(p: *const std::sync::atomic::AtomicU32) -> std::arch::x8
     h
 }
 
+/// [`atomic_words8`] for four words (an xmm register).
+///
+/// # Safety
+/// As for [`atomic_words8`], four words; the CPU has AVX.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn atomic_words4(p: *const std::sync::atomic::AtomicU32) -> std::arch::x86_64::__m128i {
+    let h;
+    // SAFETY: the caller's contract; the load only reads.
+    unsafe {
+        std::arch::asm!(
+            "vmovdqu {h}, [{p}]",
+            h = out(xmm_reg) h,
+            p = in(reg) p,
+            options(readonly, nostack, preserves_flags),
+        );
+    }
+    h
+}
+
 /// Whole vectors of 8 words of [`load_words_at`]; returns how many words it copied.
 ///
 /// # Safety
 /// AVX2; `src` readable and `dst` writable for `n` words, `dst` seen by nothing else.
 #[cfg(target_arch = "x86_64")]
+#[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn load_words_avx2(
     src: *const std::sync::atomic::AtomicU32,
@@ -2850,6 +3187,22 @@ unsafe fn load_words_avx2(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The levels this CPU can run with FMA, the baseline first (the MulAdd kernels).
+    fn fma_levels() -> Vec<Level> {
+        let fma = {
+            #[cfg(target_arch = "x86_64")]
+            {
+                std::is_x86_feature_detected!("fma")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            false
+        };
+        levels()
+            .into_iter()
+            .filter(|&l| l == Level::Base || fma)
+            .collect()
+    }
 
     /// The levels this CPU can run (the conversion kernels need F16C with AVX2).
     fn levels() -> Vec<Level> {
@@ -3778,18 +4131,8 @@ mod tests {
     /// every block height; a D overlapping another part's B is refused.
     #[test]
     fn shared_a_group_equals_one_by_one() {
-        let levels: Vec<Level> = [Level::Base]
-            .into_iter()
-            .chain(
-                #[cfg(target_arch = "x86_64")]
-                (std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma"))
-                    .then_some(Level::Avx512),
-                #[cfg(not(target_arch = "x86_64"))]
-                None,
-            )
-            .collect();
         let n = 16;
-        for level in levels {
+        for level in fma_levels() {
             for (m, k) in [(16, 16), (16, 32), (13, 8), (7, 16), (29, 5)] {
                 for parts_n in 1..=6usize {
                     for in_place in [false, true] {
@@ -3829,8 +4172,7 @@ mod tests {
                             );
                         } else {
                             assert_eq!(got, arena, "a refused group wrote");
-                            #[cfg(target_arch = "x86_64")]
-                            assert_ne!(level, Level::Avx512, "AVX-512 refused a valid group");
+                            assert_eq!(level, Level::Base, "{level:?} refused a valid group");
                         }
                     }
                 }
@@ -3867,8 +4209,7 @@ mod tests {
     /// without writing.
     #[test]
     fn shared_a_chain_equals_two_groups() {
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+        for level in fma_levels().into_iter().filter(|&l| l != Level::Base) {
             let (m, n) = (16, 16);
             for k in [16, 5] {
                 for parts_n in 1..=6usize {
@@ -3901,11 +4242,11 @@ mod tests {
                                 let b1 = want[bf + at..bf + at + kn].to_vec();
                                 let c = want[p.c + at..p.c + at + mn].to_vec();
                                 let mut d1 = vec![0f32; mn];
-                                matmul_f32_at(Level::Avx512, m, n, k, &a1, &b1, &c, &mut d1);
+                                matmul_f32_at(level, m, n, k, &a1, &b1, &c, &mut d1);
                                 let a = want[slot(1) + at..slot(1) + at + mk].to_vec();
                                 let b = want[p.b + at..p.b + at + kn].to_vec();
                                 matmul_f32_at(
-                                    Level::Avx512,
+                                    level,
                                     m,
                                     n,
                                     k,
@@ -3918,7 +4259,7 @@ mod tests {
                         }
                         let mut got = arena.clone();
                         assert!(shared_a_at(
-                            Level::Avx512,
+                            level,
                             (m, n, k),
                             &mut got,
                             (Some((0, &b_first)), slot(1)),
@@ -3929,7 +4270,7 @@ mod tests {
                             got.iter()
                                 .zip(&want)
                                 .all(|(x, y)| x.to_bits() == y.to_bits()),
-                            "k {k}, {parts_n} parts, in place {in_place}, {reps} repetitions"
+                            "{level:?}: k {k}, {parts_n} parts, in place {in_place}, {reps} repetitions"
                         );
                         // A D over the first A, or over a first B: refused, nothing written.
                         for bad in [0, b_first[parts_n - 1]] {
@@ -3937,7 +4278,7 @@ mod tests {
                             moved[0].d = bad;
                             let mut untouched = arena.clone();
                             assert!(!shared_a_at(
-                                Level::Avx512,
+                                level,
                                 (m, n, k),
                                 &mut untouched,
                                 (Some((0, &b_first)), slot(1)),
@@ -4129,68 +4470,79 @@ mod tests {
 
     /// A group repeated over scope instances (every offset `step` further each time, as the
     /// slots of one fused op lie) gives the bits of one call per instance, for 1 to 6 parts
-    /// (one chunk of four or more) and in-place accumulators; a repetition past the arena's
-    /// end is refused without writing.
+    /// (one chunk of four or more) and in-place accumulators, at every level with a group
+    /// kernel; a repetition past the arena's end is refused without writing.
     #[test]
     fn shared_a_repetitions_equal_one_call_each() {
         let (m, n, k, reps) = (16, 16, 16, 3);
         let tile = 256;
-        for parts_n in 1..=6usize {
-            for in_place in [false, true] {
-                // Slot-major: A, then per part B, C, D; each slot `reps` tiles.
-                let slot = |s: usize| s * reps * tile;
-                let parts: Vec<SharedAPart> = (0..parts_n)
-                    .map(|p| SharedAPart {
-                        b: slot(1 + 3 * p),
-                        c: slot(2 + 3 * p),
-                        d: slot(if in_place { 2 } else { 3 } + 3 * p),
-                    })
-                    .collect();
-                let len = slot(1 + 3 * parts_n);
-                let arena: Vec<f32> = (0..len)
-                    .map(|i| ((i * 31) % 29) as f32 * 0.25 - 3.5)
-                    .collect();
-                let mut want = arena.clone();
-                for r in 0..reps {
-                    let at = r * tile;
-                    let moved: Vec<SharedAPart> = parts
-                        .iter()
+        for level in fma_levels().into_iter().filter(|&l| l != Level::Base) {
+            for parts_n in 1..=6usize {
+                for in_place in [false, true] {
+                    // Slot-major: A, then per part B, C, D; each slot `reps` tiles.
+                    let slot = |s: usize| s * reps * tile;
+                    let parts: Vec<SharedAPart> = (0..parts_n)
                         .map(|p| SharedAPart {
-                            b: p.b + at,
-                            c: p.c + at,
-                            d: p.d + at,
+                            b: slot(1 + 3 * p),
+                            c: slot(2 + 3 * p),
+                            d: slot(if in_place { 2 } else { 3 } + 3 * p),
                         })
                         .collect();
-                    if !matmul_f32_shared_a((m, n, k), &mut want, (None, at), &moved, (1, 0)) {
-                        return; // no AVX-512 here: nothing to compare
+                    let len = slot(1 + 3 * parts_n);
+                    let arena: Vec<f32> = (0..len)
+                        .map(|i| ((i * 31) % 29) as f32 * 0.25 - 3.5)
+                        .collect();
+                    let mut want = arena.clone();
+                    for r in 0..reps {
+                        let at = r * tile;
+                        let moved: Vec<SharedAPart> = parts
+                            .iter()
+                            .map(|p| SharedAPart {
+                                b: p.b + at,
+                                c: p.c + at,
+                                d: p.d + at,
+                            })
+                            .collect();
+                        let one = (None, at);
+                        assert!(shared_a_at(
+                            level,
+                            (m, n, k),
+                            &mut want,
+                            one,
+                            &moved,
+                            (1, 0)
+                        ));
                     }
+                    let mut got = arena.clone();
+                    let run = (reps, tile);
+                    assert!(shared_a_at(
+                        level,
+                        (m, n, k),
+                        &mut got,
+                        (None, 0),
+                        &parts,
+                        run
+                    ));
+                    assert!(
+                        got.iter()
+                            .zip(&want)
+                            .all(|(x, y)| x.to_bits() == y.to_bits()),
+                        "{level:?}: {parts_n} parts, in place {in_place}"
+                    );
+                    if in_place {
+                        continue; // the last slot (an unused D) is not read
+                    }
+                    let mut short = arena[..len - 1].to_vec();
+                    assert!(!shared_a_at(
+                        level,
+                        (m, n, k),
+                        &mut short,
+                        (None, 0),
+                        &parts,
+                        run
+                    ));
+                    assert_eq!(short, arena[..len - 1], "a refused repetition wrote");
                 }
-                let mut got = arena.clone();
-                assert!(matmul_f32_shared_a(
-                    (m, n, k),
-                    &mut got,
-                    (None, 0),
-                    &parts,
-                    (reps, tile)
-                ));
-                assert!(
-                    got.iter()
-                        .zip(&want)
-                        .all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "{parts_n} parts, in place {in_place}"
-                );
-                if in_place {
-                    continue; // the last slot (an unused D) is not read
-                }
-                let mut short = arena[..len - 1].to_vec();
-                assert!(!matmul_f32_shared_a(
-                    (m, n, k),
-                    &mut short,
-                    (None, 0),
-                    &parts,
-                    (reps, tile)
-                ));
-                assert_eq!(short, arena[..len - 1], "a refused repetition wrote");
             }
         }
     }
@@ -4219,16 +4571,7 @@ mod tests {
     /// bit for bit, over shapes that hit every block size and every masked column tail.
     #[test]
     fn matmul_matches_naive_at_every_level() {
-        let mut levels = vec![Level::Base];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                levels.push(Level::Avx2);
-            }
-            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
-                levels.push(Level::Avx512);
-            }
-        }
+        let levels = fma_levels();
         let shapes = [
             (16, 16, 16),
             (8, 8, 8),

@@ -31,13 +31,14 @@ fn split_dst<'v, T, const N: usize>(
 impl Batch<'_, '_> {
     /// A lazy cooperative-matrix load ([`CmLoadArgs::lazy`]): each instance's tile stays where
     /// it is, its place recorded in `lazy_tiles`, when it is a word-aligned f16 tile inside
-    /// batch-owned memory (what a GEMM stages in Workgroup memory). Otherwise, or when any
-    /// instance's tile is not, the load widens every instance's tile into the slot as any
-    /// load does (and reports a fault there); the records then say so.
+    /// batch-owned memory (what a GEMM stages in Workgroup memory) and the kernels read such
+    /// tiles in place (`kernels::f16_tiles_read_in_place`). Otherwise, or when any instance's
+    /// tile is not, the load widens every instance's tile into the slot as any load does (and
+    /// reports a fault there); the records then say so.
     pub(super) fn load_lazy(&mut self, x: &CmLoadArgs, mask: &Mask) -> Result<(), Fault> {
         let base = self.p.lazy_base[x.d.ix()] as usize;
         let lanes = self.lanes;
-        let mut in_place = self.reads.is_none();
+        let mut in_place = self.reads.is_none() && kernels::f16_tiles_read_in_place();
         for (i, l0) in self.instances(x.d, mask) {
             let addr = self.cols[x.ptr.ix() * lanes + l0];
             let st = x
@@ -427,7 +428,8 @@ impl Batch<'_, '_> {
         let Some(&(d0, b0, _)) = g.parts.first() else {
             return Ok(());
         };
-        if g.lazy.any() {
+        // Lazy loads leave tiles in place only where the kernels read them there.
+        if g.lazy.any() && kernels::f16_tiles_read_in_place() {
             if self.shared_a_in_place(g, mask) {
                 return Ok(());
             }
