@@ -1025,3 +1025,57 @@ void main() {{
         }
     }
 }
+
+/// An f32 tile stored with its last rows past the end of the buffer: without robust access
+/// an out-of-bounds error naming the store; with it the rows inside are written (row 13 up to
+/// the buffer's end, element by element) and the rest dropped. The whole-tile store path
+/// checks the tile once and must leave such a tile to the row-by-row path; a tile that fits
+/// exactly, rows 20 floats apart, goes through it.
+#[test]
+fn f32_tile_stores_past_the_end_fault_or_drop_their_rows() {
+    let Some(m) = glsl(&format!(
+        r#"{HDR}
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer I {{ float inp[]; }};
+layout(std430, binding = 1) buffer O {{ float outp[]; }};
+layout(push_constant) uniform P {{ uint at; }};
+void main() {{
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> a;
+    coopMatLoad(a, inp, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(a, outp, at, 20, gl_CooperativeMatrixLayoutRowMajor);
+}}"#
+    )) else {
+        return;
+    };
+    let inp: Vec<f32> = (0..256).map(|i| i as f32 * 0.25 - 7.0).collect();
+    let dispatch = |out_len: usize, robust: bool| {
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), bytes_f32(&inp));
+        res.buffers.insert((0, 1), vec![0; 4 * out_len]);
+        res.push_constants = 0u32.to_le_bytes().to_vec();
+        let opts = EngineOptions {
+            robust,
+            ..Default::default()
+        };
+        let p = coopmat_exec::Pipeline::compile(&m, "main", &Default::default(), &opts).unwrap();
+        p.dispatch(&mut res, [1, 1, 1])
+            .map(|_| f32s(&res.buffers[&(0, 1)]))
+    };
+    // Row r of the tile at floats 20·r..20·r + 16; past `len`, nothing.
+    let expect = |o: &[f32], len: usize| {
+        assert_eq!(o.len(), len);
+        for (k, &x) in o.iter().enumerate() {
+            let (r, c) = (k / 20, k % 20);
+            let want = if c < 16 { inp[16 * r + c] } else { 0.0 };
+            assert_eq!(x, want, "float {k} (row {r}, column {c})");
+        }
+    };
+    // The whole tile fits exactly (15·20 + 16 floats).
+    expect(&dispatch(15 * 20 + 16, false).unwrap(), 15 * 20 + 16);
+    // 13 whole rows and 10 floats of the 14th fit.
+    let short = 13 * 20 + 10;
+    let e = dispatch(short, false).unwrap_err();
+    assert_eq!(e.kind, coopmat_exec::ErrorKind::OutOfBounds, "{e}");
+    assert!(e.to_string().contains("OpCooperativeMatrixStoreKHR"), "{e}");
+    expect(&dispatch(short, true).unwrap(), short);
+}

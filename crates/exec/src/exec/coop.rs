@@ -219,6 +219,41 @@ impl Batch<'_, '_> {
         )
     }
 
+    /// Row-major f32 tile store with one bounds check for the whole tile, each row stored with
+    /// vector stores; false, storing nothing, when the tile is not word-aligned or not in
+    /// bounds (the caller then goes row by row and reports the faulting row, or drops the rows
+    /// outside under robust access). A row at a time paid a resolve for every 16 elements:
+    /// 8 thousand TSC cycles for a GEMM's four instances of a 16×16 accumulator.
+    fn store_f32_tile(
+        &mut self,
+        addr: u64,
+        lane: usize,
+        row_bytes: u64,
+        (rows, cols): (usize, usize),
+        toff: usize,
+    ) -> bool {
+        let Some(extent) = (rows as u64)
+            .checked_sub(1)
+            .and_then(|r| r.checked_mul(row_bytes))
+            .and_then(|x| x.checked_add(cols as u64 * 4))
+        else {
+            return false;
+        };
+        let Ok((sh, idx, b)) = self.mem.resolve(addr, lane, extent, true) else {
+            return false;
+        };
+        if !b.is_multiple_of(4) || !row_bytes.is_multiple_of(4) {
+            return false;
+        }
+        let (w0, stride) = (b / 4, (row_bytes / 4) as usize);
+        let words = self.mem.words(sh, idx);
+        for r in 0..rows {
+            let src = &self.mf[toff + r * cols..toff + (r + 1) * cols];
+            kernels::store_f32_words(&words[w0 + r * stride..w0 + r * stride + cols], src);
+        }
+        true
+    }
+
     /// A cooperative-matrix load (`store` false: `m` is the result) or store (`m` is the
     /// Object).
     #[allow(clippy::too_many_arguments)]
@@ -290,6 +325,13 @@ impl Batch<'_, '_> {
                 && inner % 2 == 0
                 && n_el <= 1024
                 && self.load_f16_tile(addr, l0, st * pbytes as u64, outer, inner, toff)
+            {
+                continue;
+            }
+            if store
+                && cm.num == Num::F32
+                && !col_major
+                && self.store_f32_tile(addr, l0, st * pbytes as u64, (outer, inner), toff)
             {
                 continue;
             }
