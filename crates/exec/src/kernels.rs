@@ -1117,7 +1117,7 @@ pub enum Operand {
 /// with `cd[p]` (part p's C and D arena offsets) moved `r·step` f32s on. Each row is widened
 /// as the kernel reads it (exact; a signaling NaN comes out quieted, which the FMAs do to it
 /// anyway), so the result has the bits of the tiles loaded and then multiplied. Returns
-/// false, computing nothing, without AVX-512, with more than four parts, two segments or
+/// false, computing nothing, without AVX-512 or AVX2, with more than four parts, two segments or
 /// [`MAX_INSTANCES`] instances, a tile that `tile` does not name or that lies outside its
 /// object, or a D outside the arena or overlapping another part's C or D (its own C may be
 /// it).
@@ -1141,11 +1141,13 @@ pub fn matmul_shared_a_f16b(
 }
 
 /// Whether MulAdd groups read f16 tiles where lazy loads left them
-/// ([`matmul_shared_a_f16b`]): with AVX-512 only. Its kernel widens each B row as it reads it,
-/// once a row; the AVX2 kernel runs a tile's rows in three blocks and would widen every B row
-/// three times, and every B tile once per group that reads it, where a load widens it once.
+/// ([`matmul_shared_a_f16b`]): with AVX-512 or AVX2. (With AVX2 each B row is widened again
+/// by each of a part's three row blocks; measured against loads that widen every tile into
+/// its slot, alternating dispatch by dispatch in one process, the KHR GEMM was 8-10 % faster
+/// with the tiles read in place, and slower when the B tiles were widened onto the stack
+/// first, even with the copies shared by the instances that read the same tile.)
 pub fn f16_tiles_read_in_place() -> bool {
-    level() == Level::Avx512
+    level() != Level::Base
 }
 
 /// [`matmul_shared_a_f16b`] at a chosen level (the tests run every level the CPU has).
@@ -1160,7 +1162,7 @@ fn shared_a_f16b_at(
 ) -> bool {
     const TILE: usize = 256;
     #[cfg(target_arch = "x86_64")]
-    if level == Level::Avx512
+    if level != Level::Base
         && (1..=2).contains(&nseg)
         && (1..=4).contains(&n)
         && cd.len() == n
@@ -1239,9 +1241,15 @@ fn shared_a_f16b_at(
                 let a = rows(r, Operand::A(s));
                 let key = (a.first, a.stride);
                 if held[s] != Some(key) {
-                    // SAFETY: AVX-512F (level); the tile's rows are inside its object
-                    // (checked); every f32 of the buffer is written.
-                    unsafe { widen_half_tile(a, widened[s].as_mut_ptr().cast()) };
+                    let out = widened[s].as_mut_ptr().cast();
+                    // SAFETY: the level's features (`level`); the tile's rows are inside its
+                    // object (checked); every f32 of the buffer is written.
+                    unsafe {
+                        match level == Level::Avx512 {
+                            true => widen_half_tile_avx512(a, out),
+                            false => widen_half_tile_avx2(a, out),
+                        }
+                    }
                     held[s] = Some(key);
                 }
                 segs[s] = widened[s].as_ptr().cast();
@@ -1259,19 +1267,17 @@ fn shared_a_f16b_at(
                     )
                 };
             }
-            // SAFETY: `level` is Avx512 only when the CPU has AVX-512F. A is on the stack (not
-            // the arena), every B row inside its object (checked), every C and D inside the
-            // arena and no D overlapping another part's C or D (checked for the first
-            // instance; moving all by `r·step` keeps that); the words are only read.
+            let (segs, b, c, d) = (&segs[..nseg], &b[..nseg], &c[..n], &d[..n]);
+            // SAFETY: `level` is Avx512 only when the CPU has AVX-512F, Avx2 only when it has
+            // AVX2, FMA and F16C. A is on the stack (not the arena), every B row inside its
+            // object (checked), every C and D inside the arena and no D overlapping another
+            // part's C or D (checked for the first instance; moving all by `r·step` keeps
+            // that); the words are only read.
             unsafe {
-                shared_a_depth::<16>(
-                    (16, 16),
-                    &segs[..nseg],
-                    &b[..nseg],
-                    &c[..n],
-                    &d[..n],
-                    (1, 0),
-                )
+                match level == Level::Avx512 {
+                    true => shared_a_depth::<16>((16, 16), segs, b, c, d, (1, 0)),
+                    false => shared_a_depth_avx2::<16>((16, 16), segs, b, c, d, (1, 0)),
+                }
             };
         }
         return true;
@@ -1280,19 +1286,43 @@ fn shared_a_f16b_at(
     false
 }
 
-/// A 16×16 f16 tile's rows into `out` (`vcvtph2ps`: a signaling NaN comes out quieted,
-/// which the MulAdd's FMAs do to it anyway).
+/// A 16×16 f16 tile's rows into `out`, `VR` vectors of `V` a row (`vcvtph2ps`: a signaling
+/// NaN comes out quieted, which the MulAdd's FMAs do to it anyway).
 ///
 /// # Safety
-/// AVX-512F; the tile's 16 rows of 8 words are readable and nothing else accesses them during
-/// the call; `out` is writable for 256 f32s.
+/// `V`'s level; `VR · V::LANES` is 16; the tile's 16 rows of 8 words are readable and nothing
+/// else accesses them during the call; `out` is writable for 256 f32s.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn widen_half_tile<V: F32Lanes, const VR: usize>(t: F16Rows, out: *mut f32) {
+    for r in 0..16 {
+        for v in 0..VR {
+            // SAFETY: the caller's contract.
+            unsafe { BRows::<V>::row(t, r, v).store(out.add(16 * r + v * V::LANES)) };
+        }
+    }
+}
+
+/// [`widen_half_tile`] with AVX-512F.
+///
+/// # Safety
+/// As for [`widen_half_tile`], with AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn widen_half_tile(t: F16Rows, out: *mut f32) {
-    for r in 0..16 {
-        // SAFETY: the caller's contract.
-        unsafe { BRows::<Zmm>::row(t, r, 0).store(out.add(16 * r)) };
-    }
+unsafe fn widen_half_tile_avx512(t: F16Rows, out: *mut f32) {
+    // SAFETY: the caller's contract.
+    unsafe { widen_half_tile::<Zmm, 1>(t, out) }
+}
+
+/// [`widen_half_tile`] with AVX2 and F16C.
+///
+/// # Safety
+/// As for [`widen_half_tile`], with AVX2 and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn widen_half_tile_avx2(t: F16Rows, out: *mut f32) {
+    // SAFETY: the caller's contract.
+    unsafe { widen_half_tile::<Ymm, 2>(t, out) }
 }
 
 /// `d = a·b + c` for row-major f32 tiles (a: m×k, b: k×n, c and d: m×n).
@@ -4303,7 +4333,6 @@ mod tests {
     #[test]
     fn in_place_f16_tiles_equal_widened_tiles() {
         use std::sync::atomic::AtomicU32;
-        let avx512 = level() == Level::Avx512;
         let special = [
             0x7c01u16, 0x7e55, 0xfc00, 0x7c00, 0x0001, 0x83ff, 0x8000, 0x3c00,
         ];
@@ -4342,7 +4371,7 @@ mod tests {
             stride,
         };
         let tile = 256;
-        for nseg in 1..=2usize {
+        for (level, nseg) in fma_levels().into_iter().flat_map(|l| [(l, 1), (l, 2)]) {
             for parts in 1..=4usize {
                 for in_place in [false, true] {
                     let reps = 3;
@@ -4388,7 +4417,7 @@ mod tests {
                         let b_first: Vec<usize> = (0..parts).map(|p| b_at(0, p)).collect();
                         let first = (nseg == 2).then_some((0, &b_first[..]));
                         ok &= shared_a_at(
-                            level(),
+                            level,
                             (16, 16, 16),
                             &mut scratch,
                             (first, (nseg - 1) * seg_len),
@@ -4425,14 +4454,14 @@ mod tests {
                     let mut got = arena.clone();
                     let objs = &mut objects;
                     let done =
-                        shared_a_f16b_at(level(), &mut got, objs, shape, named(&insts), &cd, tile);
-                    assert_eq!(done, avx512 && ok);
+                        shared_a_f16b_at(level, &mut got, objs, shape, named(&insts), &cd, tile);
+                    assert_eq!(done, level != Level::Base && ok, "{level:?}");
                     if done {
                         assert!(
                             got.iter()
                                 .zip(&want)
                                 .all(|(x, y)| x.to_bits() == y.to_bits()),
-                            "{nseg} segments, {parts} parts, in place {in_place}"
+                            "{level:?}: {nseg} segments, {parts} parts, in place {in_place}"
                         );
                     }
                     // Refused, nothing written: a B whose last row passes the words, an A in
@@ -4445,9 +4474,9 @@ mod tests {
                     let objs = &mut objects;
                     let out = &mut untouched;
                     let f16b = shared_a_f16b_at;
-                    assert!(!f16b(level(), out, objs, shape, named(&short), &cd, tile));
+                    assert!(!f16b(level, out, objs, shape, named(&short), &cd, tile));
                     assert!(!f16b(
-                        level(),
+                        level,
                         out,
                         objs,
                         shape,
@@ -4456,11 +4485,11 @@ mod tests {
                         tile
                     ));
                     let unnamed = (nseg, parts, reps + 1);
-                    assert!(!f16b(level(), out, objs, unnamed, named(&insts), &cd, tile));
+                    assert!(!f16b(level, out, objs, unnamed, named(&insts), &cd, tile));
                     if parts > 1 {
                         let mut over = cd.clone();
                         over[1].1 = cd[0].0;
-                        assert!(!f16b(level(), out, objs, shape, named(&insts), &over, tile));
+                        assert!(!f16b(level, out, objs, shape, named(&insts), &over, tile));
                     }
                     assert_eq!(untouched, arena);
                 }
