@@ -2561,29 +2561,92 @@ fn f32_to_f16_pairs_avx512(src: &[f32], dst: &mut [u32]) -> bool {
 /// Sixteen runs of f16 pairs in memory, `nw` words each, `stride` words apart from word `w0`
 /// of `src` (a tensor's rows read through a transposing view: flash attention's K tile), as
 /// the sixteen columns of a block of `dst`: `dst[k·dst_stride + j]` = element k of run j,
-/// widened to f32. Converted and transposed in registers, 16×16 at a time, without the
-/// scratch copy of [`runs_to_columns`]. False where it does not apply (no AVX-512, `nw` not a
-/// multiple of 8, a run outside `src` or `dst` too short: nothing written) or when a run holds
+/// widened to f32. Converted and transposed in registers, 16×16 at a time with AVX-512, 8×8
+/// with AVX2, without the scratch copy of [`runs_to_columns`]. False where it does not apply
+/// (neither level, `nw` not a multiple of 8 with AVX-512 or of 4 with AVX2, a run outside
+/// `src` or `dst` too short: nothing written) or when a run holds
 /// a NaN (vcvtph2ps quiets signaling ones; the block is then partly written, and the caller
 /// writes all of it again the other way).
 pub(crate) fn f16_runs_to_columns16(
+    src: &[std::sync::atomic::AtomicU32],
+    shape: (usize, usize, usize),
+    dst: &mut [f32],
+    dst_stride: usize,
+) -> bool {
+    f16_runs_to_columns16_at(level(), src, shape, dst, dst_stride)
+}
+
+/// [`f16_runs_to_columns16`] at a chosen level (the tests run every level the CPU has).
+fn f16_runs_to_columns16_at(
+    level: Level,
     src: &[std::sync::atomic::AtomicU32],
     (w0, stride, nw): (usize, usize, usize),
     dst: &mut [f32],
     dst_stride: usize,
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if level() == Level::Avx512 && nw > 0 && nw.is_multiple_of(8) {
-        // Sixteen runs of nw words in `src`; 2·nw rows of sixteen f32s in `dst`.
-        if rows_fit(src.len(), (w0, stride, 16, nw))
+    {
+        // Sixteen runs of nw words in `src`; 2·nw rows of sixteen f32s in `dst`. AVX-512
+        // widens eight words a run a step, AVX2 four.
+        let step = if level == Level::Avx512 { 8 } else { 4 };
+        if level != Level::Base
+            && nw > 0
+            && nw.is_multiple_of(step)
+            && rows_fit(src.len(), (w0, stride, 16, nw))
             && rows_fit(dst.len(), (0, dst_stride, 2 * nw, 16))
         {
-            // SAFETY: AVX-512F is present (level); every run and the block were checked above.
-            return unsafe { f16_runs_to_columns16_avx512(src, (w0, stride, nw), dst, dst_stride) };
+            let shape = (w0, stride, nw);
+            // SAFETY: the level's features are present; every run and the block were checked
+            // above.
+            return unsafe {
+                match level == Level::Avx512 {
+                    true => f16_runs_to_columns16_avx512(src, shape, dst, dst_stride),
+                    false => f16_runs_to_columns16_avx2(src, shape, dst, dst_stride),
+                }
+            };
         }
     }
-    let _ = (src, w0, stride, nw, dst, dst_stride);
+    let _ = (level, src, w0, stride, nw, dst, dst_stride);
     false
+}
+
+/// [`f16_runs_to_columns16`] with AVX2 and F16C: each step widens four words of every run
+/// and places them by two 8×8 transposes (runs 0-7, then 8-15); false if some element is a
+/// NaN.
+///
+/// # Safety
+/// AVX2 and F16C; words `w0 + j·stride .. + nw` of `src` exist for j < 16, and `dst` holds
+/// `(2·nw − 1)·dst_stride + 16` f32s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16_runs_to_columns16_avx2(
+    src: &[std::sync::atomic::AtomicU32],
+    (w0, stride, nw): (usize, usize, usize),
+    dst: &mut [f32],
+    dst_stride: usize,
+) -> bool {
+    use std::arch::x86_64::*;
+    let mut nan = _mm256_setzero_ps();
+    for k0 in (0..nw).step_by(4) {
+        for h in 0..2 {
+            let rows: [__m256; 8] = std::array::from_fn(|j| {
+                // SAFETY: words k0..k0 + 4 of run 8h + j are inside `src` (the caller's
+                // contract).
+                let w = unsafe { atomic_words4(src.as_ptr().add(w0 + (8 * h + j) * stride + k0)) };
+                _mm256_cvtph_ps(w)
+            });
+            for v in &rows {
+                nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(*v, *v));
+            }
+            for (k, c) in transpose8(rows).iter().enumerate() {
+                // SAFETY: row 2·k0 + k < 2·nw of the block, so its columns 8h..8h + 8 end
+                // inside `dst`.
+                let at = (2 * k0 + k) * dst_stride + 8 * h;
+                unsafe { _mm256_storeu_ps(dst.as_mut_ptr().add(at), *c) };
+            }
+        }
+    }
+    _mm256_movemask_ps(nan) == 0
 }
 
 /// [`f16_runs_to_columns16`] with AVX-512F; false if some element is a NaN.
@@ -2619,23 +2682,110 @@ unsafe fn f16_runs_to_columns16_avx512(
 
 /// Writes `group` runs of `len` values each (`runs`, one run after the other) as the columns
 /// of a block of `dst`: `dst[k·stride + j] = runs[j·len + k]` (a tile loaded through a
-/// transposing view, whose runs lie along its columns). With AVX-512 and 16 runs, each row of
-/// the block is one gather and one store; otherwise element by element.
+/// transposing view, whose runs lie along its columns). With 16 runs, transposed in registers
+/// (AVX-512: 16×16 blocks, the last `len % 16` rows by gathers; AVX2: 8×8 blocks, the last
+/// `len % 8` rows element by element); otherwise element by element.
 pub fn runs_to_columns(runs: &[f32], len: usize, group: usize, dst: &mut [f32], stride: usize) {
+    runs_to_columns_at(level(), runs, len, group, dst, stride)
+}
+
+/// [`runs_to_columns`] at a chosen level (the tests run every level the CPU has).
+fn runs_to_columns_at(
+    level: Level,
+    runs: &[f32],
+    len: usize,
+    group: usize,
+    dst: &mut [f32],
+    stride: usize,
+) {
     assert!(runs.len() >= group * len);
     assert!(len == 0 || dst.len() >= (len - 1) * stride + group);
     #[cfg(target_arch = "x86_64")]
-    if group == 16 && level() == Level::Avx512 && (16 * len) < i32::MAX as usize {
+    if group == 16 && level == Level::Avx512 && (16 * len) < i32::MAX as usize {
         // SAFETY: level() is Avx512 only when AVX-512F is present; bounds asserted above.
         unsafe { runs_to_columns16_avx512(runs, len, dst, stride) };
         return;
     }
-    for k in 0..len {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if group == 16 && level == Level::Avx2 {
+        // SAFETY: level() is Avx2 only when AVX2 is present; bounds asserted above.
+        done = unsafe { runs_to_columns16_avx2(runs, len, dst, stride) };
+    }
+    for k in done..len {
         let row = &mut dst[k * stride..][..group];
         for (x, run) in row.iter_mut().zip(runs.chunks_exact(len)) {
             *x = run[k];
         }
     }
+}
+
+/// The whole blocks of eight elements of [`runs_to_columns`] for sixteen runs with AVX2, by
+/// two 8×8 transposes in registers each (runs 0-7, then 8-15); returns how many rows it
+/// placed (the caller places the rest).
+///
+/// # Safety
+/// AVX2; `runs` holds 16 runs of `len` and `dst` `(len − 1)·stride + 16` f32s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn runs_to_columns16_avx2(
+    runs: &[f32],
+    len: usize,
+    dst: &mut [f32],
+    stride: usize,
+) -> usize {
+    use std::arch::x86_64::*;
+    let mut k0 = 0;
+    while k0 + 8 <= len {
+        for h in 0..2 {
+            // SAFETY: run 8h + j's elements k0..k0 + 8 lie below 16·len <= runs.len().
+            let rows: [__m256; 8] = std::array::from_fn(|j| unsafe {
+                _mm256_loadu_ps(runs.as_ptr().add((8 * h + j) * len + k0))
+            });
+            for (k, c) in transpose8(rows).iter().enumerate() {
+                // SAFETY: (k0 + k)·stride + 8h + 8 <= (len − 1)·stride + 16 <= dst.len().
+                unsafe { _mm256_storeu_ps(dst.as_mut_ptr().add((k0 + k) * stride + 8 * h), *c) };
+            }
+        }
+        k0 += 8;
+    }
+    k0
+}
+
+/// The 8×8 transpose of `r` (row j, element k → result k, element j): pairs interleaved,
+/// then quads within 128-bit lanes, then the lanes exchanged.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn transpose8(r: [std::arch::x86_64::__m256; 8]) -> [std::arch::x86_64::__m256; 8] {
+    use std::arch::x86_64::*;
+    // t[2i] / t[2i+1]: rows 2i and 2i+1 interleaved, elements 0,1 / 2,3 of each lane.
+    let t: [__m256; 8] = std::array::from_fn(|x| {
+        let (a, b) = (r[x & !1], r[x | 1]);
+        if x % 2 == 0 {
+            _mm256_unpacklo_ps(a, b)
+        } else {
+            _mm256_unpackhi_ps(a, b)
+        }
+    });
+    // u[4q + e]: rows 4q..4q + 4, element e of each 128-bit lane.
+    let u: [__m256; 8] = std::array::from_fn(|x| {
+        let (q, e) = (x / 4, x % 4);
+        let (a, b) = (t[4 * q + e / 2], t[4 * q + 2 + e / 2]);
+        if e % 2 == 0 {
+            _mm256_shuffle_ps::<0x44>(a, b)
+        } else {
+            _mm256_shuffle_ps::<0xEE>(a, b)
+        }
+    });
+    // Column e (lane 0) and e + 4 (lane 1) of rows 0-3 in u[e], of rows 4-7 in u[4 + e].
+    std::array::from_fn(|k| {
+        let e = k % 4;
+        if k < 4 {
+            _mm256_permute2f128_ps::<0x20>(u[e], u[4 + e])
+        } else {
+            _mm256_permute2f128_ps::<0x31>(u[e], u[4 + e])
+        }
+    })
 }
 
 /// Sixteen runs into sixteen columns: blocks of 16 elements of every run transposed in
@@ -3382,34 +3532,38 @@ mod tests {
         }
     }
 
-    /// Runs placed as columns equal the element-by-element placement, at 16 runs (the
-    /// gather) and at other counts, for short and long runs.
+    /// Runs placed as columns equal the element-by-element placement at every level, at 16
+    /// runs (the transposes, with tails of every length below a block) and at other counts, for
+    /// short and long runs.
     #[test]
     fn runs_to_columns_places_every_element() {
-        for (len, group, stride) in [
-            (64, 16, 256),
-            (40, 16, 33),
-            (16, 16, 16),
-            (7, 16, 16),
-            (1, 16, 20),
-            (64, 5, 256),
-            (3, 1, 4),
-        ] {
-            let runs: Vec<f32> = (0..len * group).map(|i| i as f32 * 0.5 - 3.0).collect();
-            let mut dst = vec![-1.0f32; (len - 1) * stride + group + 3];
-            runs_to_columns(&runs, len, group, &mut dst, stride);
-            for (i, &x) in dst.iter().enumerate() {
-                let (k, j) = (i / stride, i % stride);
-                let want = if k < len && j < group {
-                    runs[j * len + k]
-                } else {
-                    -1.0
-                };
-                assert_eq!(
-                    x.to_bits(),
-                    want.to_bits(),
-                    "len {len} group {group} at {i}"
-                );
+        for level in levels() {
+            for (len, group, stride) in [
+                (64, 16, 256),
+                (40, 16, 33),
+                (16, 16, 16),
+                (23, 16, 17),
+                (7, 16, 16),
+                (1, 16, 20),
+                (64, 5, 256),
+                (3, 1, 4),
+            ] {
+                let runs: Vec<f32> = (0..len * group).map(|i| i as f32 * 0.5 - 3.0).collect();
+                let mut dst = vec![-1.0f32; (len - 1) * stride + group + 3];
+                runs_to_columns_at(level, &runs, len, group, &mut dst, stride);
+                for (i, &x) in dst.iter().enumerate() {
+                    let (k, j) = (i / stride, i % stride);
+                    let want = if k < len && j < group {
+                        runs[j * len + k]
+                    } else {
+                        -1.0
+                    };
+                    assert_eq!(
+                        x.to_bits(),
+                        want.to_bits(),
+                        "{level:?}: len {len} group {group} at {i}"
+                    );
+                }
             }
         }
     }
@@ -3417,7 +3571,8 @@ mod tests {
     /// The fused f16 transpose places every element as widening then [`runs_to_columns`] does
     /// (finite halves of every exponent, runs far apart and adjacent, a destination stride
     /// wider than the block), writes nothing outside the block, and declines a NaN, a run
-    /// past the source's end, a short destination and a length that is no multiple of 16.
+    /// past the source's end, a short destination and a length that is no multiple of the
+    /// level's step (16 halves with AVX-512, 8 with AVX2), at every level.
     #[test]
     fn f16_runs_to_columns16_equals_widening_then_transposing() {
         use std::sync::atomic::AtomicU32;
@@ -3427,24 +3582,37 @@ mod tests {
         let widen = |w: usize, k: usize| {
             half::f16::from_bits((words[w + k / 2] >> (16 * (k % 2))) as u16).to_f32()
         };
-        for (w0, stride, nw, dst_stride) in [(0, 64, 64, 32), (3, 8, 8, 16), (5, 200, 16, 40)] {
+        let cases = [
+            (0, 64, 64, 32),
+            (3, 8, 8, 16),
+            (5, 200, 16, 40),
+            (1, 9, 12, 16),
+        ];
+        for (level, (w0, stride, nw, dst_stride)) in
+            levels().into_iter().flat_map(|l| cases.map(|c| (l, c)))
+        {
             let len = 2 * nw;
             let mut dst = vec![-1.0f32; (len - 1) * dst_stride + 16 + 5];
-            if level() != Level::Avx512 {
-                assert!(!f16_runs_to_columns16(
-                    &src,
-                    (w0, stride, nw),
-                    &mut dst,
-                    dst_stride
-                ));
+            // AVX-512 steps eight words a run, AVX2 four; the baseline has no fused form.
+            let step = match level {
+                Level::Base => {
+                    let shape = (w0, stride, nw);
+                    assert!(!f16_runs_to_columns16_at(
+                        level, &src, shape, &mut dst, dst_stride
+                    ));
+                    continue;
+                }
+                #[cfg(target_arch = "x86_64")]
+                Level::Avx2 => 4,
+                #[cfg(target_arch = "x86_64")]
+                Level::Avx512 => 8,
+            };
+            let shape = (w0, stride, nw);
+            let done = f16_runs_to_columns16_at(level, &src, shape, &mut dst, dst_stride);
+            assert_eq!(done, nw % step == 0, "{level:?} nw {nw}");
+            if !done {
                 continue;
             }
-            assert!(f16_runs_to_columns16(
-                &src,
-                (w0, stride, nw),
-                &mut dst,
-                dst_stride
-            ));
             for (i, &x) in dst.iter().enumerate() {
                 let (k, j) = (i / dst_stride, i % dst_stride);
                 let want = if k < len && j < 16 {
@@ -3455,37 +3623,32 @@ mod tests {
                 assert_eq!(
                     x.to_bits(),
                     want.to_bits(),
-                    "w0 {w0} stride {stride} at {i}"
+                    "{level:?}: w0 {w0} stride {stride} at {i}"
                 );
             }
         }
-        let mut dst = vec![0f32; 64 * 64];
-        // A run past the end, a short destination, a length of 8 halves.
-        assert!(!f16_runs_to_columns16(
-            &src,
-            (8192 - 64 * 15, 64, 64),
-            &mut dst,
-            32
-        ));
-        assert!(!f16_runs_to_columns16(
-            &src,
-            (0, 64, 64),
-            &mut dst[..127 * 32],
-            32
-        ));
-        assert!(!f16_runs_to_columns16(&src, (0, 64, 4), &mut dst, 32));
-        let nan: Vec<AtomicU32> = words
-            .iter()
-            .enumerate()
-            .map(|(i, &w)| {
-                AtomicU32::new(if i == 64 * 7 + 9 {
-                    0x7c01_0000 | w & 0xffff
-                } else {
-                    w
+        for level in levels() {
+            let f = |src: &[AtomicU32], shape, dst: &mut [f32]| {
+                f16_runs_to_columns16_at(level, src, shape, dst, 32)
+            };
+            let mut dst = vec![0f32; 64 * 64];
+            // A run past the end, a short destination, a length of 2 halves.
+            assert!(!f(&src, (8192 - 64 * 15, 64, 64), &mut dst));
+            assert!(!f(&src, (0, 64, 64), &mut dst[..127 * 32]));
+            assert!(!f(&src, (0, 64, 1), &mut dst));
+            let nan: Vec<AtomicU32> = words
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| {
+                    AtomicU32::new(if i == 64 * 7 + 9 {
+                        0x7c01_0000 | w & 0xffff
+                    } else {
+                        w
+                    })
                 })
-            })
-            .collect();
-        assert!(!f16_runs_to_columns16(&nan, (0, 64, 64), &mut dst, 32));
+                .collect();
+            assert!(!f(&nan, (0, 64, 64), &mut dst), "{level:?}: a NaN");
+        }
     }
 
     /// Every level packs f32 values into f16 pairs as `half::f16::from_f32` rounds them (every
