@@ -749,6 +749,44 @@ unsafe fn block_shared_a<
     }
 }
 
+/// Every row below `m` of the `W` products of [`block_shared_a`]: blocks of `R` rows, then 4,
+/// then 1.
+///
+/// # Safety
+/// As for [`block_shared_a`], for every row below `m`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn rows_shared_a<
+    V: F32Lanes,
+    const VR: usize,
+    const R: usize,
+    const W: usize,
+    const KC: usize,
+    const S: usize,
+    B: BRows<V>,
+>(
+    (m, k): (usize, usize),
+    a: [*const f32; S],
+    b: [[B; W]; S],
+    c: [*const f32; W],
+    d: [*mut f32; W],
+) {
+    let mut i = 0;
+    // SAFETY (every call): the caller's contract covers rows below m.
+    while i + R <= m {
+        unsafe { block_shared_a::<V, VR, R, W, KC, S, B>(i, k, a, b, c, d) };
+        i += R;
+    }
+    while i + 4 <= m {
+        unsafe { block_shared_a::<V, VR, 4, W, KC, S, B>(i, k, a, b, c, d) };
+        i += 4;
+    }
+    while i < m {
+        unsafe { block_shared_a::<V, VR, 1, W, KC, S, B>(i, k, a, b, c, d) };
+        i += 1;
+    }
+}
+
 /// Every pointer of a group moved `at` f32s on (repetition `at / step`'s instance).
 ///
 /// # Safety
@@ -806,19 +844,7 @@ unsafe fn shared_a_avx512<
         // SAFETY (every offset and call): the caller's contract covers rows below m of every
         // repetition.
         let (a, b, c, d) = unsafe { moved_group(rep * step, (a, b, c, d)) };
-        let mut i = 0;
-        while i + R <= m {
-            unsafe { block_shared_a::<Zmm, 1, R, W, KC, S, B>(i, k, a, b, c, d) };
-            i += R;
-        }
-        while i + 4 <= m {
-            unsafe { block_shared_a::<Zmm, 1, 4, W, KC, S, B>(i, k, a, b, c, d) };
-            i += 4;
-        }
-        while i < m {
-            unsafe { block_shared_a::<Zmm, 1, 1, W, KC, S, B>(i, k, a, b, c, d) };
-            i += 1;
-        }
+        unsafe { rows_shared_a::<Zmm, 1, R, W, KC, S, B>((m, k), a, b, c, d) };
     }
 }
 
@@ -903,19 +929,7 @@ unsafe fn shared_a_avx2<const KC: usize, const S: usize, B: BRows<Ymm>>(
         for w in 0..parts.min(4) {
             let bw: [[B; 1]; S] = std::array::from_fn(|s| [b[s][w]]);
             let (cw, dw) = ([c[w]], [d[w]]);
-            let mut i = 0;
-            while i + 6 <= m {
-                unsafe { block_shared_a::<Ymm, 2, 6, 1, KC, S, B>(i, k, a, bw, cw, dw) };
-                i += 6;
-            }
-            while i + 4 <= m {
-                unsafe { block_shared_a::<Ymm, 2, 4, 1, KC, S, B>(i, k, a, bw, cw, dw) };
-                i += 4;
-            }
-            while i < m {
-                unsafe { block_shared_a::<Ymm, 2, 1, 1, KC, S, B>(i, k, a, bw, cw, dw) };
-                i += 1;
-            }
+            unsafe { rows_shared_a::<Ymm, 2, 6, 1, KC, S, B>((m, k), a, bw, cw, dw) };
         }
     }
 }
