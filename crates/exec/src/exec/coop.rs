@@ -459,9 +459,10 @@ impl Batch<'_, '_> {
     /// MulAdds that share A ([`Op::CmMulAddSharedA`]): the parts go through the shared-A kernel
     /// together, for all scope instances in one call when the tiles are square (instance i's lie
     /// i tiles further on in every slot), else per instance, or one by one where it declines
-    /// (neither AVX-512 nor AVX2, tiles not 16 wide, storage that overlaps). A chain's parts one by one are
-    /// its first MulAdd into D, then the second on D (the compiler made sure that D is none of
-    /// the operands the second reads, so the intermediate sum can live there).
+    /// (neither AVX-512 nor AVX2, tiles not 16 wide, storage that overlaps). A chain's parts
+    /// one by one are its first MulAdd into D, then the second on D (the compiler made sure
+    /// that D is none of the operands the second reads, so the intermediate sum can live
+    /// there).
     pub(super) fn muladd_shared_a(
         &mut self,
         g: &CmMulAddSharedAArgs,
