@@ -923,12 +923,13 @@ unsafe fn shared_a_avx2<const KC: usize, const S: usize, B: BRows<Ymm>>(
     (repeat, step): (usize, usize),
 ) {
     for rep in 0..repeat {
-        // SAFETY (every offset and call): the caller's contract covers rows below m of the
-        // first `parts` parts of every repetition.
-        let (a, b, c, d) = unsafe { moved_group(rep * step, (a, b, c, d)) };
         for w in 0..parts.min(4) {
-            let bw: [[B; 1]; S] = std::array::from_fn(|s| [b[s][w]]);
-            let (cw, dw) = ([c[w]], [d[w]]);
+            // Only part w's pointers move: the entries past `parts` are null placeholders,
+            // which no offset may be added to.
+            let part = (a, std::array::from_fn(|s| [b[s][w]]), [c[w]], [d[w]]);
+            // SAFETY (the offsets and the call): the caller's contract covers rows below m of
+            // the first `parts` parts of every repetition.
+            let (a, bw, cw, dw) = unsafe { moved_group(rep * step, part) };
             unsafe { rows_shared_a::<Ymm, 2, 6, 1, KC, S, B>((m, k), a, bw, cw, dw) };
         }
     }
