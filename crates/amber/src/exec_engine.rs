@@ -14,6 +14,8 @@ pub struct ExecEngine {
     /// With `observe_uniformity`: values observed, violations, observed-uniform values the
     /// analysis calls divergent, over all dispatches.
     pub uniformity: std::sync::Arc<std::sync::Mutex<[usize; 3]>>,
+    /// With `profile_ops`: the op times of every dispatch, summed.
+    pub op_times: std::sync::Arc<std::sync::Mutex<Vec<coopmat_exec::OpTime>>>,
 }
 
 /// A compiled pipeline and the subgroup size it was compiled for.
@@ -76,9 +78,12 @@ impl Engine for ExecEngine {
         *buffers = res.buffers;
         *arrays = res.buffer_arrays;
         *push_constants = res.push_constants;
-        let instructions = r
-            .map(|st| st.lane_instructions)
-            .map_err(|e| e.to_string())?;
+        let st = r.map_err(|e| e.to_string())?;
+        if !st.op_times.is_empty() {
+            let mut all = self.op_times.lock().unwrap_or_else(|e| e.into_inner());
+            coopmat_exec::OpTime::merge(&mut all, st.op_times);
+        }
+        let instructions = st.lane_instructions;
         if let Some(m) = &p.module {
             self.check_uniformity(m, &p.pipeline)?;
         }

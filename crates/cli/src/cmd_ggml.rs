@@ -206,6 +206,8 @@ pub fn run(a: Args) -> Result<u8> {
     let cpu = process_cpu_seconds() - cpu0;
     // Warm dispatches: (wall seconds, CPU seconds) each.
     let mut warm: Vec<(f64, f64)> = Vec::new();
+    // `--profile-ops`: the last dispatch's (a warm one when there are several).
+    let mut op_times = stats.op_times.clone();
     if a.repeat > 1 {
         let first = res.buffers[&d_key].clone();
         for r in 1..a.repeat {
@@ -214,6 +216,7 @@ pub fn run(a: Args) -> Result<u8> {
                 .dispatch(&mut res, d.groups)
                 .map_err(|e| anyhow!("{e}"))?;
             warm.push((s.elapsed.as_secs_f64(), process_cpu_seconds() - cpu0));
+            op_times = s.op_times;
             if res.buffers[&d_key] != first {
                 bail!(
                     "dispatch {} of {} gave another output than the first",
@@ -335,6 +338,12 @@ pub fn run(a: Args) -> Result<u8> {
         );
     }
     crate::engine_args::report_repeated_rows(stats.repeated_rows);
+    let last = if a.repeat > 1 {
+        "the last dispatch"
+    } else {
+        "the dispatch"
+    };
+    crate::engine_args::report_op_times(&op_times, last);
     if max_rel > tol || !max_rel.is_finite() {
         bail!("result outside tolerance: {max_rel:.3e} > {tol:.3e}");
     }

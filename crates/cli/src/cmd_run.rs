@@ -489,6 +489,7 @@ pub fn run(args: Args) -> Result<u8> {
         }
     );
     crate::engine_args::report_repeated_rows(st.repeated_rows);
+    crate::engine_args::report_op_times(&st.op_times, "the dispatch");
     if st.matrix_moves > 0 {
         outln!(
             "matrix copies that took their dead source's storage instead: {}",

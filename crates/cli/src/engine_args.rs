@@ -3,7 +3,7 @@
 //! bad value is refused by clap with the option's name (negative numbers included: they are
 //! taken as values, not as unknown flags, so the error names the option).
 
-use coopmat_exec::{DecodePolicy, EngineOptions};
+use coopmat_exec::{DecodePolicy, EngineOptions, OpTime};
 
 /// Most worker threads accepted (more than this only adds scheduling overhead).
 pub const MAX_THREADS: usize = 1024;
@@ -14,6 +14,50 @@ pub fn report_repeated_rows(rows: u64) {
     if rows > 0 {
         outln!(
             "rows copied from the row above instead of computed: {rows} (--every-row computes them)"
+        );
+    }
+}
+
+/// Prints the table of `--profile-ops` (`DispatchStats::op_times`) for `what` (the dispatch
+/// it covers): each function's op kinds, longest first, with their share of all op time, their
+/// own time, calls and time a call. Kinds under 0.05 % of the time are summed in one line.
+pub fn report_op_times(times: &[OpTime], what: &str) {
+    if times.is_empty() {
+        return;
+    }
+    let total: f64 = times.iter().map(|t| t.time.as_secs_f64()).sum();
+    let share = |t: &OpTime| 100.0 * t.time.as_secs_f64() / total.max(f64::MIN_POSITIVE);
+    outln!(
+        "op times ({what}; each op's own time, summed over threads: {:.3} ms):",
+        total * 1e3
+    );
+    outln!(
+        "  {:>6}  {:>10}  {:>10}  {:>10}  function: op",
+        "share",
+        "ms",
+        "calls",
+        "ns/call"
+    );
+    let (shown, rest): (Vec<&OpTime>, Vec<&OpTime>) = times.iter().partition(|t| share(t) >= 0.05);
+    for t in shown {
+        outln!(
+            "  {:>5.1}%  {:>10.3}  {:>10}  {:>10.0}  {}: {}",
+            share(t),
+            t.time.as_secs_f64() * 1e3,
+            t.calls,
+            t.time.as_secs_f64() * 1e9 / t.calls.max(1) as f64,
+            t.function,
+            t.op
+        );
+    }
+    if !rest.is_empty() {
+        let ms: f64 = rest.iter().map(|t| t.time.as_secs_f64() * 1e3).sum();
+        let calls: u64 = rest.iter().map(|t| t.calls).sum();
+        outln!(
+            "  {:>5.1}%  {ms:>10.3}  {calls:>10}  {:>10}  ({} more kinds)",
+            100.0 * ms / 1e3 / total.max(f64::MIN_POSITIVE),
+            "",
+            rest.len()
         );
     }
 }
@@ -62,6 +106,10 @@ pub struct EngineArgs {
     /// same).
     #[arg(long)]
     pub every_row: bool,
+    /// Time every engine op and print where the dispatch spent its time, by function and op
+    /// (each op then costs two clock reads more, which the smallest ops' times include).
+    #[arg(long)]
+    pub profile_ops: bool,
 }
 
 impl EngineArgs {
@@ -80,6 +128,7 @@ impl EngineArgs {
             pack_workgroups: !self.no_pack,
             decoded_tile_cache: self.tile_cache_mib << 20,
             repeated_rows_once: !self.every_row,
+            profile_ops: self.profile_ops,
         }
     }
 }

@@ -33,10 +33,9 @@ OpReturn
 OpFunctionEnd
 "#;
 
-#[test]
-fn bad_arguments_are_errors_naming_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let (asm, spv) = (dir.path().join("s.spvasm"), dir.path().join("s.spv"));
+/// [`SHADER`] assembled by `coopmat as` into `dir`: the module's path.
+fn assembled(dir: &std::path::Path) -> std::path::PathBuf {
+    let (asm, spv) = (dir.join("s.spvasm"), dir.join("s.spv"));
     std::fs::write(&asm, SHADER).unwrap();
     let st = Command::new(env!("CARGO_BIN_EXE_coopmat"))
         .args(["as", asm.to_str().unwrap(), "-o", spv.to_str().unwrap()])
@@ -47,6 +46,13 @@ fn bad_arguments_are_errors_naming_them() {
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
+    spv
+}
+
+#[test]
+fn bad_arguments_are_errors_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let spv = assembled(dir.path());
     let spv = spv.to_str().unwrap();
     let cases: [(&[&str], &str); 12] = [
         (
@@ -138,4 +144,35 @@ fn a_closed_standard_output_is_not_a_panic() {
         let status = child.wait().unwrap();
         assert_ne!(status.code(), Some(101), "{args:?}: {status:?}");
     }
+}
+
+/// `--profile-ops` prints the dispatch's op table (the module's one store among its rows,
+/// counted once a batch); without it nothing of the kind is printed.
+#[test]
+fn profile_ops_prints_each_op_of_the_dispatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let spv = assembled(dir.path());
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_coopmat"))
+            .args(["run", spv.to_str().unwrap(), "--buffer", "0:0=zeros:16"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let plain = run(&[]);
+    assert!(!plain.contains("op times"), "{plain}");
+    let profiled = run(&["--profile-ops", "--threads", "1"]);
+    assert!(profiled.contains("op times (the dispatch;"), "{profiled}");
+    let store = profiled
+        .lines()
+        .find(|l| l.trim_end().ends_with(": Store"))
+        .unwrap_or_else(|| panic!("no Store row: {profiled}"));
+    // share, ms, calls, ns/call, function: op — one workgroup, one batch, one store.
+    assert_eq!(store.split_whitespace().nth(2), Some("1"), "{store}");
 }

@@ -9,6 +9,8 @@
 //! MLPs), checked against f64 on sampled invocations; prints MLPs per second and the share of
 //! CPU time in the native product kernels. Needs glslangValidator and spirv-opt
 //! (/opt/coopmat-peers/bin or PATH), or COOPMAT_BENCH_SPV_DIR with the modules compiled elsewhere.
+//! `COOPMAT_BENCH_PROFILE=1` times every op (`EngineOptions::profile_ops`) and prints the gemm's
+//! op times of its last dispatch.
 
 use coopmat_exec::{EngineOptions, Pipeline, Resources};
 use half::f16;
@@ -54,6 +56,7 @@ fn main() {
     let threads: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0);
     let opts = EngineOptions {
         threads,
+        profile_ops: std::env::var_os("COOPMAT_BENCH_PROFILE").is_some(),
         ..Default::default()
     };
     match what {
@@ -85,6 +88,19 @@ fn main() {
                 let s2 = p.dispatch(&mut res, [g, g, 1]).unwrap();
                 st.elapsed += s2.elapsed;
                 st.muladd_flops += s2.muladd_flops;
+                st.op_times = s2.op_times;
+            }
+            let total: f64 = st.op_times.iter().map(|t| t.time.as_secs_f64()).sum();
+            for t in &st.op_times {
+                println!(
+                    "op {:5.1}% {:10.3} ms {:9} calls {:8.0} ns/call  {}: {}",
+                    100.0 * t.time.as_secs_f64() / total,
+                    t.time.as_secs_f64() * 1e3,
+                    t.calls,
+                    t.time.as_secs_f64() * 1e9 / t.calls.max(1) as f64,
+                    t.function,
+                    t.op
+                );
             }
             let cpu = cpu_time() - cpu0;
             let c: Vec<f32> = res.buffers[&(0, 2)]

@@ -19,6 +19,7 @@ use std::time::Instant;
 mod coop;
 mod coop2;
 mod coopvec;
+mod profile;
 mod subgroup;
 mod tensor_values;
 mod tiles;
@@ -190,6 +191,8 @@ struct Batch<'p, 'a> {
     sub: Option<Box<Batch<'p, 'a>>>,
     /// Time in decode calls and MulAdds (coop2 statistics).
     t_decode: std::time::Duration,
+    /// Op times, with `EngineOptions::profile_ops`.
+    profile: Option<Box<profile::OpProfile>>,
     t_muladd: std::time::Duration,
     /// Tensor-load element sources by offset-free layout (coop2).
     src_cache: coop2::SourceCache,
@@ -275,6 +278,9 @@ impl<'p, 'a> Batch<'p, 'a> {
         stats.batches_reused += take(&mut self.reused);
         stats.decode_time += take(&mut self.t_decode);
         stats.muladd_time += take(&mut self.t_muladd);
+        if let Some(prof) = &mut self.profile {
+            prof.drain_into(self.p, &mut stats.op_times);
+        }
     }
 
     fn new(p: &'p Program, sh: &Shared<'a>, lanes: usize) -> Batch<'p, 'a> {
@@ -379,6 +385,7 @@ impl<'p, 'a> Batch<'p, 'a> {
             printf: String::new(),
             sub: None,
             t_decode: std::time::Duration::ZERO,
+            profile: p.options.profile_ops.then(Box::default),
             t_muladd: std::time::Duration::ZERO,
             src_cache: Default::default(),
             cv_cache: Default::default(),
@@ -669,7 +676,12 @@ impl<'p, 'a> Batch<'p, 'a> {
                 } else if !is_mm && let Some(t0) = mm_start.take() {
                     self.t_muladd += t0.elapsed();
                 }
-                if let Err(e) = self.op(o, &active, dense) {
+                let t0 = self.profile.as_mut().map(|prof| prof.enter());
+                let done = self.op(o, &active, dense);
+                if let (Some(t0), Some(prof)) = (t0, &mut self.profile) {
+                    prof.exit(t0, fi, o.kind());
+                }
+                if let Err(e) = done {
                     let desc = self.fault_desc.take().unwrap_or(*d);
                     return Err(self.place(e, desc, fi));
                 }

@@ -134,4 +134,42 @@ pub struct DispatchStats {
     /// Matrix copies done by trading storage with a source that is dead after them (a
     /// promoted matrix variable's loads and stores in a loop), per matrix slot (`Op::Move`).
     pub matrix_moves: u64,
+    /// With `EngineOptions::profile_ops`, the time each kind of op took in each function
+    /// (summed over threads; each op's own time, without the ops it ran inside it), longest
+    /// first; empty otherwise.
+    pub op_times: Vec<OpTime>,
+}
+
+/// What one kind of op took in one function over a dispatch (`EngineOptions::profile_ops`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpTime {
+    /// The function (its debug name, or `%id`).
+    pub function: String,
+    /// The engine op's kind (one name per op of the engine's instruction set): one per SPIR-V
+    /// instruction, or a fused op standing for several (`IntChain`, `CmMulAddSharedA`, `Once`).
+    pub op: &'static str,
+    /// How many times a batch ran it (once per batch, whatever its active lanes).
+    pub calls: u64,
+    /// Its own time, without the ops that ran inside it (a callee's, a decode function's).
+    pub time: Duration,
+}
+
+impl OpTime {
+    /// Adds `more` to `into`, one entry per function and op, and sorts it longest first (the
+    /// times of several dispatches, or of a dispatch's workers, as one profile).
+    pub fn merge(into: &mut Vec<OpTime>, more: impl IntoIterator<Item = OpTime>) {
+        for m in more {
+            match into
+                .iter_mut()
+                .find(|t| t.op == m.op && t.function == m.function)
+            {
+                Some(t) => {
+                    t.calls += m.calls;
+                    t.time += m.time;
+                }
+                None => into.push(m),
+            }
+        }
+        into.sort_by(|a, b| b.time.cmp(&a.time).then(a.op.cmp(b.op)));
+    }
 }

@@ -993,3 +993,97 @@ void main() {
         assert_eq!(at(4, 4 * i)[..4], e, "u8vec2 {i} and the half beside it");
     }
 }
+
+/// `EngineOptions::profile_ops`: the call counts follow the trip count of a loop the compiler
+/// cannot unroll (exactly proportional in the called function), the callee's ops are timed
+/// under its own name, and each op's time is its own: the Call op's does not include its
+/// callee's (the sum of all op times stays within the dispatch's time on one thread, which
+/// inclusive times would pass nearly twice over). Without the option nothing is timed.
+#[test]
+fn op_profile_counts_and_times_each_op_once() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer B { uint n; float v[]; };
+float work(float f) {
+    for (uint j = 0u; j < 64u; j++) {
+        f = f * 0.999 + 0.25;
+    }
+    return f;
+}
+void main() {
+    float f = float(gl_LocalInvocationIndex);
+    for (uint i = 0u; i < n; i++) {
+        f = work(f);
+    }
+    v[gl_GlobalInvocationID.x] = f;
+}"#,
+    ) else {
+        return;
+    };
+    let profile = |n: u32, on: bool| {
+        let mut data = n.to_le_bytes().to_vec();
+        data.resize(4 + 4 * 64, 0);
+        let mut res = Resources::default();
+        res.buffers.insert((0, 0), data);
+        let opts = EngineOptions {
+            threads: 1,
+            profile_ops: on,
+            ..Default::default()
+        };
+        let st = run(&m, &mut res, [2, 1, 1], &opts);
+        (st, res.buffers.remove(&(0, 0)).unwrap())
+    };
+    let (plain, plain_out) = profile(20, false);
+    assert!(plain.op_times.is_empty());
+    let (st20, out20) = profile(20, true);
+    assert_eq!(out20, plain_out, "profiling changed the output");
+    let (st40, _) = profile(40, true);
+    let callee = |st: &coopmat_exec::DispatchStats| -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = st
+            .op_times
+            .iter()
+            .filter(|t| t.function.starts_with("work"))
+            .map(|t| (t.op.to_string(), t.calls))
+            .collect();
+        v.sort();
+        v
+    };
+    let (c20, c40) = (callee(&st20), callee(&st40));
+    assert!(!c20.is_empty(), "no ops of work(): {:?}", st20.op_times);
+    // Each call of work() runs the same ops: twice the calls, twice every count.
+    for ((op, a), (op2, b)) in c20.iter().zip(&c40) {
+        assert_eq!(op, op2);
+        assert_eq!(*b, 2 * a, "{op}: {a} calls at n = 20, {b} at n = 40");
+    }
+    let calls = |st: &coopmat_exec::DispatchStats| {
+        st.op_times
+            .iter()
+            .filter(|t| t.op == "Call" && t.function == "main")
+            .map(|t| t.calls)
+            .sum::<u64>()
+    };
+    // n calls a batch (the two workgroups may share one).
+    assert!(
+        calls(&st20) > 0 && calls(&st20) % 20 == 0,
+        "{:?}",
+        st20.op_times
+    );
+    assert_eq!(calls(&st40), 2 * calls(&st20));
+    for st in [&st20, &st40] {
+        let all: std::time::Duration = st.op_times.iter().map(|t| t.time).sum();
+        let inner: std::time::Duration = st
+            .op_times
+            .iter()
+            .filter(|t| t.function.starts_with("work"))
+            .map(|t| t.time)
+            .sum();
+        assert!(
+            all <= st.elapsed,
+            "op times {all:?} > dispatch {:?}",
+            st.elapsed
+        );
+        // Nearly all the work is inside work().
+        assert!(inner * 2 > all, "work() {inner:?} of {all:?}");
+    }
+}

@@ -246,3 +246,45 @@ fn divergence_analysis_is_sound_on_the_cm2_matmuls() {
         );
     }
 }
+
+/// `EngineOptions::profile_ops` on a module whose tensor loads call a decode function in a
+/// sub-batch: the decode function's ops are counted under its own name (the sub-batch times
+/// them in the caller's profile; its own would be dropped), the output is the same bits as
+/// without profiling, and the sum of the times stays within the dispatch's (one thread).
+#[test]
+fn op_profile_of_a_decoding_matmul_counts_its_decode_calls_apart() {
+    let name = "matmul_q4_k_f16_cm2";
+    let Some(m) = module(name) else {
+        return;
+    };
+    let p = problem(name, 64, 64, 512, 5);
+    let (plain, _) = run(&m, &p, DecodePolicy::Vector, false).unwrap();
+    let opts = EngineOptions {
+        threads: 1,
+        profile_ops: true,
+        ..Default::default()
+    };
+    let pipe = Pipeline::compile(&m, "", &p.spec, &opts).unwrap();
+    let mut res = p.res.clone();
+    let st = pipe.dispatch(&mut res, p.groups).unwrap();
+    assert_eq!(res.buffers[&p.d_key], plain, "profiling changed the output");
+    // The loads run in the entry point's function.
+    let load = st.op_times.iter().find(|t| t.op == "CmLoadTensor");
+    let entry = load.expect("tensor loads timed").function.clone();
+    let decode: Vec<_> = st.op_times.iter().filter(|t| t.function != entry).collect();
+    assert!(
+        !decode.is_empty(),
+        "no decode function ops: {:?}",
+        st.op_times
+    );
+    let decode_time: std::time::Duration = decode.iter().map(|t| t.time).sum();
+    let all: std::time::Duration = st.op_times.iter().map(|t| t.time).sum();
+    assert!(decode_time > std::time::Duration::ZERO);
+    assert!(
+        all <= st.elapsed,
+        "op times {all:?} > dispatch {:?}",
+        st.elapsed
+    );
+    // Sorted longest first.
+    assert!(st.op_times.windows(2).all(|w| w[0].time >= w[1].time));
+}

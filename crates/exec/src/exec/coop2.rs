@@ -2198,6 +2198,8 @@ impl<'p, 'a> Batch<'p, 'a> {
         std::mem::swap(&mut sub.layouts, &mut self.layouts);
         std::mem::swap(&mut sub.views, &mut self.views);
         sub.values_lent = true;
+        // The callee's ops are timed in this batch's profile, nested in the op calling it.
+        std::mem::swap(&mut sub.profile, &mut self.profile);
         let ret = f.ret.unwrap_or_default();
         // Every word is overwritten by the chunks' results below (or the call fails): resized,
         // not cleared (q4_k's decode fills 64 KiB a tile).
@@ -2258,6 +2260,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         std::mem::swap(&mut sub.layouts, &mut self.layouts);
         std::mem::swap(&mut sub.views, &mut self.views);
+        std::mem::swap(&mut sub.profile, &mut self.profile);
         self.lane_instr += std::mem::take(&mut sub.lane_instr);
         self.instr += std::mem::take(&mut sub.instr);
         self.uniform_copies += std::mem::take(&mut sub.uniform_copies);

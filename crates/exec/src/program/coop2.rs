@@ -63,6 +63,24 @@ impl DecodePolicy {
 }
 
 impl C2 {
+    /// The op's name in profiles ([`super::Op::kind`]).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            C2::CreateLayout { .. } => "CreateTensorLayout",
+            C2::SetLayout { .. } => "TensorLayoutSet",
+            C2::CreateView { .. } => "CreateTensorView",
+            C2::SetView { .. } => "TensorViewSet",
+            C2::Load { .. } => "CmLoadTensor",
+            C2::Reduce { .. } => "CmReduce",
+            C2::PerElement { .. } => "CmPerElementOp",
+            C2::QcomArray(_) => "QcomArray",
+            C2::QcomMatrix(_) => "QcomMatrix",
+            C2::GetCoord { .. } => "CmGetCoord",
+            C2::Transpose { .. } => "CmTranspose",
+            C2::Store { .. } => "CmStoreTensor",
+        }
+    }
+
     /// The column of a layout or view set's result (its handle), for [`super::Op::result_cols`]
     /// (and so for running a uniform one once, `Op::Once`). None for the other ops, whose
     /// results (if any) are not one column computed from the lane's own registers.

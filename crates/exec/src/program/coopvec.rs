@@ -20,6 +20,19 @@ pub enum Cv {
     ReduceSum(CvMemArgs),
 }
 
+impl Cv {
+    /// The op's name in profiles ([`super::Op::kind`]).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Cv::Load(_) => "CvLoad",
+            Cv::Store(_) => "CvStore",
+            Cv::MatMul(_) => "CvMatMul",
+            Cv::OuterProduct(_) => "CvOuterProductAccumulate",
+            Cv::ReduceSum(_) => "CvReduceSumAccumulate",
+        }
+    }
+}
+
 /// A vector at `ptr + off` bytes: `n` components of kind `num` in columns `v..v + n`.
 #[derive(Clone, Copy, Debug)]
 pub struct CvMemArgs {

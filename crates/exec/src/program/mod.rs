@@ -148,6 +148,11 @@ pub struct EngineOptions {
     /// padded rows of flash attention's tiles. The results are the same bits either way. On
     /// by default.
     pub repeated_rows_once: bool,
+    /// Time every op the batches run and return the sums by function and op kind in
+    /// [`crate::DispatchStats::op_times`]: where a shader spends its time on the engine. Each op
+    /// then costs two clock reads more (tens of nanoseconds), which the times of the smallest
+    /// ops include; the call counts are exact. Off by default.
+    pub profile_ops: bool,
 }
 
 impl EngineOptions {
@@ -184,6 +189,7 @@ impl Default for EngineOptions {
             pack_workgroups: true,
             decoded_tile_cache: 128 << 20,
             repeated_rows_once: true,
+            profile_ops: false,
         }
     }
 }
@@ -782,6 +788,60 @@ pub enum Op {
     /// active lanes (`Batch::once`; chosen by `Cx::run_once`). Only pure lane ops and loads of
     /// columns: what one lane computes from its own registers and memory.
     Once(Box<Op>),
+}
+
+impl Op {
+    /// The op's name in [`crate::OpTime`] profiles (`EngineOptions::profile_ops`): the variant
+    /// (a fused op such as [`Op::IntChain`] or [`Op::CmMulAddSharedA`] stands for several
+    /// SPIR-V instructions; [`Op::Once`] for the op it runs on one lane).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::Un(_) => "Un",
+            Op::Bin(_) => "Bin",
+            Op::IntChain(_) => "IntChain",
+            Op::Tern(_) => "Tern",
+            Op::Dot(_) => "Dot",
+            Op::BfInsert(_) => "BfInsert",
+            Op::Cvt(_) => "Cvt",
+            Op::Bitcast(_) => "Bitcast",
+            Op::Select(_) => "Select",
+            Op::Copy(_) => "Copy",
+            Op::Move(_) => "Move",
+            Op::ExtractDyn(_) => "ExtractDyn",
+            Op::InsertDyn(_) => "InsertDyn",
+            Op::IndexChain(_) => "IndexChain",
+            Op::IndexedGet(_) => "IndexedGet",
+            Op::IndexedSet(_) => "IndexedSet",
+            Op::Load(_) => "Load",
+            Op::Store(_) => "Store",
+            Op::LoadStore(_) => "LoadStore",
+            Op::CopyMem(_) => "CopyMem",
+            Op::AccessChain(_) => "AccessChain",
+            Op::ArrayLength(_) => "ArrayLength",
+            Op::Trunc(_) => "Trunc",
+            Op::Atomic(_) => "Atomic",
+            Op::Barrier { .. } => "Barrier",
+            Op::Call(_) => "Call",
+            Op::Sg(_) => "Sg",
+            Op::CmLoad(_) => "CmLoad",
+            Op::CmStore(_) => "CmStore",
+            Op::CmMulAdd(_) => "CmMulAdd",
+            Op::CmMulAddSharedA(_) => "CmMulAddSharedA",
+            Op::CmExtract(_) => "CmExtract",
+            Op::CmInsert(_) => "CmInsert",
+            Op::CmSplat(_) => "CmSplat",
+            Op::CmUn(_) => "CmUn",
+            Op::CmBin(_) => "CmBin",
+            Op::CmScale(_) => "CmScale",
+            Op::CmCvt(_) => "CmCvt",
+            Op::Printf(_) => "Printf",
+            Op::Coop2(c) => c.kind(),
+            Op::CoopVec(c) => c.kind(),
+            Op::Descriptor(_) => "Descriptor",
+            Op::Unsupported(_) => "Unsupported",
+            Op::Once(_) => "Once",
+        }
+    }
 }
 
 impl Op {

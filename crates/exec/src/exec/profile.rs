@@ -1,0 +1,93 @@
+//! Per-op timing of a batch (`EngineOptions::profile_ops`): exclusive time and call count by
+//! function and op kind, summed into `DispatchStats::op_times`.
+
+use crate::OpTime;
+use crate::program::Program;
+use rustc_hash::FxHashMap;
+use std::time::{Duration, Instant};
+
+/// One batch's op times. Ops nest (a call runs its callee's ops inside its own, a tensor
+/// load its decode function's in a sub-batch that borrows this profile), so each op's time is
+/// its own: what the ops inside it took is taken off.
+#[derive(Default)]
+pub(super) struct OpProfile {
+    /// (function index, op kind) → (calls, exclusive time).
+    times: FxHashMap<(usize, &'static str), (u64, Duration)>,
+    /// For each op running now, innermost last, the time of the ops nested in it so far.
+    nested: Vec<Duration>,
+}
+
+impl OpProfile {
+    /// An op starts: its clock.
+    pub fn enter(&mut self) -> Instant {
+        self.nested.push(Duration::ZERO);
+        Instant::now()
+    }
+
+    /// The op `kind` of function `func` that [`OpProfile::enter`] started at `t0` ends.
+    pub fn exit(&mut self, t0: Instant, func: usize, kind: &'static str) {
+        let took = t0.elapsed();
+        let inner = self.nested.pop().unwrap_or_default();
+        if let Some(outer) = self.nested.last_mut() {
+            *outer += took;
+        }
+        let e = self.times.entry((func, kind)).or_default();
+        e.0 += 1;
+        e.1 += took.saturating_sub(inner);
+    }
+
+    /// Adds this batch's times to `out` (one entry per function name and kind) and clears them.
+    pub fn drain_into(&mut self, p: &Program, out: &mut Vec<OpTime>) {
+        let mine = self
+            .times
+            .drain()
+            .map(|((func, op), (calls, time))| OpTime {
+                function: p
+                    .funcs
+                    .get(func)
+                    .map_or("?", |f| f.name.as_str())
+                    .to_string(),
+                op,
+                calls,
+                time,
+            });
+        OpTime::merge(out, mine);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An op's time leaves out the ops nested in it, at every depth, and the calls are counted.
+    #[test]
+    fn nested_ops_are_timed_apart() {
+        let mut p = OpProfile::default();
+        let nap = || std::thread::sleep(Duration::from_millis(20));
+        let outer = p.enter();
+        let middle = p.enter();
+        let inner = p.enter();
+        nap();
+        p.exit(inner, 2, "Inner");
+        nap();
+        p.exit(middle, 1, "Middle");
+        p.exit(outer, 0, "Outer");
+        let t = |f: usize, k: &'static str| p.times[&(f, k)];
+        assert_eq!(
+            (t(0, "Outer").0, t(1, "Middle").0, t(2, "Inner").0),
+            (1, 1, 1)
+        );
+        let ms = |f: usize, k: &'static str| t(f, k).1.as_secs_f64() * 1e3;
+        assert!(ms(2, "Inner") >= 20.0 && ms(1, "Middle") >= 20.0);
+        assert!(
+            ms(1, "Middle") < ms(2, "Inner") + 15.0,
+            "middle counted inner's time"
+        );
+        assert!(
+            ms(0, "Outer") < 10.0,
+            "outer counted nested time: {} ms",
+            ms(0, "Outer")
+        );
+        assert!(p.nested.is_empty());
+    }
+}
