@@ -753,15 +753,40 @@ impl<'p, 'a> Batch<'p, 'a> {
                         continue;
                     }
                     let base = sel.ix() * self.lanes;
-                    let mut masks = vec![[0u64; MW]; cases.len() + 1];
-                    each_lane!(active, self.lanes, false, |l| {
-                        let v = trunc(self.cols[base + l], *bits as u32);
-                        let k = cases
+                    let bits = *bits as u32;
+                    let case_of = |v: u64| {
+                        cases
                             .iter()
-                            .position(|(lit, _)| trunc(*lit, *bits as u32) == v)
-                            .unwrap_or(cases.len());
-                        masks[k][l / 64] |= 1 << (l % 64);
+                            .position(|(lit, _)| trunc(*lit, bits) == v)
+                            .unwrap_or(cases.len())
+                    };
+                    let mut masks = vec![[0u64; MW]; cases.len() + 1];
+                    // A selector every active lane shares (llama.cpp's generic quant decode
+                    // switches on the type, in sub-batches of 1024 lanes): one case search for
+                    // all of them, the differences of the lanes OR-ed in one pass.
+                    let first =
+                        eval::first_active(&active).map(|l| trunc(self.cols[base + l], bits));
+                    let shared = first.filter(|&v0| {
+                        let mut diff = 0u64;
+                        if dense {
+                            for &x in &self.cols[base..base + self.lanes] {
+                                diff |= trunc(x ^ v0, bits);
+                            }
+                        } else {
+                            each_lane!(active, self.lanes, false, |l| {
+                                diff |= trunc(self.cols[base + l] ^ v0, bits);
+                            });
+                        }
+                        diff == 0
                     });
+                    if let Some(v0) = shared {
+                        masks[case_of(v0)] = active;
+                    } else {
+                        each_lane!(active, self.lanes, false, |l| {
+                            let k = case_of(trunc(self.cols[base + l], bits));
+                            masks[k][l / 64] |= 1 << (l % 64);
+                        });
+                    }
                     for (k, (_, e)) in cases.iter().enumerate() {
                         go(self, e, &masks[k]);
                     }

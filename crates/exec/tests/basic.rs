@@ -1087,3 +1087,80 @@ void main() {
         assert!(inner * 2 > all, "work() {inner:?} of {all:?}");
     }
 }
+
+/// OpSwitch whose selector every active lane shares takes one case search for all of them; one
+/// that differs in a single lane (the batch's first, its last, a lane of a partial mask) must
+/// still send each lane its own way. Signed selectors too (-1 as a case).
+#[test]
+fn switches_on_shared_and_nearly_shared_selectors() {
+    let Some(m) = glsl(
+        r#"#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { int a[]; };
+int pick(int s) {
+    switch (s) {
+        case -1: return 11;
+        case 2: return 22;
+        case 5: return 55;
+        case 7: return 77;
+        default: return 99;
+    }
+}
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    int s = a[i];
+    int r = pick(s);
+    // A partial mask: only the odd invocations switch again.
+    if ((i & 1u) == 1u) {
+        switch (s) {
+            case 5: r += 1000; break;
+            case -1: r += 2000; break;
+            default: r += 3000; break;
+        }
+    }
+    a[i] = r;
+}"#,
+    ) else {
+        return;
+    };
+    let groups = 6usize;
+    let mut a = vec![2i32; 64 * groups];
+    // Workgroup 1: the last lane differs; 2: the first; 3: one odd lane; 4: all -1; 5: mixed.
+    a[64 + 63] = 7;
+    a[128] = 1;
+    a[192..256].fill(5);
+    a[192 + 33] = -1;
+    a[256..320].fill(-1);
+    for (j, x) in a[320..384].iter_mut().enumerate() {
+        *x = [2, 5, 7, -1, 3][j % 5];
+    }
+    let want: Vec<i32> = (0..a.len())
+        .map(|i| {
+            let s = a[i];
+            let mut r = match s {
+                -1 => 11,
+                2 => 22,
+                5 => 55,
+                7 => 77,
+                _ => 99,
+            };
+            if i % 2 == 1 {
+                r += match s {
+                    5 => 1000,
+                    -1 => 2000,
+                    _ => 3000,
+                };
+            }
+            r
+        })
+        .collect();
+    let bytes: Vec<u8> = a.iter().flat_map(|x| x.to_le_bytes()).collect();
+    for threads in [1, 2] {
+        let out = one_buffer(&m, bytes.clone(), [groups as u32, 1, 1], threads);
+        let got: Vec<i32> = out
+            .chunks(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, want, "threads {threads}");
+    }
+}
