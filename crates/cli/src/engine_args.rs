@@ -18,48 +18,18 @@ pub fn report_repeated_rows(rows: u64) {
     }
 }
 
-/// Prints the table of `--profile-ops` (`DispatchStats::op_times`) for `what` (the dispatch
-/// it covers): each function's op kinds, longest first, with their share of all op time, their
-/// own time, calls and time a call. Kinds under 0.05 % of the time are summed in one line.
+/// Prints the table of `--profile-ops` (`DispatchStats::op_times`, [`OpTime::table`]) for
+/// `what` (the dispatch it covers), under a line with the total.
 pub fn report_op_times(times: &[OpTime], what: &str) {
     if times.is_empty() {
         return;
     }
     let total: f64 = times.iter().map(|t| t.time.as_secs_f64()).sum();
-    let share = |t: &OpTime| 100.0 * t.time.as_secs_f64() / total.max(f64::MIN_POSITIVE);
     outln!(
         "op times ({what}; each op's own time, summed over threads: {:.3} ms):",
         total * 1e3
     );
-    outln!(
-        "  {:>6}  {:>10}  {:>10}  {:>10}  function: op",
-        "share",
-        "ms",
-        "calls",
-        "ns/call"
-    );
-    let (shown, rest): (Vec<&OpTime>, Vec<&OpTime>) = times.iter().partition(|t| share(t) >= 0.05);
-    for t in shown {
-        outln!(
-            "  {:>5.1}%  {:>10.3}  {:>10}  {:>10.0}  {}: {}",
-            share(t),
-            t.time.as_secs_f64() * 1e3,
-            t.calls,
-            t.time.as_secs_f64() * 1e9 / t.calls.max(1) as f64,
-            t.function,
-            t.op
-        );
-    }
-    if !rest.is_empty() {
-        let ms: f64 = rest.iter().map(|t| t.time.as_secs_f64() * 1e3).sum();
-        let calls: u64 = rest.iter().map(|t| t.calls).sum();
-        outln!(
-            "  {:>5.1}%  {ms:>10.3}  {calls:>10}  {:>10}  ({} more kinds)",
-            100.0 * ms / 1e3 / total.max(f64::MIN_POSITIVE),
-            "",
-            rest.len()
-        );
-    }
+    outln!("{}", OpTime::table(times));
 }
 
 /// Engine options on the command line.

@@ -90,17 +90,8 @@ fn main() {
                 st.muladd_flops += s2.muladd_flops;
                 st.op_times = s2.op_times;
             }
-            let total: f64 = st.op_times.iter().map(|t| t.time.as_secs_f64()).sum();
-            for t in &st.op_times {
-                println!(
-                    "op {:5.1}% {:10.3} ms {:9} calls {:8.0} ns/call  {}: {}",
-                    100.0 * t.time.as_secs_f64() / total,
-                    t.time.as_secs_f64() * 1e3,
-                    t.calls,
-                    t.time.as_secs_f64() * 1e9 / t.calls.max(1) as f64,
-                    t.function,
-                    t.op
-                );
+            if !st.op_times.is_empty() {
+                println!("{}", coopmat_exec::OpTime::table(&st.op_times));
             }
             let cpu = cpu_time() - cpu0;
             let c: Vec<f32> = res.buffers[&(0, 2)]

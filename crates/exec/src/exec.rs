@@ -768,16 +768,10 @@ impl<'p, 'a> Batch<'p, 'a> {
                         eval::first_active(&active).map(|l| trunc(self.cols[base + l], bits));
                     let shared = first.filter(|&v0| {
                         let mut diff = 0u64;
-                        if dense {
-                            for &x in &self.cols[base..base + self.lanes] {
-                                diff |= trunc(x ^ v0, bits);
-                            }
-                        } else {
-                            each_lane!(active, self.lanes, false, |l| {
-                                diff |= trunc(self.cols[base + l] ^ v0, bits);
-                            });
-                        }
-                        diff == 0
+                        each_lane!(active, self.lanes, dense, |l| {
+                            diff |= self.cols[base + l] ^ v0;
+                        });
+                        trunc(diff, bits) == 0
                     });
                     if let Some(v0) = shared {
                         masks[case_of(v0)] = active;
