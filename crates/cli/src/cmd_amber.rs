@@ -64,6 +64,10 @@ pub fn run(args: Args) -> Result<u8> {
     }
     outln!("{passed} passed, {failed} failed, {skipped} skipped");
     let times = engine.op_times.lock().unwrap_or_else(|e| e.into_inner());
-    crate::engine_args::report_op_times(&times, "every dispatch of the scripts");
+    crate::engine_args::report_op_times(
+        &times,
+        "every dispatch of the scripts",
+        args.engine.profile_instructions,
+    );
     Ok(u8::from(failed > 0))
 }

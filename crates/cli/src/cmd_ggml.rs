@@ -343,7 +343,7 @@ pub fn run(a: Args) -> Result<u8> {
     } else {
         "the dispatch"
     };
-    crate::engine_args::report_op_times(&op_times, last);
+    crate::engine_args::report_op_times(&op_times, last, a.engine.profile_instructions);
     if max_rel > tol || !max_rel.is_finite() {
         bail!("result outside tolerance: {max_rel:.3e} > {tol:.3e}");
     }

@@ -489,7 +489,11 @@ pub fn run(args: Args) -> Result<u8> {
         }
     );
     crate::engine_args::report_repeated_rows(st.repeated_rows);
-    crate::engine_args::report_op_times(&st.op_times, "the dispatch");
+    crate::engine_args::report_op_times(
+        &st.op_times,
+        "the dispatch",
+        args.engine.profile_instructions,
+    );
     if st.matrix_moves > 0 {
         outln!(
             "matrix copies that took their dead source's storage instead: {}",

@@ -19,11 +19,19 @@ pub fn report_repeated_rows(rows: u64) {
 }
 
 /// Prints the table of `--profile-ops` (`DispatchStats::op_times`, [`OpTime::table`]) for
-/// `what` (the dispatch it covers), under a line with the total.
-pub fn report_op_times(times: &[OpTime], what: &str) {
+/// `what` (the dispatch it covers), under a line with the total: by op kind, or with
+/// `by_instruction` (`--profile-instructions`) a line per SPIR-V instruction.
+pub fn report_op_times(times: &[OpTime], what: &str, by_instruction: bool) {
     if times.is_empty() {
         return;
     }
+    let by_kind;
+    let times = if by_instruction {
+        times
+    } else {
+        by_kind = OpTime::by_kind(times);
+        &by_kind
+    };
     let total: f64 = times.iter().map(|t| t.time.as_secs_f64()).sum();
     outln!(
         "op times ({what}; each op's own time, summed over threads: {:.3} ms):",
@@ -80,6 +88,10 @@ pub struct EngineArgs {
     /// (each op then costs two clock reads more, which the smallest ops' times include).
     #[arg(long)]
     pub profile_ops: bool,
+    /// As --profile-ops, a line per SPIR-V instruction (the instruction each op was compiled
+    /// from) instead of per op kind.
+    #[arg(long)]
+    pub profile_instructions: bool,
 }
 
 impl EngineArgs {
@@ -98,7 +110,7 @@ impl EngineArgs {
             pack_workgroups: !self.no_pack,
             decoded_tile_cache: self.tile_cache_mib << 20,
             repeated_rows_once: !self.every_row,
-            profile_ops: self.profile_ops,
+            profile_ops: self.profile_ops || self.profile_instructions,
         }
     }
 }

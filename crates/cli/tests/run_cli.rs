@@ -147,7 +147,8 @@ fn a_closed_standard_output_is_not_a_panic() {
 }
 
 /// `--profile-ops` prints the dispatch's op table (the module's one store among its rows,
-/// counted once a batch); without it nothing of the kind is printed.
+/// counted once a batch), by op kind; `--profile-instructions` a row per instruction, named;
+/// without either nothing of the kind is printed.
 #[test]
 fn profile_ops_prints_each_op_of_the_dispatch() {
     let dir = tempfile::tempdir().unwrap();
@@ -175,4 +176,20 @@ fn profile_ops_prints_each_op_of_the_dispatch() {
         .unwrap_or_else(|| panic!("no Store row: {profiled}"));
     // share, ms, calls, ns/call, function: op — one workgroup, one batch, one store.
     assert_eq!(store.split_whitespace().nth(2), Some("1"), "{store}");
+    assert!(
+        !profiled.contains("(Op"),
+        "instructions named by kind: {profiled}"
+    );
+    // By instruction: each row names the instruction its op was compiled from.
+    let by_instruction = run(&["--profile-instructions", "--threads", "1"]);
+    assert!(
+        by_instruction
+            .lines()
+            .any(|l| l.trim_end().ends_with(": Store  (OpStore)")),
+        "{by_instruction}"
+    );
+    assert!(
+        by_instruction.contains("= OpAccessChain)"),
+        "{by_instruction}"
+    );
 }

@@ -10,7 +10,7 @@
 //! CPU time in the native product kernels. Needs glslangValidator and spirv-opt
 //! (/opt/coopmat-peers/bin or PATH), or COOPMAT_BENCH_SPV_DIR with the modules compiled elsewhere.
 //! `COOPMAT_BENCH_PROFILE=1` times every op (`EngineOptions::profile_ops`) and prints the gemm's
-//! op times of its last dispatch.
+//! op times of its last dispatch by op kind (`=instructions`: a line per SPIR-V instruction).
 
 use coopmat_exec::{EngineOptions, Pipeline, Resources};
 use half::f16;
@@ -91,7 +91,15 @@ fn main() {
                 st.op_times = s2.op_times;
             }
             if !st.op_times.is_empty() {
-                println!("{}", coopmat_exec::OpTime::table(&st.op_times));
+                // By op kind, or a line per instruction with COOPMAT_BENCH_PROFILE=instructions.
+                let by_instruction =
+                    std::env::var("COOPMAT_BENCH_PROFILE").is_ok_and(|v| v == "instructions");
+                let times = if by_instruction {
+                    st.op_times
+                } else {
+                    coopmat_exec::OpTime::by_kind(&st.op_times)
+                };
+                println!("{}", coopmat_exec::OpTime::table(&times));
             }
             let cpu = cpu_time() - cpu0;
             let c: Vec<f32> = res.buffers[&(0, 2)]

@@ -679,7 +679,7 @@ impl<'p, 'a> Batch<'p, 'a> {
                 let t0 = self.profile.as_mut().map(|prof| prof.enter());
                 let done = self.op(o, &active, dense);
                 if let (Some(t0), Some(prof)) = (t0, &mut self.profile) {
-                    prof.exit(t0, fi, o.kind());
+                    prof.exit(t0, fi, o.kind(), *d);
                 }
                 if let Err(e) = done {
                     let desc = self.fault_desc.take().unwrap_or(*d);

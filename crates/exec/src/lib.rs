@@ -140,7 +140,8 @@ pub struct DispatchStats {
     pub op_times: Vec<OpTime>,
 }
 
-/// What one kind of op took in one function over a dispatch (`EngineOptions::profile_ops`).
+/// What one op took in one function over a dispatch (`EngineOptions::profile_ops`), by the
+/// SPIR-V instruction it was compiled from; [`OpTime::by_kind`] sums the instructions of a kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpTime {
     /// The function (its debug name, or `%id`).
@@ -148,6 +149,10 @@ pub struct OpTime {
     /// The engine op's kind (one name per op of the engine's instruction set): one per SPIR-V
     /// instruction, or a fused op standing for several (`IntChain`, `CmMulAddSharedA`, `Once`).
     pub op: &'static str,
+    /// The instruction it was compiled from, as the engine's messages name it (`%name = OpX`,
+    /// or the opcode of an instruction without a result; a fused op counts under the one it
+    /// was compiled at); empty in a summary by kind.
+    pub instruction: String,
     /// How many times a batch ran it (once per batch, whatever its active lanes).
     pub calls: u64,
     /// Its own time, without the ops that ran inside it (a callee's, a decode function's).
@@ -155,26 +160,51 @@ pub struct OpTime {
 }
 
 impl OpTime {
-    /// Adds `more` to `into`, one entry per function and op, and sorts it longest first (the
-    /// times of several dispatches, or of a dispatch's workers, as one profile).
+    /// Adds `more` to `into`, one entry per function, op and instruction, and sorts it longest
+    /// first (the times of several dispatches, or of a dispatch's workers, as one profile).
     pub fn merge(into: &mut Vec<OpTime>, more: impl IntoIterator<Item = OpTime>) {
+        let mut at: rustc_hash::FxHashMap<(String, &'static str, String), usize> = into
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ((t.function.clone(), t.op, t.instruction.clone()), i))
+            .collect();
         for m in more {
-            match into
-                .iter_mut()
-                .find(|t| t.op == m.op && t.function == m.function)
-            {
-                Some(t) => {
-                    t.calls += m.calls;
-                    t.time += m.time;
+            let key = (m.function.clone(), m.op, m.instruction.clone());
+            match at.get(&key) {
+                Some(&i) => {
+                    into[i].calls += m.calls;
+                    into[i].time += m.time;
                 }
-                None => into.push(m),
+                None => {
+                    at.insert(key, into.len());
+                    into.push(m);
+                }
             }
         }
-        into.sort_by(|a, b| b.time.cmp(&a.time).then(a.op.cmp(b.op)));
+        into.sort_by(|a, b| {
+            b.time
+                .cmp(&a.time)
+                .then(a.op.cmp(b.op))
+                .then(a.instruction.cmp(&b.instruction))
+        });
+    }
+
+    /// `times` summed by function and op kind, the instructions dropped, longest first.
+    pub fn by_kind(times: &[OpTime]) -> Vec<OpTime> {
+        let mut out = Vec::new();
+        OpTime::merge(
+            &mut out,
+            times.iter().map(|t| OpTime {
+                instruction: String::new(),
+                ..t.clone()
+            }),
+        );
+        out
     }
 
     /// `times` as a table, a line each (a header first): share of all op time, own time, calls
-    /// and time a call, function and op. Kinds under 0.05 % of the time are summed in one line.
+    /// and time a call, function, op and instruction (when named). Rows under 0.05 % of the
+    /// time are summed in one line.
     pub fn table(times: &[OpTime]) -> String {
         use std::fmt::Write;
         let total: f64 = times.iter().map(|t| t.time.as_secs_f64()).sum();
@@ -198,13 +228,16 @@ impl OpTime {
                 t.function,
                 t.op
             );
+            if !t.instruction.is_empty() {
+                let _ = write!(out, "  ({})", t.instruction);
+            }
         }
         if !rest.is_empty() {
             let secs: f64 = rest.iter().map(|t| t.time.as_secs_f64()).sum();
             let calls: u64 = rest.iter().map(|t| t.calls).sum();
             let _ = write!(
                 out,
-                "\n  {:>5.1}%  {:>10.3}  {calls:>10}  {:>10}  ({} more kinds)",
+                "\n  {:>5.1}%  {:>10.3}  {calls:>10}  {:>10}  ({} more rows)",
                 share(secs),
                 secs * 1e3,
                 "",

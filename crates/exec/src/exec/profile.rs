@@ -1,5 +1,5 @@
 //! Per-op timing of a batch (`EngineOptions::profile_ops`): exclusive time and call count by
-//! function and op kind, summed into `DispatchStats::op_times`.
+//! function, op kind and instruction, summed into `DispatchStats::op_times`.
 
 use crate::OpTime;
 use crate::program::Program;
@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 /// its own: what the ops inside it took is taken off.
 #[derive(Default)]
 pub(super) struct OpProfile {
-    /// (function index, op kind) → (calls, exclusive time).
-    times: FxHashMap<(usize, &'static str), (u64, Duration)>,
+    /// (function index, op kind, description index) → (calls, exclusive time).
+    times: FxHashMap<(usize, &'static str, u32), (u64, Duration)>,
     /// For each op running now, innermost last, the time of the ops nested in it so far.
     nested: Vec<Duration>,
 }
@@ -24,30 +24,33 @@ impl OpProfile {
         Instant::now()
     }
 
-    /// The op `kind` of function `func` that [`OpProfile::enter`] started at `t0` ends.
-    pub fn exit(&mut self, t0: Instant, func: usize, kind: &'static str) {
+    /// The op `kind` of function `func`, compiled from the instruction of description `desc`,
+    /// that [`OpProfile::enter`] started at `t0` ends.
+    pub fn exit(&mut self, t0: Instant, func: usize, kind: &'static str, desc: u32) {
         let took = t0.elapsed();
         let inner = self.nested.pop().unwrap_or_default();
         if let Some(outer) = self.nested.last_mut() {
             *outer += took;
         }
-        let e = self.times.entry((func, kind)).or_default();
+        let e = self.times.entry((func, kind, desc)).or_default();
         e.0 += 1;
         e.1 += took.saturating_sub(inner);
     }
 
-    /// Adds this batch's times to `out` (one entry per function name and kind) and clears them.
+    /// Adds this batch's times to `out` (one entry per function name, kind and instruction)
+    /// and clears them.
     pub fn drain_into(&mut self, p: &Program, out: &mut Vec<OpTime>) {
         let mine = self
             .times
             .drain()
-            .map(|((func, op), (calls, time))| OpTime {
+            .map(|((func, op, desc), (calls, time))| OpTime {
                 function: p
                     .funcs
                     .get(func)
                     .map_or("?", |f| f.name.as_str())
                     .to_string(),
                 op,
+                instruction: p.descs.get(desc as usize).cloned().unwrap_or_default(),
                 calls,
                 time,
             });
@@ -68,11 +71,11 @@ mod tests {
         let middle = p.enter();
         let inner = p.enter();
         nap();
-        p.exit(inner, 2, "Inner");
+        p.exit(inner, 2, "Inner", 0);
         nap();
-        p.exit(middle, 1, "Middle");
-        p.exit(outer, 0, "Outer");
-        let t = |f: usize, k: &'static str| p.times[&(f, k)];
+        p.exit(middle, 1, "Middle", 0);
+        p.exit(outer, 0, "Outer", 0);
+        let t = |f: usize, k: &'static str| p.times[&(f, k, 0)];
         assert_eq!(
             (t(0, "Outer").0, t(1, "Middle").0, t(2, "Inner").0),
             (1, 1, 1)
@@ -89,5 +92,58 @@ mod tests {
             ms(0, "Outer")
         );
         assert!(p.nested.is_empty());
+    }
+
+    /// Rows merge by function, kind and instruction; `by_kind` sums a kind's instructions.
+    #[test]
+    fn rows_merge_by_instruction_and_sum_by_kind() {
+        let row = |op: &'static str, instruction: &str, ms: u64| OpTime {
+            function: "main".into(),
+            op,
+            instruction: instruction.into(),
+            calls: 1,
+            time: Duration::from_millis(ms),
+        };
+        let mut all = Vec::new();
+        OpTime::merge(
+            &mut all,
+            [row("Bin", "%a = OpIAdd", 1), row("Bin", "%b = OpIMul", 5)],
+        );
+        OpTime::merge(
+            &mut all,
+            [row("Bin", "%a = OpIAdd", 2), row("Store", "OpStore", 4)],
+        );
+        let got: Vec<(&str, &str, u64, u64)> = all
+            .iter()
+            .map(|t| {
+                (
+                    t.op,
+                    t.instruction.as_str(),
+                    t.calls,
+                    t.time.as_millis() as u64,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("Bin", "%b = OpIMul", 1, 5),
+                ("Store", "OpStore", 1, 4),
+                ("Bin", "%a = OpIAdd", 2, 3)
+            ]
+        );
+        let by_kind = OpTime::by_kind(&all);
+        let kinds: Vec<(&str, &str, u64, u64)> = by_kind
+            .iter()
+            .map(|t| {
+                (
+                    t.op,
+                    t.instruction.as_str(),
+                    t.calls,
+                    t.time.as_millis() as u64,
+                )
+            })
+            .collect();
+        assert_eq!(kinds, [("Bin", "", 3, 8), ("Store", "", 1, 4)]);
     }
 }
