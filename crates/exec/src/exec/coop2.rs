@@ -384,6 +384,16 @@ enum SubArg<'a> {
     Row(usize),
     /// The column of lane `l` of a row-major tile of this many columns: `l % cols`.
     Column(usize),
+    /// One component, `lanes[l] · mul + add` (wrapping): a decode call's block address from
+    /// the tile's offset-free block index, without a column built for it.
+    Affine {
+        lanes: &'a [u64],
+        mul: u64,
+        add: u64,
+    },
+    /// `lanes`' components (`c·n + lane`, as [`SubArg::Lanes`]), each moved by its own 32-bit
+    /// offset (wrapping at 32 bits): a decode call's blockCoord from the offset-free one.
+    OffsetU32 { lanes: &'a [u64], add: &'a [u32] },
 }
 
 impl SubArg<'_> {
@@ -392,6 +402,17 @@ impl SubArg<'_> {
         match self {
             SubArg::Lanes(a) => out.copy_from_slice(&a[c * n + start..c * n + start + out.len()]),
             SubArg::Same(vals) => out.fill(vals[c]),
+            SubArg::Affine { lanes, mul, add } => {
+                for (o, &x) in out.iter_mut().zip(&lanes[start..]) {
+                    *o = x.wrapping_mul(mul).wrapping_add(add);
+                }
+            }
+            SubArg::OffsetU32 { lanes, add } => {
+                let add = add[c];
+                for (o, &x) in out.iter_mut().zip(&lanes[c * n + start..]) {
+                    *o = (x as u32).wrapping_add(add) as u64;
+                }
+            }
             SubArg::Row(cols) | SubArg::Column(cols) => {
                 // Row by row of the tile (no division a lane): a run of one row's lanes is
                 // that row's index, or its columns counted up.
@@ -411,6 +432,33 @@ impl SubArg<'_> {
                 }
             }
         }
+    }
+}
+
+/// Where [`Batch::call_sub_logged`] puts a call's results.
+enum SubResults<'a> {
+    /// Every result column gathered (`c·n + lane`), the vector's earlier contents dropped.
+    Columns(&'a mut Vec<u64>),
+    /// Each chunk of lanes' results handed over as the chunk finishes, from the sub-batch's
+    /// registers (no copy of the columns): its first lane and its results.
+    Chunks(&'a mut dyn FnMut(usize, &ChunkResults)),
+}
+
+/// The results of one chunk of a sub-batch call ([`SubResults::Chunks`]).
+struct ChunkResults<'a> {
+    /// The sub-batch's registers, `MAX_LANES` words a column.
+    cols: &'a [u64],
+    /// The return value's first column.
+    first: usize,
+    /// The chunk's lanes.
+    lanes: usize,
+}
+
+impl ChunkResults<'_> {
+    /// Component `c` of the return value, one word a lane of the chunk.
+    fn component(&self, c: usize) -> &[u64] {
+        let at = (self.first + c) * MAX_LANES;
+        &self.cols[at..at + self.lanes]
     }
 }
 
@@ -500,30 +548,14 @@ fn interleave_into(dst: &mut [f32], step: usize, src: &[f32]) {
 /// 4), is one pass over the calls.
 fn halves_in_tile_order(da: &DecodeArgs, r: &[u64], words_len: usize, words: &mut Vec<u32>) {
     let runs = &da.runs;
-    let v = runs.len();
-    let n = runs.first().map_or(0, |w| w.len);
-    let interleaved = (v == 2 || v == 4)
-        && n * v == 2 * words_len
-        && runs
-            .iter()
-            .enumerate()
-            .all(|(k, w)| (w.ri, w.ri_step, w.e, w.e_step, w.len) == (k * n, 1, k, v, n));
     let half = |x: u64| x as u32 & 0xffff;
     // Sized first (the fast paths overwrite every word), so that their loops index plain
     // slices: pushing word by word took 22 thousand cycles a q4_k tile against 13.
     words.resize(words_len, 0);
-    if interleaved && v == 4 {
-        let (c0, rest) = r[..4 * n].split_at(n);
-        let (c1, rest) = rest.split_at(n);
-        let (c2, c3) = rest.split_at(n);
-        kernels::interleave4_halves([c0, c1, c2, c3], words);
-        return;
-    }
-    if interleaved {
-        let (c0, c1) = r[..2 * n].split_at(n);
-        for ((w, &a), &b) in words.iter_mut().zip(c0).zip(c1) {
-            *w = half(a) | half(b) << 16;
-        }
+    if let Some(v) = interleaved_halves(da, words_len) {
+        let n = da.calls();
+        let cols: Vec<&[u64]> = (0..v).map(|k| &r[k * n..(k + 1) * n]).collect();
+        pack_interleaved(&cols, words);
         return;
     }
     words.fill(0);
@@ -534,6 +566,38 @@ fn halves_in_tile_order(da: &DecodeArgs, r: &[u64], words_len: usize, words: &mu
             let word = &mut words[e / 2];
             *word = (*word & !(0xffff << sh)) | half(r[w.ri + j * w.ri_step]) << sh;
         }
+    }
+}
+
+/// V (2 or 4) when the results of `da`'s calls fill a tile of `words_len` f16 pairs in
+/// DecodeVectorFunc's usual shape: component k of call j at element V·j + k, so that calls
+/// j0.. fill words from V·j0 / 2 on ([`pack_interleaved`]).
+fn interleaved_halves(da: &DecodeArgs, words_len: usize) -> Option<usize> {
+    let runs = &da.runs;
+    let v = runs.len();
+    let n = da.calls();
+    ((v == 2 || v == 4)
+        && n * v == 2 * words_len
+        && runs
+            .iter()
+            .enumerate()
+            .all(|(k, w)| (w.ri, w.ri_step, w.e, w.e_step, w.len) == (k * n, 1, k, v, n)))
+    .then_some(v)
+}
+
+/// The f16 results of consecutive calls (`cols`: V = 2 or 4 components, one word a call, the
+/// value in its low 16 bits) as pairs in [`interleaved_halves`]' order: `words` holds V / 2
+/// words a call.
+fn pack_interleaved(cols: &[&[u64]], words: &mut [u32]) {
+    let half = |x: u64| x as u32 & 0xffff;
+    match *cols {
+        [c0, c1, c2, c3] => kernels::interleave4_halves([c0, c1, c2, c3], words),
+        [c0, c1] => {
+            for ((w, &a), &b) in words.iter_mut().zip(c0).zip(c1) {
+                *w = half(a) | half(b) << 16;
+            }
+        }
+        _ => debug_assert!(false, "pack_interleaved of {} components", cols.len()),
     }
 }
 
@@ -1724,26 +1788,58 @@ impl<'p, 'a> Batch<'p, 'a> {
             t.prefetch_next();
             return Ok(());
         }
+        let f16_pairs = self.slot(d).cm.num == Num::F16 && whole && tile.len().is_multiple_of(2);
+        // The results cover the tile: their f16 bits are packed in tile order (the form a
+        // kept tile takes) and widened into the arena in one pass.
+        let mut words = Vec::new();
+        if f16_pairs && key.is_none() {
+            words = std::mem::take(&mut self.src_cache.halves);
+        }
         let mut r = std::mem::take(&mut self.src_cache.results);
-        let reads = self.decode_calls(
-            da,
-            base,
-            shift,
-            func,
-            block_bytes,
-            l0,
-            key.is_some(),
-            &mut r,
-        )?;
-        if self.slot(d).cm.num == Num::F16 && whole && tile.len().is_multiple_of(2) {
-            // The results cover the tile: their f16 bits are packed in tile order (the form a
-            // kept tile takes) and widened into the arena in one pass.
-            let mut words = if key.is_some() {
-                Vec::new()
-            } else {
-                std::mem::take(&mut self.src_cache.halves)
-            };
-            halves_in_tile_order(da, &r, tile.len() / 2, &mut words);
+        let v = interleaved_halves(da, tile.len() / 2).filter(|_| f16_pairs);
+        let results = match v {
+            // DecodeVectorFunc's usual shape: each chunk of calls packs its own stretch of
+            // the tile straight from the sub-batch's registers.
+            Some(v) => {
+                words.resize(tile.len() / 2, 0);
+                self.decode_calls(
+                    da,
+                    base,
+                    shift,
+                    func,
+                    block_bytes,
+                    l0,
+                    key.is_some(),
+                    SubResults::Chunks(&mut |first, chunk| {
+                        let cols: [&[u64]; 4] =
+                            std::array::from_fn(|k| if k < v { chunk.component(k) } else { &[] });
+                        let at = first * v / 2;
+                        pack_interleaved(&cols[..v], &mut words[at..at + chunk.lanes * v / 2]);
+                    }),
+                )
+            }
+            None => self.decode_calls(
+                da,
+                base,
+                shift,
+                func,
+                block_bytes,
+                l0,
+                key.is_some(),
+                SubResults::Columns(&mut r),
+            ),
+        };
+        let reads = match results {
+            Ok(reads) => reads,
+            Err(e) => {
+                self.src_cache.results = r;
+                return Err(e);
+            }
+        };
+        if f16_pairs {
+            if v.is_none() {
+                halves_in_tile_order(da, &r, tile.len() / 2, &mut words);
+            }
             kernels::f16_words_to_f32(&words, &mut self.mf[tile.clone()]);
             self.src_cache.results = r;
             match (key, reads) {
@@ -1885,7 +1981,10 @@ impl<'p, 'a> Batch<'p, 'a> {
     }
 
     /// Runs the decode calls of [`DecodeArgs`] `da` (shifted by `shift`, pointers from `base`):
-    /// their result columns into `results`; with `log`, returns the objects their loads read.
+    /// their results into `results`; with `log`, returns the objects their loads read. The
+    /// arguments are moved from the cached offset-free columns as they are written into the
+    /// sub-batch, unless a block address may leave the pointer's object range (then they are
+    /// built, poisoned where they overflow, first).
     #[allow(clippy::too_many_arguments)]
     fn decode_calls(
         &mut self,
@@ -1896,12 +1995,9 @@ impl<'p, 'a> Batch<'p, 'a> {
         block_bytes: u64,
         l0: usize,
         log: bool,
-        results: &mut Vec<u64>,
+        results: SubResults<'_>,
     ) -> Result<Option<Vec<u64>>, Fault> {
         let n = da.calls();
-        let mut args = std::mem::take(&mut self.src_cache.args);
-        args.resize_with(2, Vec::new);
-        args[0].clear();
         // As `offset_address(base, index · block_bytes)` over i128: a product that leaves i64
         // is poisoned either way.
         let block_bytes = i64::try_from(block_bytes).ok();
@@ -1914,32 +2010,34 @@ impl<'p, 'a> Batch<'p, 'a> {
         };
         // When the last block of the tile is a valid address of the pointer's object, every
         // block before it is too (the address grows with the index from a non-negative one,
-        // nothing overflows): plain multiply-adds, which vectorize.
+        // nothing overflows): `base + (index + shift) · block_bytes` in plain multiply-adds.
         let (lo, hi) = da.index_range;
         let shifted = lo.checked_add(shift.0).zip(hi.checked_add(shift.0));
-        match (shifted, block_bytes) {
-            (Some((_, h)), Some(b)) if at(h) != memory::POISON => {
-                let (s0, b) = (shift.0, b as u64);
-                args[0].extend(da.index.iter().map(|&x| base + (x + s0) * b));
+        let mut built = std::mem::take(&mut self.src_cache.args);
+        built.resize_with(1, Vec::new);
+        let address = match (shifted, block_bytes) {
+            (Some((_, h)), Some(b)) if at(h) != memory::POISON => SubArg::Affine {
+                lanes: &da.index,
+                mul: b as u64,
+                add: base.wrapping_add(shift.0.wrapping_mul(b as u64)),
+            },
+            _ => {
+                built[0].clear();
+                built[0].extend(da.index.iter().map(|&x| at(x.wrapping_add(shift.0))));
+                SubArg::Lanes(&built[0])
             }
-            _ => args[0].extend(da.index.iter().map(|&x| at(x.wrapping_add(shift.0)))),
-        }
-        args[1].clear();
-        for c in 0..da.dims {
-            let col = &da.block_coord[c * n..(c + 1) * n];
-            args[1].extend(
-                col.iter()
-                    .map(|&x| (x as u32).wrapping_add(shift.1[c]) as u64),
-            );
-        }
+        };
         // coordInBlock needs no shift: the cached column is passed as it is.
         let cols = [
-            SubArg::Lanes(&args[0]),
-            SubArg::Lanes(&args[1]),
+            address,
+            SubArg::OffsetU32 {
+                lanes: &da.block_coord[..da.dims * n],
+                add: &shift.1[..da.dims],
+            },
             SubArg::Lanes(&da.coord_in_block),
         ];
         let r = self.call_sub_logged(func, &cols, n, l0, log, results);
-        self.src_cache.args = args;
+        self.src_cache.args = built;
         r
     }
 
@@ -2101,12 +2199,13 @@ impl<'p, 'a> Batch<'p, 'a> {
     ) -> Result<Vec<u64>, Fault> {
         let mut out = Vec::new();
         let cols: Vec<SubArg> = args.iter().map(|a| SubArg::Lanes(a)).collect();
-        self.call_sub_logged(fid, &cols, n, l0, false, &mut out)?;
+        self.call_sub_logged(fid, &cols, n, l0, false, SubResults::Columns(&mut out))?;
         Ok(out)
     }
 
-    /// [`Batch::call_sub`] into `out` (its earlier contents dropped, its allocation reused),
-    /// with `log` also the objects the call's loads read.
+    /// [`Batch::call_sub`] into `out` (gathered columns, their vector's earlier contents
+    /// dropped and its allocation reused, or handed over a chunk at a time), with `log` also
+    /// the objects the call's loads read.
     fn call_sub_logged(
         &mut self,
         fid: u32,
@@ -2114,7 +2213,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         n: usize,
         l0: usize,
         log: bool,
-        out: &mut Vec<u64>,
+        mut out: SubResults<'_>,
     ) -> Result<Option<Vec<u64>>, Fault> {
         let t0 = Instant::now();
         let p = self.p;
@@ -2140,8 +2239,9 @@ impl<'p, 'a> Batch<'p, 'a> {
             let given = match a {
                 SubArg::Lanes(a) if a.len() == v.ncols as usize * n => v.ncols as usize,
                 SubArg::Lanes(a) => a.len() / n.max(1),
+                SubArg::OffsetU32 { lanes, add } => (lanes.len() / n.max(1)).min(add.len()),
                 SubArg::Same(vals) => vals.len(),
-                SubArg::Row(_) | SubArg::Column(_) => 1,
+                SubArg::Row(_) | SubArg::Column(_) | SubArg::Affine { .. } => 1,
             };
             if given != v.ncols as usize || v.nmats != 0 {
                 return fault(
@@ -2203,7 +2303,9 @@ impl<'p, 'a> Batch<'p, 'a> {
         let ret = f.ret.unwrap_or_default();
         // Every word is overwritten by the chunks' results below (or the call fails): resized,
         // not cleared (q4_k's decode fills 64 KiB a tile).
-        out.resize(ret.ncols as usize * n, 0);
+        if let SubResults::Columns(out) = &mut out {
+            out.resize(ret.ncols as usize * n, 0);
+        }
         let mut start = 0;
         let mut res = Ok(());
         // Private variables: every call sees those of the scope instance's first active
@@ -2249,9 +2351,22 @@ impl<'p, 'a> Batch<'p, 'a> {
                 });
                 break;
             }
-            for c in 0..ret.ncols as usize {
-                let src = (ret.col.ix() + c) * MAX_LANES;
-                out[c * n + start..c * n + start + cnt].copy_from_slice(&sub.cols[src..src + cnt]);
+            match &mut out {
+                SubResults::Columns(out) => {
+                    for c in 0..ret.ncols as usize {
+                        let src = (ret.col.ix() + c) * MAX_LANES;
+                        out[c * n + start..c * n + start + cnt]
+                            .copy_from_slice(&sub.cols[src..src + cnt]);
+                    }
+                }
+                SubResults::Chunks(take) => take(
+                    start,
+                    &ChunkResults {
+                        cols: &sub.cols,
+                        first: ret.col.ix(),
+                        lanes: cnt,
+                    },
+                ),
             }
             start += cnt;
         }
@@ -2485,8 +2600,15 @@ impl<'p, 'a> Batch<'p, 'a> {
                         }
                     }));
                     let mut out = Vec::new();
-                    self.call_sub_logged(func, &call_args, n, l0, false, &mut out)
-                        .map(|_| out)
+                    self.call_sub_logged(
+                        func,
+                        &call_args,
+                        n,
+                        l0,
+                        false,
+                        SubResults::Columns(&mut out),
+                    )
+                    .map(|_| out)
                 }
             };
             self.element_args = args;
@@ -3011,6 +3133,44 @@ mod tests {
                         "case {n} run {j} element {k}"
                     );
                 }
+            }
+        }
+    }
+
+    /// Arguments moved as they are written equal the columns built first: block addresses
+    /// `index · mul + add` wrapping at 64 bits, blockCoord moved per component wrapping at 32
+    /// bits, for any stretch of lanes of the call.
+    #[test]
+    fn moved_arguments_equal_built_columns() {
+        let n = 7;
+        let index: Vec<u64> = (0..n as u64).map(|i| i * 3 + u64::MAX / 2).collect();
+        let (mul, add) = (144u64, 0xffff_0000_0000_1000u64);
+        let coords: Vec<u64> = (0..2 * n as u64).map(|i| 0xffff_fff0 + i).collect();
+        let shift = [0x20u32, 5];
+        for (start, len) in [(0, n), (2, 3), (6, 1)] {
+            let mut out = vec![0u64; len];
+            SubArg::Affine {
+                lanes: &index,
+                mul,
+                add,
+            }
+            .write(0, (start, n), &mut out);
+            let want: Vec<u64> = index[start..start + len]
+                .iter()
+                .map(|&x| x.wrapping_mul(mul).wrapping_add(add))
+                .collect();
+            assert_eq!(out, want);
+            for c in 0..2 {
+                SubArg::OffsetU32 {
+                    lanes: &coords,
+                    add: &shift,
+                }
+                .write(c, (start, n), &mut out);
+                let want: Vec<u64> = coords[c * n + start..c * n + start + len]
+                    .iter()
+                    .map(|&x| (x as u32).wrapping_add(shift[c]) as u64)
+                    .collect();
+                assert_eq!(out, want, "component {c} from lane {start}");
             }
         }
     }
