@@ -1797,38 +1797,24 @@ impl<'p, 'a> Batch<'p, 'a> {
         }
         let mut r = std::mem::take(&mut self.src_cache.results);
         let v = interleaved_halves(da, tile.len() / 2).filter(|_| f16_pairs);
-        let results = match v {
-            // DecodeVectorFunc's usual shape: each chunk of calls packs its own stretch of
-            // the tile straight from the sub-batch's registers.
-            Some(v) => {
-                words.resize(tile.len() / 2, 0);
-                self.decode_calls(
-                    da,
-                    base,
-                    shift,
-                    func,
-                    block_bytes,
-                    l0,
-                    key.is_some(),
-                    SubResults::Chunks(&mut |first, chunk| {
-                        let cols: [&[u64]; 4] =
-                            std::array::from_fn(|k| if k < v { chunk.component(k) } else { &[] });
-                        let at = first * v / 2;
-                        pack_interleaved(&cols[..v], &mut words[at..at + chunk.lanes * v / 2]);
-                    }),
-                )
-            }
-            None => self.decode_calls(
-                da,
-                base,
-                shift,
-                func,
-                block_bytes,
-                l0,
-                key.is_some(),
-                SubResults::Columns(&mut r),
-            ),
+        // DecodeVectorFunc's usual shape: each chunk of calls packs its own stretch of the
+        // tile straight from the sub-batch's registers.
+        let vw = v.unwrap_or(0);
+        if v.is_some() {
+            words.resize(tile.len() / 2, 0);
+        }
+        let mut pack = |first: usize, chunk: &ChunkResults| {
+            let cols: [&[u64]; 4] =
+                std::array::from_fn(|k| if k < vw { chunk.component(k) } else { &[] });
+            let at = first * vw / 2;
+            pack_interleaved(&cols[..vw], &mut words[at..at + chunk.lanes * vw / 2]);
         };
+        let sink = match v {
+            Some(_) => SubResults::Chunks(&mut pack),
+            None => SubResults::Columns(&mut r),
+        };
+        let results =
+            self.decode_calls(da, base, shift, func, block_bytes, l0, key.is_some(), sink);
         let reads = match results {
             Ok(reads) => reads,
             Err(e) => {

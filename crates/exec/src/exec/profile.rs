@@ -113,37 +113,31 @@ mod tests {
             &mut all,
             [row("Bin", "%a = OpIAdd", 2), row("Store", "OpStore", 4)],
         );
-        let got: Vec<(&str, &str, u64, u64)> = all
-            .iter()
-            .map(|t| {
-                (
-                    t.op,
-                    t.instruction.as_str(),
-                    t.calls,
-                    t.time.as_millis() as u64,
-                )
-            })
-            .collect();
+        let rows = |times: &[OpTime]| -> Vec<(&'static str, String, u64, u64)> {
+            times
+                .iter()
+                .map(|t| {
+                    (
+                        t.op,
+                        t.instruction.clone(),
+                        t.calls,
+                        t.time.as_millis() as u64,
+                    )
+                })
+                .collect()
+        };
+        let want = |op, i: &str, calls, ms| (op, i.to_string(), calls, ms);
         assert_eq!(
-            got,
+            rows(&all),
             [
-                ("Bin", "%b = OpIMul", 1, 5),
-                ("Store", "OpStore", 1, 4),
-                ("Bin", "%a = OpIAdd", 2, 3)
+                want("Bin", "%b = OpIMul", 1, 5),
+                want("Store", "OpStore", 1, 4),
+                want("Bin", "%a = OpIAdd", 2, 3)
             ]
         );
-        let by_kind = OpTime::by_kind(&all);
-        let kinds: Vec<(&str, &str, u64, u64)> = by_kind
-            .iter()
-            .map(|t| {
-                (
-                    t.op,
-                    t.instruction.as_str(),
-                    t.calls,
-                    t.time.as_millis() as u64,
-                )
-            })
-            .collect();
-        assert_eq!(kinds, [("Bin", "", 3, 8), ("Store", "", 1, 4)]);
+        assert_eq!(
+            rows(&OpTime::by_kind(&all)),
+            [want("Bin", "", 3, 8), want("Store", "", 1, 4)]
+        );
     }
 }
