@@ -134,9 +134,10 @@ pub struct DispatchStats {
     /// Matrix copies done by trading storage with a source that is dead after them (a
     /// promoted matrix variable's loads and stores in a loop), per matrix slot (`Op::Move`).
     pub matrix_moves: u64,
-    /// With `EngineOptions::profile_ops`, the time each kind of op took in each function
-    /// (summed over threads; each op's own time, without the ops it ran inside it), longest
-    /// first; empty otherwise.
+    /// With `EngineOptions::profile_ops`, the time each op took in each function, by the
+    /// instruction it was compiled from ([`OpTime::by_kind`] sums them by kind; summed over
+    /// threads; each op's own time, without the ops it ran inside it), longest first; empty
+    /// otherwise.
     pub op_times: Vec<OpTime>,
 }
 

@@ -47,8 +47,9 @@ pub(super) fn mask_lanes(mask: &Mask) -> impl Iterator<Item = usize> + '_ {
 pub(super) struct SourceCache {
     /// Scratch list of a tile's memory elements (decode loads).
     elems: Vec<(usize, TensorElement)>,
-    /// Reused argument columns of DecodeFunc calls.
-    args: Vec<Vec<u64>>,
+    /// Reused block-address column of the decode calls whose addresses may leave their
+    /// object (`Batch::decode_calls`; the others are moved as they are written).
+    args: Vec<u64>,
     /// Scratch words of a staging copy whose destination is not batch-owned memory
     /// (`Batch::copy_words`).
     pub(super) words: Vec<u32>,
@@ -544,21 +545,13 @@ fn interleave_into(dst: &mut [f32], step: usize, src: &[f32]) {
 /// A tile's f16 decode results (`r`: result columns, each value in the low 16 bits of its
 /// word) in tile order, two to a word, the first in the low half, into `words` (its earlier
 /// contents dropped): `words_len` words, by the runs of `da`, which cover every element of the
-/// tile. DecodeVectorFunc's usual shape, component k of call j at element V·j + k (V = 2 or
-/// 4), is one pass over the calls.
+/// tile, whatever their shape. DecodeVectorFunc's usual shape is packed a chunk of calls at a
+/// time instead ([`pack_interleaved`]).
 fn halves_in_tile_order(da: &DecodeArgs, r: &[u64], words_len: usize, words: &mut Vec<u32>) {
     let runs = &da.runs;
     let half = |x: u64| x as u32 & 0xffff;
-    // Sized first (the fast paths overwrite every word), so that their loops index plain
-    // slices: pushing word by word took 22 thousand cycles a q4_k tile against 13.
+    words.clear();
     words.resize(words_len, 0);
-    if let Some(v) = interleaved_halves(da, words_len) {
-        let n = da.calls();
-        let cols: Vec<&[u64]> = (0..v).map(|k| &r[k * n..(k + 1) * n]).collect();
-        pack_interleaved(&cols, words);
-        return;
-    }
-    words.fill(0);
     for w in runs {
         for j in 0..w.len {
             let e = w.e + j * w.e_step;
@@ -585,11 +578,14 @@ fn interleaved_halves(da: &DecodeArgs, words_len: usize) -> Option<usize> {
     .then_some(v)
 }
 
-/// The f16 results of consecutive calls (`cols`: V = 2 or 4 components, one word a call, the
-/// value in its low 16 bits) as pairs in [`interleaved_halves`]' order: `words` holds V / 2
-/// words a call.
-fn pack_interleaved(cols: &[&[u64]], words: &mut [u32]) {
+/// The f16 results of the consecutive calls `first..` (`cols`: V = 2 or 4 components, one
+/// word a call, the value in its low 16 bits) as pairs in [`interleaved_halves`]' order, V / 2
+/// words a call from word V·first / 2 of the tile's `words`.
+fn pack_interleaved(cols: &[&[u64]], first: usize, words: &mut [u32]) {
     let half = |x: u64| x as u32 & 0xffff;
+    let v = cols.len();
+    let calls = cols.first().map_or(0, |c| c.len());
+    let words = &mut words[first * v / 2..(first + calls) * v / 2];
     match *cols {
         [c0, c1, c2, c3] => kernels::interleave4_halves([c0, c1, c2, c3], words),
         [c0, c1] => {
@@ -1806,8 +1802,7 @@ impl<'p, 'a> Batch<'p, 'a> {
         let mut pack = |first: usize, chunk: &ChunkResults| {
             let cols: [&[u64]; 4] =
                 std::array::from_fn(|k| if k < vw { chunk.component(k) } else { &[] });
-            let at = first * vw / 2;
-            pack_interleaved(&cols[..vw], &mut words[at..at + chunk.lanes * vw / 2]);
+            pack_interleaved(&cols[..vw], first, &mut words);
         };
         let sink = match v {
             Some(_) => SubResults::Chunks(&mut pack),
@@ -2000,7 +1995,6 @@ impl<'p, 'a> Batch<'p, 'a> {
         let (lo, hi) = da.index_range;
         let shifted = lo.checked_add(shift.0).zip(hi.checked_add(shift.0));
         let mut built = std::mem::take(&mut self.src_cache.args);
-        built.resize_with(1, Vec::new);
         let address = match (shifted, block_bytes) {
             (Some((_, h)), Some(b)) if at(h) != memory::POISON => SubArg::Affine {
                 lanes: &da.index,
@@ -2008,9 +2002,9 @@ impl<'p, 'a> Batch<'p, 'a> {
                 add: base.wrapping_add(shift.0.wrapping_mul(b as u64)),
             },
             _ => {
-                built[0].clear();
-                built[0].extend(da.index.iter().map(|&x| at(x.wrapping_add(shift.0))));
-                SubArg::Lanes(&built[0])
+                built.clear();
+                built.extend(da.index.iter().map(|&x| at(x.wrapping_add(shift.0))));
+                SubArg::Lanes(&built)
             }
         };
         // coordInBlock needs no shift: the cached column is passed as it is.
@@ -3161,38 +3155,60 @@ mod tests {
         }
     }
 
-    /// Decode results packed in tile order by [`halves_in_tile_order`] are the write list's
-    /// placement, element for element: DecodeVectorFunc's interleaved shapes (V = 4 and 2, one
-    /// pass over the calls) and write lists of other shapes (a permutation, DecodeFunc's one
-    /// result an element), with bits above the low 16 in the result words.
+    /// Decode results packed in tile order are the write list's placement, element for element:
+    /// by [`halves_in_tile_order`] for every shape (DecodeVectorFunc's interleaved V = 4 and 2,
+    /// a permutation, DecodeFunc's one result an element), and by [`pack_interleaved`] a chunk
+    /// of calls at a time (20, the last chunk shorter) for exactly the interleaved shapes, which
+    /// [`interleaved_halves`] recognizes; with bits above the low 16 in the result words.
     #[test]
     fn decode_results_pack_in_tile_order() {
         let mut next = coopmat_testkit::xorshift64(0x9e37_79b9_7f4a_7c15);
         let calls = 48;
-        let mut shapes: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
+        // Elements, calls, (result, element) writes, the V of an interleaved shape.
+        type Shape = (usize, usize, Vec<(usize, usize)>, Option<usize>);
+        let mut shapes: Vec<Shape> = Vec::new();
         for v in [4, 2, 1] {
             // Component k of call j (result k·calls + j) at element v·j + k.
             let writes = (0..calls * v).map(|ri| (ri, v * (ri % calls) + ri / calls));
-            shapes.push((calls * v, writes.collect()));
+            shapes.push((calls * v, calls, writes.collect(), (v > 1).then_some(v)));
         }
         // A permutation: element e from result (e · 7) mod 96.
-        shapes.push((96, (0..96).map(|e| ((e * 7) % 96, e)).collect()));
-        for (elems, writes) in shapes {
+        shapes.push((96, 96, (0..96).map(|e| ((e * 7) % 96, e)).collect(), None));
+        for (elems, n, writes, interleaved) in shapes {
             let r: Vec<u64> = (0..elems).map(|_| next()).collect();
             let da = DecodeArgs {
-                index: Vec::new(),
+                index: vec![0; n],
                 index_range: (0, 0),
                 block_coord: Vec::new(),
                 coord_in_block: Vec::new(),
                 dims: 0,
                 runs: WriteRun::from_writes(&writes),
             };
+            let placed = |words: &[u32], how: &str| {
+                assert_eq!(words.len(), elems / 2);
+                for &(ri, e) in &writes {
+                    let got = (words[e / 2] >> (16 * (e % 2))) & 0xffff;
+                    assert_eq!(
+                        got as u64,
+                        r[ri] & 0xffff,
+                        "{how}: {elems} elements, element {e}"
+                    );
+                }
+            };
             let mut words = vec![0xdead_beef; 3];
             halves_in_tile_order(&da, &r, elems / 2, &mut words);
-            assert_eq!(words.len(), elems / 2);
-            for &(ri, e) in &writes {
-                let got = (words[e / 2] >> (16 * (e % 2))) & 0xffff;
-                assert_eq!(got as u64, r[ri] & 0xffff, "{elems} elements, element {e}");
+            placed(&words, "write list");
+            let v = interleaved_halves(&da, elems / 2);
+            assert_eq!(v, interleaved, "{elems} elements");
+            if let Some(v) = v {
+                let mut words = vec![0xdead_beef; elems / 2];
+                for first in (0..n).step_by(20) {
+                    let end = (first + 20).min(n);
+                    let cols: Vec<&[u64]> =
+                        (0..v).map(|k| &r[k * n + first..k * n + end]).collect();
+                    pack_interleaved(&cols, first, &mut words);
+                }
+                placed(&words, "by chunks");
             }
         }
     }
